@@ -1,0 +1,397 @@
+//! Side-by-side benchmark: ldcost's closure analysis against `readelf -rW FILE | wc -l`.
+//!
+//! Run with `cargo bench --bench deps_speed` (release profile). The goal (issue): analysing the
+//! closure of the largest library on the machine must be at least 20x faster than readelf
+//! listing the relocations of that one file. See docs/benchmarks.md for how to read the output.
+//!
+//! Variants, interleaved round by round so that they share the machine's noise:
+//! - `A0`: `deps::analyze_file(target, true)`: the target alone (map, parse, count relocations).
+//! - `A`:  `deps::resolve(target, ..)` with search rules detected once before timing: the whole
+//!   DT_NEEDED closure, every object mapped and analysed.
+//! - `A2`: `SearchRules::detect` (an `ld.so --help` subprocess) plus `A`: what `ldcost deps` costs
+//!   end to end, minus process start-up and printing.
+//! - `B`:  `sh -c 'readelf -rW FILE | wc -l'`, from spawn to exit (the target only).
+//! - `C`:  `ldd FILE`, from spawn to exit (the closure, as a user would otherwise list it).
+//!
+//! Environment: `LDCOST_BENCH_TARGET` (a file to use instead of the largest library found),
+//! `LDCOST_BENCH_ROUNDS` (timed rounds, default 15), `LDCOST_BENCH_PROFILE=N` (run only variant
+//! `A`, N times, with no child processes: a loop to put under `perf record -g`).
+
+use std::fs;
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use ldcost::deps::{self, Closure, ResolveOptions, SearchRules};
+
+const WARMUP_ROUNDS: usize = 2;
+const DEFAULT_ROUNDS: usize = 15;
+const GOAL_RATIO: f64 = 20.0;
+/// The interpreter to ask when neither the target nor this executable names one.
+const FALLBACK_INTERP: &str = if cfg!(target_arch = "aarch64") {
+    "/lib/ld-linux-aarch64.so.1"
+} else {
+    "/lib64/ld-linux-x86-64.so.2"
+};
+
+fn main() {
+    let Some(target) = find_target() else {
+        println!("SKIP deps_speed: no large library found");
+        return;
+    };
+    let target_info = match deps::analyze_file(&target, true) {
+        Ok(i) => i,
+        Err(e) => {
+            eprintln!("deps_speed: cannot analyse {}: {e}", target.display());
+            std::process::exit(1);
+        }
+    };
+    // A shared library has no PT_INTERP; ask the loader this very process was started by.
+    let interp = target_info
+        .interpreter
+        .clone()
+        .or_else(own_interpreter)
+        .unwrap_or_else(|| FALLBACK_INTERP.to_string());
+    let rules = SearchRules::detect(&interp);
+    let opts = ResolveOptions {
+        rules: Some(rules.clone()),
+        ..ResolveOptions::from_env()
+    };
+
+    if let Some(n) = env_usize("LDCOST_BENCH_PROFILE") {
+        profile_loop(&target, &opts, n);
+        return;
+    }
+
+    let rounds = env_usize("LDCOST_BENCH_ROUNDS")
+        .filter(|&n| n > 0)
+        .unwrap_or(DEFAULT_ROUNDS);
+
+    // What the timed runs compute, checked once outside the timing.
+    let closure = match deps::resolve(&target, &opts) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("deps_speed: cannot resolve {}: {e}", target.display());
+            std::process::exit(1);
+        }
+    };
+    let closure_relocs = total_relocations(&closure);
+    let closure_bytes: u64 = closure.objects.iter().map(|o| o.info.file_size).sum();
+    let target_relocs = target_info.relocations.total;
+    let readelf_lines = readelf_line_count(&target);
+    drop(closure);
+
+    println!("deps_speed");
+    println!(
+        "target:   {} ({:.1} MB)",
+        target.display(),
+        mb(target_info.file_size)
+    );
+    println!(
+        "closure:  {} objects, {:.1} MB, {} relocations ({} in the target; readelf -rW prints {} lines)",
+        closure_objects(&target, &opts),
+        mb(closure_bytes),
+        closure_relocs,
+        target_relocs,
+        readelf_lines.map_or_else(|| "?".to_string(), |n| n.to_string()),
+    );
+    println!(
+        "rules:    {:?} from {} ({} hwcaps, {} system dirs)",
+        rules.source,
+        rules.interpreter,
+        rules.hwcaps.len(),
+        rules.system_dirs.len()
+    );
+    println!("rounds:   {WARMUP_ROUNDS} warm-up + {rounds} timed, interleaved A0 A A2 B C");
+    println!();
+
+    let mut a0 = Variant::new("A0", "ldcost `analyze_file` (target only)");
+    let mut a = Variant::new("A", "ldcost `resolve` (closure, rules detected once)");
+    let mut a2 = Variant::new("A2", "ldcost `detect` + `resolve` (closure)");
+    let mut b = Variant::new("B", "`readelf -rW FILE \\| wc -l` (target only)");
+    let mut c = Variant::new("C", "`ldd FILE` (closure)");
+
+    for round in 0..WARMUP_ROUNDS + rounds {
+        let keep = round >= WARMUP_ROUNDS;
+        a0.record(keep, || {
+            let info = deps::analyze_file(&target, true).expect("analyze_file");
+            black_box(info.relocations.total);
+        });
+        a.record(keep, || {
+            let cl = deps::resolve(&target, &opts).expect("resolve");
+            black_box(total_relocations(&cl));
+        });
+        a2.record(keep, || {
+            let o = ResolveOptions {
+                rules: Some(SearchRules::detect(&interp)),
+                ..ResolveOptions::from_env()
+            };
+            let cl = deps::resolve(&target, &o).expect("resolve");
+            black_box(total_relocations(&cl));
+        });
+        b.record(keep, || {
+            let out = Command::new("sh")
+                .arg("-c")
+                .arg("readelf -rW \"$1\" | wc -l")
+                .arg("sh")
+                .arg(&target)
+                .stdin(Stdio::null())
+                .stderr(Stdio::null())
+                .output()
+                .expect("spawn sh -c readelf");
+            black_box(out.stdout.len());
+        });
+        c.record(keep, || {
+            let out = Command::new("ldd")
+                .arg(&target)
+                .stdin(Stdio::null())
+                .stderr(Stdio::null())
+                .output()
+                .expect("spawn ldd");
+            black_box(out.stdout.len());
+        });
+    }
+
+    let readelf_median = b.median();
+    let rows: [(&Variant, Option<u64>); 5] = [
+        (&a0, Some(target_relocs)),
+        (&a, Some(closure_relocs)),
+        (&a2, Some(closure_relocs)),
+        (&b, readelf_lines.map(|_| target_relocs)),
+        (&c, None),
+    ];
+    println!("| variant | what | median | min | max | readelf / variant | relocations/s | peak RSS |");
+    println!("|---|---|---:|---:|---:|---:|---:|---:|");
+    for (v, relocs) in rows {
+        let is_child = v.name == "B" || v.name == "C";
+        println!(
+            "| {} | {} | {} | {} | {} | {:.1}x | {} | {} |",
+            v.name,
+            v.what,
+            ms(v.median()),
+            ms(v.min()),
+            ms(v.max()),
+            readelf_median.as_secs_f64() / v.median().as_secs_f64(),
+            relocs.map_or_else(
+                || "n/a".to_string(),
+                |n| format!("{:.1} M", n as f64 / v.median().as_secs_f64() / 1e6)
+            ),
+            if is_child {
+                "(child)".to_string()
+            } else {
+                v.peak_rss_kb
+                    .map_or_else(|| "?".to_string(), |k| format!("{:.1} MB", k as f64 / 1024.0))
+            },
+        );
+    }
+    println!();
+    let hwm = read_status_kb("VmHWM");
+    println!(
+        "peak RSS of the benchmark process (VmHWM, whole run): {}",
+        hwm.map_or_else(|| "?".to_string(), |k| format!("{:.1} MB", k as f64 / 1024.0))
+    );
+    println!(
+        "ratio readelf/ldcost (target only, B/A0) = {:.1}x",
+        ratio(&b, &a0)
+    );
+    println!(
+        "ratio readelf/ldcost (closure with detection, B/A2) = {:.1}x",
+        ratio(&b, &a2)
+    );
+    let r = ratio(&b, &a);
+    println!(
+        "ratio readelf/ldcost = {r:.1}x (goal >= {GOAL_RATIO:.0}x): {}",
+        if r >= GOAL_RATIO { "PASS" } else { "FAIL" }
+    );
+}
+
+/// One benchmarked variant: its kept samples and the peak RSS seen while it ran.
+struct Variant {
+    name: &'static str,
+    what: &'static str,
+    samples: Vec<Duration>,
+    peak_rss_kb: Option<u64>,
+}
+
+impl Variant {
+    fn new(name: &'static str, what: &'static str) -> Variant {
+        Variant {
+            name,
+            what,
+            samples: Vec::new(),
+            peak_rss_kb: None,
+        }
+    }
+
+    /// Runs `f` once, timed; keeps the sample unless it is a warm-up round. The process's peak
+    /// RSS is reset before (outside the timing) so VmHWM afterwards is this variant's peak.
+    fn record(&mut self, keep: bool, f: impl FnOnce()) {
+        let reset = reset_peak_rss();
+        let start = Instant::now();
+        f();
+        let elapsed = start.elapsed();
+        if keep {
+            self.samples.push(elapsed);
+            if reset {
+                if let Some(k) = read_status_kb("VmHWM") {
+                    self.peak_rss_kb = Some(self.peak_rss_kb.map_or(k, |p| p.max(k)));
+                }
+            }
+        }
+    }
+
+    fn sorted(&self) -> Vec<Duration> {
+        let mut s = self.samples.clone();
+        s.sort();
+        s
+    }
+
+    fn median(&self) -> Duration {
+        let s = self.sorted();
+        match s.len() {
+            0 => Duration::ZERO,
+            n if n % 2 == 1 => s[n / 2],
+            n => (s[n / 2 - 1] + s[n / 2]) / 2,
+        }
+    }
+
+    fn min(&self) -> Duration {
+        self.samples.iter().copied().min().unwrap_or_default()
+    }
+
+    fn max(&self) -> Duration {
+        self.samples.iter().copied().max().unwrap_or_default()
+    }
+}
+
+fn ratio(num: &Variant, den: &Variant) -> f64 {
+    num.median().as_secs_f64() / den.median().as_secs_f64()
+}
+
+fn total_relocations(c: &Closure) -> u64 {
+    c.objects.iter().map(|o| o.info.relocations.total).sum()
+}
+
+fn closure_objects(target: &Path, opts: &ResolveOptions) -> usize {
+    deps::resolve(target, opts).map_or(0, |c| c.objects.len())
+}
+
+/// `LDCOST_BENCH_PROFILE=N`: variant A only, N times, for `perf record -g`.
+fn profile_loop(target: &Path, opts: &ResolveOptions, n: usize) {
+    let start = Instant::now();
+    let mut relocs = 0;
+    for _ in 0..n {
+        let cl = deps::resolve(target, opts).expect("resolve");
+        relocs = black_box(total_relocations(&cl));
+    }
+    let per = start.elapsed() / u32::try_from(n.max(1)).unwrap_or(u32::MAX);
+    println!(
+        "profile: {n} x resolve({}) = {relocs} relocations, {} each",
+        target.display(),
+        ms(per)
+    );
+}
+
+/// The largest existing file among the candidates, or `LDCOST_BENCH_TARGET`.
+fn find_target() -> Option<PathBuf> {
+    if let Some(t) = std::env::var_os("LDCOST_BENCH_TARGET").filter(|t| !t.is_empty()) {
+        let p = PathBuf::from(t);
+        return p.is_file().then_some(p);
+    }
+    let multiarch = Path::new("/usr/lib/x86_64-linux-gnu");
+    let mut candidates = vec![multiarch.join("libLLVM-15.so.1")];
+    candidates.extend(dir_matching(multiarch, |n| {
+        n.starts_with("libLLVM") && n.contains(".so")
+    }));
+    if let Some(sysroot) = rustc_sysroot() {
+        candidates.extend(dir_matching(&sysroot.join("lib"), |n| {
+            n.starts_with("librustc_driver-") && n.ends_with(".so")
+        }));
+    }
+    let mut best: Option<(u64, PathBuf)> = None;
+    for c in candidates {
+        let Ok(m) = fs::metadata(&c) else { continue };
+        if !m.is_file() {
+            continue;
+        }
+        // Strictly larger: on a tie the earlier candidate (the canonical name) wins.
+        if best.as_ref().is_none_or(|(size, _)| m.len() > *size) {
+            best = Some((m.len(), c));
+        }
+    }
+    best.map(|(_, p)| p)
+}
+
+/// Entries of `dir` whose file name satisfies `pred`, sorted by name.
+fn dir_matching(dir: &Path, pred: impl Fn(&str) -> bool) -> Vec<PathBuf> {
+    let Ok(rd) = fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<PathBuf> = rd
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_str().is_some_and(&pred))
+        .map(|e| e.path())
+        .collect();
+    out.sort();
+    out
+}
+
+fn rustc_sysroot() -> Option<PathBuf> {
+    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    let out = Command::new(rustc)
+        .args(["--print", "sysroot"])
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let s = String::from_utf8(out.stdout).ok()?;
+    let s = s.trim();
+    (!s.is_empty()).then(|| PathBuf::from(s))
+}
+
+/// The PT_INTERP of this benchmark executable: the host's ld.so.
+fn own_interpreter() -> Option<String> {
+    let exe = std::env::current_exe().ok()?;
+    deps::analyze_file(&exe, true).ok()?.interpreter
+}
+
+fn readelf_line_count(target: &Path) -> Option<u64> {
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg("readelf -rW \"$1\" | wc -l")
+        .arg("sh")
+        .arg(target)
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    String::from_utf8(out.stdout).ok()?.trim().parse().ok()
+}
+
+fn env_usize(name: &str) -> Option<usize> {
+    std::env::var(name).ok()?.trim().parse().ok()
+}
+
+/// Resets this process's VmHWM to its current RSS (Linux >= 4.0); false if not possible.
+fn reset_peak_rss() -> bool {
+    fs::write("/proc/self/clear_refs", "5").is_ok()
+}
+
+/// A `kB` field of /proc/self/status.
+fn read_status_kb(field: &str) -> Option<u64> {
+    let status = fs::read_to_string("/proc/self/status").ok()?;
+    status.lines().find_map(|l| {
+        let rest = l.strip_prefix(field)?.strip_prefix(':')?;
+        rest.trim().trim_end_matches("kB").trim().parse().ok()
+    })
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.2} ms", d.as_secs_f64() * 1e3)
+}
+
+fn mb(bytes: u64) -> f64 {
+    bytes as f64 / (1024.0 * 1024.0)
+}

@@ -1,0 +1,164 @@
+//! The static link-cost model of a closure: totals, and a short reading of what dominates.
+//!
+//! In: a [`Closure`]. Out: [`Totals`] and a list of sentences. The model is Drepper's (How To
+//! Write Shared Libraries, section 1.5): start-up relocation costs O(R + n·r) for R relative
+//! relocations, r symbolic ones and n objects in the lookup scope, because each symbol lookup
+//! probes the objects of the scope in order until one defines the symbol. Relative relocations
+//! are cheap (an addition each); lookups are the expensive part; PLT slots bound lazily are
+//! paid later, on first call, and in every forked child that calls them first (seed 001).
+
+use serde::{Deserialize, Serialize};
+
+use crate::deps::Closure;
+use crate::elf::reloc::ClassCounts;
+
+/// Totals over the closure.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Totals {
+    pub objects: u64,
+    pub missing: u64,
+    pub file_bytes: u64,
+    pub vmas: u64,
+    pub relocations: ClassCounts,
+    pub relocations_total: u64,
+    pub startup_lookups: u64,
+    pub cache_hits: u64,
+    pub lazy_deferred: u64,
+    pub initializers: u64,
+}
+
+pub fn totals(c: &Closure) -> Totals {
+    let mut t = Totals {
+        objects: c.objects.len() as u64,
+        missing: c.missing.len() as u64,
+        ..Totals::default()
+    };
+    for o in &c.objects {
+        let r = &o.info.relocations;
+        t.file_bytes += o.info.file_size;
+        t.vmas += o.info.vmas.len() as u64;
+        t.relocations.merge(&r.by_class);
+        t.relocations_total += r.total;
+        t.startup_lookups += r.startup_lookups;
+        t.cache_hits += r.cache_hits;
+        t.lazy_deferred += r.lazy_deferred;
+        t.initializers += o.info.initializers.total;
+    }
+    t
+}
+
+fn pct(part: u64, whole: u64) -> u64 {
+    if whole == 0 {
+        0
+    } else {
+        (part * 100 + whole / 2) / whole
+    }
+}
+
+fn name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+/// The plain-language reading, most important first.
+pub fn summary(c: &Closure) -> Vec<String> {
+    let t = totals(c);
+    let mut out = Vec::new();
+    let main = &c.objects[0];
+    if c.objects.len() == 1 && main.info.interpreter.is_none() {
+        out.push(format!(
+            "{} is {}: no ld.so, no libraries; start-up relocation is {} relocation(s) applied by the program itself.",
+            name(&main.path),
+            main.info.kind.label(),
+            t.relocations_total
+        ));
+        return out;
+    }
+    out.push(format!(
+        "{} objects in the lookup scope; at start-up ld.so applies {} relative relocations and performs {} symbol lookups ({} answered by its one-entry cache); {} PLT slots are left to lazy binding.",
+        t.objects, t.relocations.relative, t.startup_lookups, t.cache_hits, t.lazy_deferred
+    ));
+    if t.startup_lookups > 0 {
+        if let Some(top) = c
+            .objects
+            .iter()
+            .max_by_key(|o| o.info.relocations.startup_lookups)
+        {
+            let n = top.info.relocations.startup_lookups;
+            out.push(format!(
+                "{}% of start-up symbol lookups come from {} ({} of {}).",
+                pct(n, t.startup_lookups),
+                name(&top.path),
+                n,
+                t.startup_lookups
+            ));
+        }
+    }
+    if t.relocations.relative > 0 {
+        if let Some(top) = c
+            .objects
+            .iter()
+            .max_by_key(|o| o.info.relocations.by_class.relative)
+        {
+            let n = top.info.relocations.by_class.relative;
+            out.push(format!(
+                "{}% of relative relocations are in {} ({} of {}): cheap each, but they touch and dirty its data pages.",
+                pct(n, t.relocations.relative),
+                name(&top.path),
+                n,
+                t.relocations.relative
+            ));
+        }
+    }
+    if let Some(pos) = c
+        .objects
+        .iter()
+        .position(|o| o.info.soname.as_deref() == Some("libc.so.6"))
+    {
+        if pos > 1 {
+            out.push(format!(
+                "{} objects are searched before libc.so.6 for each lookup of a libc symbol (it is #{} in the scope).",
+                pos,
+                pos + 1
+            ));
+        }
+    }
+    if t.lazy_deferred > 0 && !c.bind_now_env {
+        out.push(format!(
+            "With LD_BIND_NOW=1 the {} lazy PLT slots would become start-up lookups ({}x the lookups).",
+            t.lazy_deferred,
+            format_ratio(t.startup_lookups + t.lazy_deferred, t.startup_lookups)
+        ));
+    }
+    let textrel: Vec<&str> = c
+        .objects
+        .iter()
+        .filter(|o| o.info.flags.textrel)
+        .map(|o| name(&o.path))
+        .collect();
+    if !textrel.is_empty() {
+        out.push(format!(
+            "TEXTREL in {}: ld.so must make text writable to relocate it, and those pages stop being shared.",
+            textrel.join(", ")
+        ));
+    }
+    out.push(format!(
+        "The closure maps {} VMAs and runs {} initializers; every fork() duplicates each VMA and copies the page tables behind them.",
+        t.vmas, t.initializers
+    ));
+    if !c.missing.is_empty() {
+        out.push(format!(
+            "{} needed librar{} not found: the program would not start.",
+            c.missing.len(),
+            if c.missing.len() == 1 { "y is" } else { "ies are" }
+        ));
+    }
+    out
+}
+
+fn format_ratio(a: u64, b: u64) -> String {
+    if b == 0 {
+        "∞".into()
+    } else {
+        format!("{:.1}", a as f64 / b as f64)
+    }
+}

@@ -1,0 +1,7 @@
+//! Stage 3: the cost taxonomy and what the numbers mean.
+//!
+//! For now (static analysis) this is [`link_cost`]: the closure's totals and the plain-language
+//! reading of what dominates its link cost. The sampled categories of `profile` will live here
+//! too, so there is one place that defines the taxonomy.
+
+pub mod link_cost;

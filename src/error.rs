@@ -1,0 +1,173 @@
+//! Errors and exit codes: one error enum per layer, one top-level [`Error`] that `main` prints.
+//!
+//! Every error is shown to the user as one line, `ldcost: error: <what> (<which file>)`, and,
+//! where there is something to do about it, a second line `  hint: <what to do>`. Each kind of
+//! failure has its own exit code ([`ExitCode`]), documented in `--help` and in the README, so
+//! scripts can tell "the file is not there" from "the file is not ELF" from "a library is
+//! missing" without parsing messages.
+
+use std::path::PathBuf;
+
+/// The documented exit codes (README "Exit codes", `ldcost --help`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum ExitCode {
+    /// Everything asked for was done.
+    Ok = 0,
+    /// The analysis is complete but found a problem in the target: a library was not found.
+    Finding = 1,
+    /// The command line was wrong (clap uses 2 too).
+    Usage = 2,
+    /// The target path does not exist, is not a regular file, or cannot be read.
+    Input = 3,
+    /// The target is not an ELF object (empty, text, a `#!` script, another format).
+    NotElf = 4,
+    /// The target is ELF but malformed (truncated, corrupt headers or dynamic section).
+    Malformed = 5,
+    /// The target is well-formed ELF of a kind ldcost does not analyse (32-bit, foreign arch).
+    Unsupported = 6,
+    /// Writing the report failed (disk full, bad path for `--json`).
+    Output = 7,
+    /// A bug in ldcost (a panic caught at the top). Please report it.
+    Internal = 70,
+}
+
+impl ExitCode {
+    pub fn code(self) -> i32 {
+        self as i32
+    }
+}
+
+/// Errors from reading one ELF object (the `elf` layer).
+#[derive(Debug, thiserror::Error)]
+pub enum ElfError {
+    #[error("{path} does not exist")]
+    NotFound { path: PathBuf },
+    #[error("{path} is a directory, not an ELF file")]
+    IsDirectory { path: PathBuf },
+    #[error("{path} is not a regular file")]
+    NotRegular { path: PathBuf },
+    #[error("cannot read {path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path} is empty")]
+    Empty { path: PathBuf },
+    #[error("{path} is a script for {interpreter}, not an ELF object")]
+    Script { path: PathBuf, interpreter: String },
+    #[error("{path} is not an ELF object ({what})")]
+    NotElf { path: PathBuf, what: String },
+    #[error("{path} is a malformed ELF file: {what}")]
+    Malformed { path: PathBuf, what: String },
+    #[error("{path} is a 32-bit ELF object; ldcost analyses 64-bit objects only")]
+    Elf32 { path: PathBuf },
+    #[error("{path} is an ELF object for {machine}; ldcost analyses x86-64 and aarch64 objects")]
+    ForeignMachine { path: PathBuf, machine: String },
+}
+
+impl ElfError {
+    pub fn exit_code(&self) -> ExitCode {
+        match self {
+            ElfError::NotFound { .. }
+            | ElfError::IsDirectory { .. }
+            | ElfError::NotRegular { .. }
+            | ElfError::Io { .. } => ExitCode::Input,
+            ElfError::Empty { .. } | ElfError::Script { .. } | ElfError::NotElf { .. } => {
+                ExitCode::NotElf
+            }
+            ElfError::Malformed { .. } => ExitCode::Malformed,
+            ElfError::Elf32 { .. } | ElfError::ForeignMachine { .. } => ExitCode::Unsupported,
+        }
+    }
+
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            ElfError::NotFound { .. } => {
+                Some("check the path; a bare name is not searched in $PATH, try `ldcost deps $(command -v NAME)`".into())
+            }
+            ElfError::IsDirectory { .. } | ElfError::NotRegular { .. } => {
+                Some("give the path of an executable or shared library".into())
+            }
+            ElfError::Io { .. } => Some("check the file's permissions (ldcost needs to read it)".into()),
+            ElfError::Script { interpreter, .. } => Some(format!(
+                "the kernel runs the interpreter; to see its loader cost run `ldcost deps {}`",
+                interpreter.split_whitespace().next().unwrap_or(interpreter)
+            )),
+            ElfError::Empty { .. } | ElfError::NotElf { .. } => {
+                Some("give the path of an ELF executable or shared library".into())
+            }
+            ElfError::Malformed { .. } => Some(
+                "the file is damaged or truncated; compare it with `readelf -hld FILE`".into(),
+            ),
+            ElfError::Elf32 { .. } | ElfError::ForeignMachine { .. } => None,
+        }
+    }
+}
+
+/// Errors from resolving a dependency closure (the `deps` layer).
+#[derive(Debug, thiserror::Error)]
+pub enum DepsError {
+    #[error(transparent)]
+    Target(#[from] ElfError),
+}
+
+impl DepsError {
+    pub fn exit_code(&self) -> ExitCode {
+        match self {
+            DepsError::Target(e) => e.exit_code(),
+        }
+    }
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            DepsError::Target(e) => e.hint(),
+        }
+    }
+}
+
+/// Errors from writing reports (the `report` layer).
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    #[error("cannot write {path}: {source}")]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot encode the JSON report: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+/// The top-level error `main` prints.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(transparent)]
+    Deps(#[from] DepsError),
+    #[error(transparent)]
+    Report(#[from] ReportError),
+}
+
+impl From<ElfError> for Error {
+    fn from(e: ElfError) -> Self {
+        Error::Deps(DepsError::Target(e))
+    }
+}
+
+impl Error {
+    pub fn exit_code(&self) -> ExitCode {
+        match self {
+            Error::Deps(e) => e.exit_code(),
+            Error::Report(_) => ExitCode::Output,
+        }
+    }
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            Error::Deps(e) => e.hint(),
+            Error::Report(ReportError::Write { .. }) => {
+                Some("check that the directory exists and is writable; `-` writes to standard output".into())
+            }
+            Error::Report(ReportError::Json(_)) => None,
+        }
+    }
+}

@@ -1,0 +1,40 @@
+//! The `ldcost` binary: parse the command line, resolve options, run one command, print any
+//! error as one line (plus a hint), and exit with the documented code.
+
+use clap::Parser;
+
+use ldcost::cli::{Cli, Command};
+use ldcost::config::DepsConfig;
+use ldcost::error::{Error, ExitCode};
+
+fn main() {
+    let cli = Cli::parse();
+    // A panic is a bug; it must still end as one line and a documented exit code.
+    std::panic::set_hook(Box::new(|info| {
+        eprintln!("ldcost: internal error: {info}");
+        eprintln!("  hint: this is a bug in ldcost; please report it with the command line");
+    }));
+    let result = std::panic::catch_unwind(|| run(cli));
+    let code = match result {
+        Ok(Ok(code)) => code,
+        Ok(Err(e)) => {
+            report(&e);
+            e.exit_code()
+        }
+        Err(_) => ExitCode::Internal,
+    };
+    std::process::exit(code.code());
+}
+
+fn run(cli: Cli) -> Result<ExitCode, Error> {
+    match cli.command {
+        Command::Deps(args) => ldcost::run::deps(&DepsConfig::from_args(args)),
+    }
+}
+
+fn report(e: &Error) {
+    eprintln!("ldcost: error: {e}");
+    if let Some(h) = e.hint() {
+        eprintln!("  hint: {h}");
+    }
+}

@@ -1,0 +1,93 @@
+//! Stage 4: reports. In: a resolved [`Closure`] (later, profiles). Out: text for people
+//! ([`text`]) and the versioned JSON document ([`Document`]) for tools and later `diff`.
+//!
+//! The JSON schema is documented in docs/json-schema.md. `schema_version` is bumped only on
+//! incompatible changes; `profile`, `compare` and `diff` add sections beside `deps` rather than
+//! changing it.
+
+pub mod text;
+
+use std::io::Write;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::attribute::link_cost::{self, Totals};
+use crate::deps::Closure;
+use crate::error::ReportError;
+
+/// Version of the JSON document. 1: the `deps` section.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The tool that wrote a document.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Tool {
+    pub name: String,
+    pub version: String,
+}
+
+/// The `deps` section: the closure, its totals and the reading.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DepsSection {
+    #[serde(flatten)]
+    pub closure: Closure,
+    pub totals: Totals,
+    pub summary: Vec<String>,
+}
+
+/// The root of every JSON report.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Document {
+    pub schema_version: u32,
+    pub tool: Tool,
+    pub command: String,
+    pub target: String,
+    pub deps: Option<DepsSection>,
+}
+
+impl Document {
+    pub fn deps(target: &str, closure: Closure) -> Document {
+        let totals = link_cost::totals(&closure);
+        let summary = link_cost::summary(&closure);
+        Document {
+            schema_version: SCHEMA_VERSION,
+            tool: Tool {
+                name: "ldcost".into(),
+                version: env!("CARGO_PKG_VERSION").into(),
+            },
+            command: "deps".into(),
+            target: target.into(),
+            deps: Some(DepsSection {
+                closure,
+                totals,
+                summary,
+            }),
+        }
+    }
+}
+
+/// Writes `doc` as pretty JSON to `path`, `-` meaning standard output.
+pub fn write_json(doc: &Document, path: &Path) -> Result<(), ReportError> {
+    let text = serde_json::to_string_pretty(doc)?;
+    write_text(&(text + "\n"), path)
+}
+
+/// Writes `text` to `path`, `-` meaning standard output. A closed pipe is not an error.
+pub fn write_text(text: &str, path: &Path) -> Result<(), ReportError> {
+    let res = if path == Path::new("-") {
+        let mut out = std::io::stdout().lock();
+        out.write_all(text.as_bytes()).and_then(|_| out.flush())
+    } else {
+        std::fs::write(path, text)
+    };
+    match res {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(ReportError::Write {
+            path: path.to_path_buf(),
+            source: e,
+        }),
+        Ok(()) => Ok(()),
+    }
+}

@@ -1,0 +1,268 @@
+//! The system itself as the oracle: every number `deps` prints for real binaries is compared
+//! with readelf (DT_NEEDED, relocations per type, DT_RELR), ldd (resolved paths and load
+//! order), glibc's LD_DEBUG=statistics (symbol lookups, cache hits, relative relocations) and
+//! /proc/PID/maps (the VMAs each library creates).
+//!
+//! By default a sample of /usr/bin and /usr/lib/x86_64-linux-gnu is swept; with
+//! LDCOST_FULL_SWEEP=1 every file is (scripts/oracle-sweep does that and prints the tally).
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::*;
+use ldcost::deps::{self, OriginMode, ResolveOptions, SearchRules};
+
+fn is_elf(p: &Path) -> bool {
+    use std::io::Read;
+    let mut b = [0u8; 4];
+    std::fs::File::open(p)
+        .and_then(|mut f| f.read_exact(&mut b))
+        .is_ok()
+        && &b == b"\x7fELF"
+}
+
+/// ELF files of /usr/bin and top-level *.so* of the multiarch library directory, sorted.
+fn population() -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for (dir, so_only) in [("/usr/bin", false), ("/usr/lib/x86_64-linux-gnu", true)] {
+        let Ok(rd) = std::fs::read_dir(dir) else { continue };
+        let mut v: Vec<PathBuf> = rd
+            .filter_map(|e| e.ok())
+            .map(|e| e.path())
+            .filter(|p| {
+                let name = p.file_name().unwrap().to_string_lossy().to_string();
+                (!so_only || name.ends_with(".so") || name.contains(".so."))
+                    && p.metadata().map(|m| m.is_file()).unwrap_or(false)
+                    && is_elf(p)
+            })
+            .collect();
+        v.sort();
+        out.extend(v);
+    }
+    out
+}
+
+fn sample(all: Vec<PathBuf>, n: usize) -> Vec<PathBuf> {
+    if std::env::var_os("LDCOST_FULL_SWEEP").is_some() || all.len() <= n {
+        return all;
+    }
+    let step = all.len() / n;
+    all.into_iter().step_by(step.max(1)).collect()
+}
+
+fn setuid(p: &Path) -> bool {
+    p.metadata().map(|m| m.permissions().mode() & 0o6000 != 0).unwrap_or(true)
+}
+
+#[test]
+fn sweep_against_readelf_and_ldd() {
+    if !tools("sweep", &["readelf", "ldd"]) {
+        return;
+    }
+    let targets = sample(population(), 60);
+    assert!(!targets.is_empty());
+    let rules = SearchRules::detect(deps::DEFAULT_INTERP);
+    let opts = ResolveOptions {
+        ld_library_path: None,
+        bind_now: false,
+        rules: Some(rules),
+        // ldd runs ld.so on the path as given; compare like with like.
+        origin: OriginMode::AsGiven,
+        ..ResolveOptions::from_env()
+    };
+    let (mut checked, mut mismatched) = (0, Vec::<String>::new());
+    for t in &targets {
+        let Ok(info) = deps::analyze_file(t, true) else {
+            // Only 64-bit native ELF is in scope; readelf would agree it is something else.
+            continue;
+        };
+        checked += 1;
+        let needed = readelf_needed(t);
+        if info.needed != needed {
+            mismatched.push(format!("{}: DT_NEEDED {:?} != readelf {:?}", t.display(), info.needed, needed));
+        }
+        let relocs = readelf_reloc_counts(t);
+        if info.relocations.by_type != relocs {
+            mismatched.push(format!(
+                "{}: relocations {:?} != readelf {:?}",
+                t.display(),
+                info.relocations.by_type,
+                relocs
+            ));
+        }
+        if setuid(t) {
+            continue;
+        }
+        let Some(ldd) = ldd(t, &[]) else { continue };
+        let c = match deps::resolve(t, &opts) {
+            Ok(c) => c,
+            Err(e) => {
+                mismatched.push(format!("{}: resolve failed: {e}", t.display()));
+                continue;
+            }
+        };
+        let ours: Vec<&str> = c.objects[1..]
+            .iter()
+            .filter(|o| o.in_scope)
+            .map(|o| o.path.as_str())
+            .collect();
+        let theirs: Vec<&str> = ldd.iter().filter_map(|l| l.path.as_deref()).collect();
+        if ours != theirs {
+            mismatched.push(format!("{}: paths {ours:?} != ldd {theirs:?}", t.display()));
+        }
+        let mut our_missing: Vec<&str> = c.missing.iter().map(|m| m.name.as_str()).collect();
+        let mut ldd_missing: Vec<&str> =
+            ldd.iter().filter(|l| l.path.is_none()).map(|l| l.name.as_str()).collect();
+        our_missing.sort();
+        ldd_missing.sort();
+        if our_missing != ldd_missing {
+            mismatched.push(format!("{}: missing {our_missing:?} != ldd {ldd_missing:?}", t.display()));
+        }
+    }
+    let files: std::collections::BTreeSet<String> =
+        mismatched.iter().map(|m| m.split(':').next().unwrap().to_string()).collect();
+    println!("{checked} checked, {} mismatched", files.len());
+    for m in &mismatched {
+        println!("MISMATCH {m}");
+    }
+    assert!(checked > 0);
+    assert!(mismatched.is_empty(), "{} mismatches, first: {}", mismatched.len(), mismatched[0]);
+}
+
+/// glibc's own account of start-up, printed by ld.so.
+fn ld_debug_statistics(target: &str, args: &[&str]) -> BTreeMap<String, u64> {
+    let out = Command::new(target)
+        .args(args)
+        .env("LD_DEBUG", "statistics")
+        .env_remove("LD_BIND_NOW")
+        .env_remove("LD_LIBRARY_PATH")
+        .output()
+        .unwrap();
+    let mut m = BTreeMap::new();
+    for l in String::from_utf8_lossy(&out.stderr).lines() {
+        let l = l.split_once(':').map(|(_, r)| r).unwrap_or(l).trim();
+        if let Some((k, v)) = l.split_once(": ") {
+            if let Ok(n) = v.trim().parse::<u64>() {
+                m.entry(k.trim().to_string()).or_insert(n);
+            }
+        }
+    }
+    m
+}
+
+/// ld.so's lookups that are not relocations, glibc 2.35+ on x86-64: the five vDSO symbols
+/// (setup_vdso_pointers), malloc/calloc/realloc/free (__rtld_malloc_init_real) and
+/// __libc_early_init.
+const RTLD_INTERNAL_LOOKUPS: u64 = 10;
+
+#[test]
+fn lookups_agree_with_ld_debug_statistics() {
+    let mut targets = vec![
+        ("/bin/ls".to_string(), vec!["/nonexistent"]),
+        ("/usr/bin/git".to_string(), vec!["--version"]),
+        ("/usr/bin/python3".to_string(), vec!["-c", "pass"]),
+    ];
+    if let Ok(o) = Command::new("rustc").arg("--print").arg("sysroot").output() {
+        let root = String::from_utf8_lossy(&o.stdout).trim().to_string();
+        targets.push((format!("{root}/bin/rustc"), vec!["--version"]));
+    }
+    let mut ran = 0;
+    for (t, args) in targets {
+        if !Path::new(&t).exists() {
+            eprintln!("SKIP lookups {t}: not installed");
+            continue;
+        }
+        let stats = ld_debug_statistics(&t, &args);
+        let Some(&glibc_lookups) = stats.get("number of relocations") else {
+            skip("lookups_agree_with_ld_debug_statistics", "ld.so printed no statistics");
+            return;
+        };
+        let mut opts = ResolveOptions::from_env();
+        opts.ld_library_path = None;
+        opts.bind_now = false;
+        let c = deps::resolve(Path::new(&t), &opts).unwrap();
+        let lookups: u64 = c.objects.iter().map(|o| o.info.relocations.startup_lookups).sum();
+        let cached: u64 = c.objects.iter().map(|o| o.info.relocations.cache_hits).sum();
+        let relacount: u64 = c.objects.iter().map(|o| o.info.relocations.relacount).sum();
+        let predicted = lookups - cached + RTLD_INTERNAL_LOOKUPS;
+        println!("{t}: glibc {glibc_lookups} lookups, {:?} cached; ldcost {predicted} (+/-), {cached} cached", stats.get("number of relocations from cache"));
+        // Exact on ls, git and python3; rustc's closure makes one more lookup than the
+        // relocation tables explain, so allow 0.5%.
+        let tol = (glibc_lookups / 200).max(0);
+        assert!(
+            predicted.abs_diff(glibc_lookups) <= tol,
+            "{t}: predicted {predicted} lookups, LD_DEBUG=statistics says {glibc_lookups}"
+        );
+        assert_eq!(Some(&cached), stats.get("number of relocations from cache"), "{t}: cache hits");
+        assert_eq!(Some(&relacount), stats.get("number of relative relocations"), "{t}: DT_RELACOUNT sum");
+        ran += 1;
+    }
+    assert!(ran > 0);
+}
+
+/// Parses /proc/PID/maps text: (start, end, perms, path).
+fn parse_maps(text: &str) -> Vec<(u64, u64, String, String)> {
+    text.lines()
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            let range = f.next()?;
+            let perms = f.next()?.to_string();
+            let path = f.nth(3).unwrap_or("").to_string();
+            let (a, b) = range.split_once('-')?;
+            Some((u64::from_str_radix(a, 16).ok()?, u64::from_str_radix(b, 16).ok()?, perms, path))
+        })
+        .collect()
+}
+
+#[test]
+fn predicted_vmas_match_proc_maps() {
+    // `cat /proc/self/maps` with large libraries preloaded: ld.so maps and relocates them all.
+    let preload: Vec<&str> = [
+        "/usr/lib/x86_64-linux-gnu/libLLVM-15.so.1",
+        "/usr/lib/x86_64-linux-gnu/libstdc++.so.6",
+        "/usr/lib/x86_64-linux-gnu/libz.so.1",
+        "/usr/lib/x86_64-linux-gnu/libpcre2-8.so.0",
+    ]
+    .into_iter()
+    .filter(|p| Path::new(p).exists())
+    .collect();
+    let out = Command::new("/bin/cat")
+        .arg("/proc/self/maps")
+        .env("LD_PRELOAD", preload.join(":"))
+        .output()
+        .unwrap();
+    let maps = parse_maps(&String::from_utf8_lossy(&out.stdout));
+    let mut compared = 0;
+    let mut paths: Vec<String> = maps.iter().map(|m| m.3.clone()).filter(|p| p.ends_with(".so") || p.contains(".so.")).collect();
+    paths.dedup();
+    for path in paths {
+        let info = deps::analyze_file(Path::new(&path), true).unwrap();
+        let file_vmas: Vec<&String> = maps.iter().filter(|m| m.3 == path).map(|m| &m.2).collect();
+        let predicted_file: Vec<String> = info
+            .vmas
+            .iter()
+            .filter(|v| v.file_offset.is_some())
+            .map(|v| v.perms.clone())
+            .collect();
+        if path.contains("ld-linux") {
+            // ld.so is mapped by the kernel: same rules, checked the same way.
+        }
+        let actual: Vec<String> = file_vmas.iter().map(|s| s.to_string()).collect();
+        assert_eq!(predicted_file, actual, "{path}: file-backed VMAs");
+        // The anonymous bss mapping directly after the last file mapping.
+        let last = maps.iter().rposition(|m| m.3 == path).unwrap();
+        let anon_after = maps
+            .get(last + 1)
+            .is_some_and(|n| n.3.is_empty() && n.0 == maps[last].1);
+        let predicted_anon = info.vmas.iter().any(|v| v.file_offset.is_none());
+        if predicted_anon {
+            assert!(anon_after, "{path}: predicted a bss mapping after the file mappings");
+        }
+        compared += 1;
+    }
+    assert!(compared >= 3, "compared {compared} objects");
+}
