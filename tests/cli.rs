@@ -1,0 +1,94 @@
+//! The binary end to end: `ldcost deps` text and JSON on real targets, read back with
+//! deny_unknown_fields, and the numbers checked against ldd and LD_DEBUG-independent sums.
+
+mod common;
+
+use std::process::Command;
+
+use common::*;
+use ldcost::report::{Document, SCHEMA_VERSION};
+
+fn ldcost(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_ldcost"))
+        .args(args)
+        .env_remove("LD_LIBRARY_PATH")
+        .env_remove("LD_BIND_NOW")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn json_to_stdout_reads_back_and_adds_up() {
+    let out = ldcost(&["deps", "--json", "-", "/bin/ls"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: Document = serde_json::from_slice(&out.stdout).expect("stdout is only the JSON document");
+    assert_eq!(doc.schema_version, SCHEMA_VERSION);
+    assert_eq!(doc.command, "deps");
+    let deps = doc.deps.unwrap();
+    let objs = &deps.closure.objects;
+    assert_eq!(deps.totals.objects, objs.len() as u64);
+    assert_eq!(
+        deps.totals.startup_lookups,
+        objs.iter().map(|o| o.info.relocations.startup_lookups).sum::<u64>()
+    );
+    assert_eq!(
+        deps.totals.relocations_total,
+        objs.iter().map(|o| o.info.relocations.total).sum::<u64>()
+    );
+    // The same closure ldd reports.
+    if tools("json_ldd", &["ldd"]) {
+        let ldd = ldd(std::path::Path::new("/bin/ls"), &[]).unwrap();
+        let theirs: Vec<String> = ldd.iter().filter_map(|l| l.path.clone()).collect();
+        let ours: Vec<String> = objs[1..].iter().filter(|o| o.in_scope).map(|o| o.path.clone()).collect();
+        assert_eq!(ours, theirs);
+    }
+    // readelf agrees on every object's relocation types.
+    if tools("json_readelf", &["readelf"]) {
+        for o in objs {
+            assert_eq!(
+                o.info.relocations.by_type,
+                readelf_reloc_counts(std::path::Path::new(&o.path)),
+                "{}",
+                o.path
+            );
+        }
+    }
+}
+
+#[test]
+fn text_report_tree_and_flat() {
+    let tree = ldcost(&["deps", "/bin/ls"]);
+    assert_eq!(tree.status.code(), Some(0));
+    let t = String::from_utf8_lossy(&tree.stdout);
+    assert!(t.contains("└── libc.so.6 => /lib/x86_64-linux-gnu/libc.so.6") || t.contains("libc.so.6 => "), "{t}");
+    assert!(t.contains("Relocation types over the closure"));
+    assert!(t.contains("R_X86_64_JUMP_SLOT"));
+    assert!(t.contains("of start-up symbol lookups come from"));
+    let flat = ldcost(&["deps", "--flat", "/bin/ls"]);
+    let f = String::from_utf8_lossy(&flat.stdout);
+    assert!(f.contains("Load order (the global symbol lookup scope)"));
+    assert!(!f.contains("Dependency tree"));
+    // Both views carry the same tables.
+    let tail = |s: &str| s[s.find("Objects (in load order)").unwrap()..].to_string();
+    assert_eq!(tail(&t), tail(&f));
+}
+
+#[test]
+fn json_file_and_text_together() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("r.json");
+    let out = ldcost(&["deps", "--json", p.to_str().unwrap(), "/bin/true"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("ldcost deps /bin/true"));
+    let doc: Document = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+    assert_eq!(doc.target, "/bin/true");
+}
+
+#[test]
+fn help_documents_exit_codes() {
+    let out = ldcost(&["deps", "--help"]);
+    let h = String::from_utf8_lossy(&out.stdout);
+    for code in ["0 ", "1 ", "2 ", "3 ", "4 ", "5 ", "6 ", "7 ", "70 "] {
+        assert!(h.contains(&format!("  {code}")), "exit code {code} undocumented");
+    }
+}
