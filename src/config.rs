@@ -26,7 +26,11 @@ impl DepsConfig {
         DepsConfig {
             target: a.target,
             json: a.json,
-            view: if a.flat { DepsView::Flat } else { DepsView::Tree },
+            view: if a.flat {
+                DepsView::Flat
+            } else {
+                DepsView::Tree
+            },
             resolve,
             text,
         }

@@ -164,9 +164,10 @@ impl Error {
     pub fn hint(&self) -> Option<String> {
         match self {
             Error::Deps(e) => e.hint(),
-            Error::Report(ReportError::Write { .. }) => {
-                Some("check that the directory exists and is writable; `-` writes to standard output".into())
-            }
+            Error::Report(ReportError::Write { .. }) => Some(
+                "check that the directory exists and is writable; `-` writes to standard output"
+                    .into(),
+            ),
             Error::Report(ReportError::Json(_)) => None,
         }
     }

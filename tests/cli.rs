@@ -20,8 +20,14 @@ fn ldcost(args: &[&str]) -> std::process::Output {
 #[test]
 fn json_to_stdout_reads_back_and_adds_up() {
     let out = ldcost(&["deps", "--json", "-", "/bin/ls"]);
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    let doc: Document = serde_json::from_slice(&out.stdout).expect("stdout is only the JSON document");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Document =
+        serde_json::from_slice(&out.stdout).expect("stdout is only the JSON document");
     assert_eq!(doc.schema_version, SCHEMA_VERSION);
     assert_eq!(doc.command, "deps");
     let deps = doc.deps.unwrap();
@@ -29,7 +35,9 @@ fn json_to_stdout_reads_back_and_adds_up() {
     assert_eq!(deps.totals.objects, objs.len() as u64);
     assert_eq!(
         deps.totals.startup_lookups,
-        objs.iter().map(|o| o.info.relocations.startup_lookups).sum::<u64>()
+        objs.iter()
+            .map(|o| o.info.relocations.startup_lookups)
+            .sum::<u64>()
     );
     assert_eq!(
         deps.totals.relocations_total,
@@ -39,7 +47,11 @@ fn json_to_stdout_reads_back_and_adds_up() {
     if tools("json_ldd", &["ldd"]) {
         let ldd = ldd(std::path::Path::new("/bin/ls"), &[]).unwrap();
         let theirs: Vec<String> = ldd.iter().filter_map(|l| l.path.clone()).collect();
-        let ours: Vec<String> = objs[1..].iter().filter(|o| o.in_scope).map(|o| o.path.clone()).collect();
+        let ours: Vec<String> = objs[1..]
+            .iter()
+            .filter(|o| o.in_scope)
+            .map(|o| o.path.clone())
+            .collect();
         assert_eq!(ours, theirs);
     }
     // readelf agrees on every object's relocation types.
@@ -60,7 +72,11 @@ fn text_report_tree_and_flat() {
     let tree = ldcost(&["deps", "/bin/ls"]);
     assert_eq!(tree.status.code(), Some(0));
     let t = String::from_utf8_lossy(&tree.stdout);
-    assert!(t.contains("└── libc.so.6 => /lib/x86_64-linux-gnu/libc.so.6") || t.contains("libc.so.6 => "), "{t}");
+    assert!(
+        t.contains("└── libc.so.6 => /lib/x86_64-linux-gnu/libc.so.6")
+            || t.contains("libc.so.6 => "),
+        "{t}"
+    );
     assert!(t.contains("Relocation types over the closure"));
     assert!(t.contains("R_X86_64_JUMP_SLOT"));
     assert!(t.contains("of start-up symbol lookups come from"));
@@ -89,6 +105,9 @@ fn help_documents_exit_codes() {
     let out = ldcost(&["deps", "--help"]);
     let h = String::from_utf8_lossy(&out.stdout);
     for code in ["0 ", "1 ", "2 ", "3 ", "4 ", "5 ", "6 ", "7 ", "70 "] {
-        assert!(h.contains(&format!("  {code}")), "exit code {code} undocumented");
+        assert!(
+            h.contains(&format!("  {code}")),
+            "exit code {code} undocumented"
+        );
     }
 }

@@ -29,7 +29,9 @@ fn is_elf(p: &Path) -> bool {
 fn population() -> Vec<PathBuf> {
     let mut out = Vec::new();
     for (dir, so_only) in [("/usr/bin", false), ("/usr/lib/x86_64-linux-gnu", true)] {
-        let Ok(rd) = std::fs::read_dir(dir) else { continue };
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            continue;
+        };
         let mut v: Vec<PathBuf> = rd
             .filter_map(|e| e.ok())
             .map(|e| e.path())
@@ -55,7 +57,9 @@ fn sample(all: Vec<PathBuf>, n: usize) -> Vec<PathBuf> {
 }
 
 fn setuid(p: &Path) -> bool {
-    p.metadata().map(|m| m.permissions().mode() & 0o6000 != 0).unwrap_or(true)
+    p.metadata()
+        .map(|m| m.permissions().mode() & 0o6000 != 0)
+        .unwrap_or(true)
 }
 
 #[test]
@@ -83,7 +87,12 @@ fn sweep_against_readelf_and_ldd() {
         checked += 1;
         let needed = readelf_needed(t);
         if info.needed != needed {
-            mismatched.push(format!("{}: DT_NEEDED {:?} != readelf {:?}", t.display(), info.needed, needed));
+            mismatched.push(format!(
+                "{}: DT_NEEDED {:?} != readelf {:?}",
+                t.display(),
+                info.needed,
+                needed
+            ));
         }
         let relocs = readelf_reloc_counts(t);
         if info.relocations.by_type != relocs {
@@ -115,22 +124,35 @@ fn sweep_against_readelf_and_ldd() {
             mismatched.push(format!("{}: paths {ours:?} != ldd {theirs:?}", t.display()));
         }
         let mut our_missing: Vec<&str> = c.missing.iter().map(|m| m.name.as_str()).collect();
-        let mut ldd_missing: Vec<&str> =
-            ldd.iter().filter(|l| l.path.is_none()).map(|l| l.name.as_str()).collect();
+        let mut ldd_missing: Vec<&str> = ldd
+            .iter()
+            .filter(|l| l.path.is_none())
+            .map(|l| l.name.as_str())
+            .collect();
         our_missing.sort();
         ldd_missing.sort();
         if our_missing != ldd_missing {
-            mismatched.push(format!("{}: missing {our_missing:?} != ldd {ldd_missing:?}", t.display()));
+            mismatched.push(format!(
+                "{}: missing {our_missing:?} != ldd {ldd_missing:?}",
+                t.display()
+            ));
         }
     }
-    let files: std::collections::BTreeSet<String> =
-        mismatched.iter().map(|m| m.split(':').next().unwrap().to_string()).collect();
+    let files: std::collections::BTreeSet<String> = mismatched
+        .iter()
+        .map(|m| m.split(':').next().unwrap().to_string())
+        .collect();
     println!("{checked} checked, {} mismatched", files.len());
     for m in &mismatched {
         println!("MISMATCH {m}");
     }
     assert!(checked > 0);
-    assert!(mismatched.is_empty(), "{} mismatches, first: {}", mismatched.len(), mismatched[0]);
+    assert!(
+        mismatched.is_empty(),
+        "{} mismatches, first: {}",
+        mismatched.len(),
+        mismatched[0]
+    );
 }
 
 /// glibc's own account of start-up, printed by ld.so.
@@ -178,27 +200,46 @@ fn lookups_agree_with_ld_debug_statistics() {
         }
         let stats = ld_debug_statistics(&t, &args);
         let Some(&glibc_lookups) = stats.get("number of relocations") else {
-            skip("lookups_agree_with_ld_debug_statistics", "ld.so printed no statistics");
+            skip(
+                "lookups_agree_with_ld_debug_statistics",
+                "ld.so printed no statistics",
+            );
             return;
         };
         let mut opts = ResolveOptions::from_env();
         opts.ld_library_path = None;
         opts.bind_now = false;
         let c = deps::resolve(Path::new(&t), &opts).unwrap();
-        let lookups: u64 = c.objects.iter().map(|o| o.info.relocations.startup_lookups).sum();
-        let cached: u64 = c.objects.iter().map(|o| o.info.relocations.cache_hits).sum();
+        let lookups: u64 = c
+            .objects
+            .iter()
+            .map(|o| o.info.relocations.startup_lookups)
+            .sum();
+        let cached: u64 = c
+            .objects
+            .iter()
+            .map(|o| o.info.relocations.cache_hits)
+            .sum();
         let relacount: u64 = c.objects.iter().map(|o| o.info.relocations.relacount).sum();
         let predicted = lookups - cached + RTLD_INTERNAL_LOOKUPS;
         println!("{t}: glibc {glibc_lookups} lookups, {:?} cached; ldcost {predicted} (+/-), {cached} cached", stats.get("number of relocations from cache"));
         // Exact on ls, git and python3; rustc's closure makes one more lookup than the
         // relocation tables explain, so allow 0.5%.
-        let tol = (glibc_lookups / 200).max(0);
+        let tol = glibc_lookups / 200;
         assert!(
             predicted.abs_diff(glibc_lookups) <= tol,
             "{t}: predicted {predicted} lookups, LD_DEBUG=statistics says {glibc_lookups}"
         );
-        assert_eq!(Some(&cached), stats.get("number of relocations from cache"), "{t}: cache hits");
-        assert_eq!(Some(&relacount), stats.get("number of relative relocations"), "{t}: DT_RELACOUNT sum");
+        assert_eq!(
+            Some(&cached),
+            stats.get("number of relocations from cache"),
+            "{t}: cache hits"
+        );
+        assert_eq!(
+            Some(&relacount),
+            stats.get("number of relative relocations"),
+            "{t}: DT_RELACOUNT sum"
+        );
         ran += 1;
     }
     assert!(ran > 0);
@@ -213,7 +254,12 @@ fn parse_maps(text: &str) -> Vec<(u64, u64, String, String)> {
             let perms = f.next()?.to_string();
             let path = f.nth(3).unwrap_or("").to_string();
             let (a, b) = range.split_once('-')?;
-            Some((u64::from_str_radix(a, 16).ok()?, u64::from_str_radix(b, 16).ok()?, perms, path))
+            Some((
+                u64::from_str_radix(a, 16).ok()?,
+                u64::from_str_radix(b, 16).ok()?,
+                perms,
+                path,
+            ))
         })
         .collect()
 }
@@ -237,7 +283,11 @@ fn predicted_vmas_match_proc_maps() {
         .unwrap();
     let maps = parse_maps(&String::from_utf8_lossy(&out.stdout));
     let mut compared = 0;
-    let mut paths: Vec<String> = maps.iter().map(|m| m.3.clone()).filter(|p| p.ends_with(".so") || p.contains(".so.")).collect();
+    let mut paths: Vec<String> = maps
+        .iter()
+        .map(|m| m.3.clone())
+        .filter(|p| p.ends_with(".so") || p.contains(".so."))
+        .collect();
     paths.dedup();
     for path in paths {
         let info = deps::analyze_file(Path::new(&path), true).unwrap();
@@ -260,7 +310,10 @@ fn predicted_vmas_match_proc_maps() {
             .is_some_and(|n| n.3.is_empty() && n.0 == maps[last].1);
         let predicted_anon = info.vmas.iter().any(|v| v.file_offset.is_none());
         if predicted_anon {
-            assert!(anon_after, "{path}: predicted a bss mapping after the file mappings");
+            assert!(
+                anon_after,
+                "{path}: predicted a bss mapping after the file mappings"
+            );
         }
         compared += 1;
     }

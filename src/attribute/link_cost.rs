@@ -48,11 +48,7 @@ pub fn totals(c: &Closure) -> Totals {
 }
 
 fn pct(part: u64, whole: u64) -> u64 {
-    if whole == 0 {
-        0
-    } else {
-        (part * 100 + whole / 2) / whole
-    }
+    (part * 100 + whole / 2).checked_div(whole).unwrap_or(0)
 }
 
 fn name(path: &str) -> &str {
@@ -149,7 +145,11 @@ pub fn summary(c: &Closure) -> Vec<String> {
         out.push(format!(
             "{} needed librar{} not found: the program would not start.",
             c.missing.len(),
-            if c.missing.len() == 1 { "y is" } else { "ies are" }
+            if c.missing.len() == 1 {
+                "y is"
+            } else {
+                "ies are"
+            }
         ));
     }
     out

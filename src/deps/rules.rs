@@ -49,7 +49,9 @@ impl SearchRules {
     /// Asks `interpreter --help`; falls back to [`SearchRules::built_in`].
     pub fn detect(interpreter: &str) -> SearchRules {
         match run_help(interpreter) {
-            Some(text) => parse_help(&text, interpreter).unwrap_or_else(|| Self::built_in(interpreter)),
+            Some(text) => {
+                parse_help(&text, interpreter).unwrap_or_else(|| Self::built_in(interpreter))
+            }
             None => Self::built_in(interpreter),
         }
     }
@@ -177,7 +179,9 @@ fn run_help(interpreter: &str) -> Option<String> {
         }
     }
     let out = child.wait_with_output().ok()?;
-    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 /// Parses the text of `ld.so --help` (glibc 2.33+).

@@ -345,7 +345,9 @@ pub fn precheck(bytes: &[u8], path: &Path) -> Result<(), ElfError> {
             .take(256)
             .position(|&b| b == b'\n')
             .unwrap_or(bytes.len().min(256));
-        let interpreter = String::from_utf8_lossy(&bytes[2..line_end]).trim().to_string();
+        let interpreter = String::from_utf8_lossy(&bytes[2..line_end])
+            .trim()
+            .to_string();
         return Err(ElfError::Script {
             path: p(),
             interpreter: if interpreter.is_empty() {
@@ -358,9 +360,11 @@ pub fn precheck(bytes: &[u8], path: &Path) -> Result<(), ElfError> {
     if !bytes.starts_with(b"\x7fELF") {
         let what = if bytes.starts_with(b"!<arch>\n") {
             "an ar archive".to_string()
-        } else if bytes.iter().take(512).all(|&b| {
-            b.is_ascii_graphic() || b.is_ascii_whitespace()
-        }) {
+        } else if bytes
+            .iter()
+            .take(512)
+            .all(|&b| b.is_ascii_graphic() || b.is_ascii_whitespace())
+        {
             "a text file".to_string()
         } else {
             format!(
@@ -464,7 +468,11 @@ impl DynValues {
 
 /// The GNU build-id (NT_GNU_BUILD_ID note) as lowercase hex, as `readelf -n` prints it.
 fn build_id(elf: &Elf, bytes: &[u8]) -> Option<String> {
-    for p in elf.program_headers.iter().filter(|p| p.p_type == ph::PT_NOTE) {
+    for p in elf
+        .program_headers
+        .iter()
+        .filter(|p| p.p_type == ph::PT_NOTE)
+    {
         let start = usize::try_from(p.p_offset).ok()?;
         let end = start.checked_add(usize::try_from(p.p_filesz).ok()?)?;
         let notes = bytes.get(start..end)?;

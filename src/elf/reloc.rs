@@ -67,7 +67,13 @@ impl ClassCounts {
     }
 
     pub fn total(&self) -> u64 {
-        self.relative + self.symbolic + self.plt + self.irelative + self.tls + self.copy + self.other
+        self.relative
+            + self.symbolic
+            + self.plt
+            + self.irelative
+            + self.tls
+            + self.copy
+            + self.other
     }
 
     pub fn merge(&mut self, o: &ClassCounts) {

@@ -103,7 +103,10 @@ pub fn deps(c: &Closure, view: DepsView) -> String {
 }
 
 fn tree(c: &Closure, s: &mut String) {
-    let _ = writeln!(s, "Dependency tree (each library under the object that loaded it)");
+    let _ = writeln!(
+        s,
+        "Dependency tree (each library under the object that loaded it)"
+    );
     let _ = writeln!(s, "{}", c.objects[0].path);
     let mut stack = vec![0usize];
     tree_children(c, 0, "", s, &mut stack);
@@ -296,7 +299,10 @@ fn relocation_table(c: &Closure, s: &mut String) {
 }
 
 fn types_table(c: &Closure, s: &mut String) {
-    let _ = writeln!(s, "Relocation types over the closure (as readelf -r names them)");
+    let _ = writeln!(
+        s,
+        "Relocation types over the closure (as readelf -r names them)"
+    );
     let mut all: BTreeMap<&str, u64> = BTreeMap::new();
     for o in &c.objects {
         for (k, v) in &o.info.relocations.by_type {

@@ -76,7 +76,9 @@ pub struct LddLine {
 /// lines in order without linux-vdso, or None when ldd refuses the target.
 pub fn ldd(target: &Path, env: &[(&str, &str)]) -> Option<Vec<LddLine>> {
     let mut cmd = Command::new("ldd");
-    cmd.arg(target).env_remove("LD_LIBRARY_PATH").env_remove("LD_BIND_NOW");
+    cmd.arg(target)
+        .env_remove("LD_LIBRARY_PATH")
+        .env_remove("LD_BIND_NOW");
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -100,7 +102,12 @@ pub fn ldd(target: &Path, env: &[(&str, &str)]) -> Option<Vec<LddLine>> {
             let path = if rest.starts_with("not found") {
                 None
             } else {
-                Some(rest.rsplit_once(" (").map(|(p, _)| p).unwrap_or(rest).to_string())
+                Some(
+                    rest.rsplit_once(" (")
+                        .map(|(p, _)| p)
+                        .unwrap_or(rest)
+                        .to_string(),
+                )
             };
             lines.push(LddLine {
                 name: name.to_string(),
@@ -151,8 +158,7 @@ pub fn readelf_reloc_counts(path: &Path) -> std::collections::BTreeMap<String, u
         let (Some(off), Some(_info), Some(ty)) = (f.next(), f.next(), f.next()) else {
             continue;
         };
-        if off.len() == 16 && off.chars().all(|c| c.is_ascii_hexdigit()) && ty.starts_with("R_")
-        {
+        if off.len() == 16 && off.chars().all(|c| c.is_ascii_hexdigit()) && ty.starts_with("R_") {
             *m.entry(ty.to_string()).or_default() += 1;
         }
     }
