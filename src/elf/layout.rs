@@ -140,7 +140,7 @@ impl Space {
             let left = Area { end: at, ..a };
             let right = Area {
                 start: at,
-                pgoff: a.pgoff.map(|o| o + (at - a.start)),
+                pgoff: a.pgoff.map(|o| o.wrapping_add(at - a.start)),
                 ..a
             };
             self.areas[i] = left;
@@ -199,7 +199,7 @@ impl Space {
                     last.end == a.start && last.prot == a.prot && last.account == a.account;
                 let same_backing = match (last.pgoff, a.pgoff) {
                     (None, None) => true,
-                    (Some(l), Some(r)) => l + (last.end - last.start) == r,
+                    (Some(l), Some(r)) => l.wrapping_add(last.end - last.start) == r,
                     _ => false,
                 };
                 if contiguous && same_backing {
@@ -225,6 +225,11 @@ fn prot_of(perms: &str) -> [u8; 3] {
 /// Predicts the VMAs of an object from its segments and PT_GNU_RELRO, as loaded by `loader`.
 pub fn predict_vmas(segments: &[Segment], relro: Option<(u64, u64)>, loader: Loader) -> Vec<Vma> {
     let mut space = Space::default();
+    // Real objects have a handful of segments; a corrupt header with thousands would make
+    // this quadratic model slow for nothing.
+    if segments.len() > 512 {
+        return Vec::new();
+    }
     let Some(first) = segments.first() else {
         return Vec::new();
     };
