@@ -15,6 +15,7 @@ use std::process::Command;
 
 use common::*;
 use ldcost::deps::{self, OriginMode, ResolveOptions, SearchRules};
+use ldcost::elf::HashStyle;
 
 fn is_elf(p: &Path) -> bool {
     use std::io::Read;
@@ -102,6 +103,29 @@ fn sweep_against_readelf_and_ldd() {
                 info.relocations.by_type,
                 relocs
             ));
+        }
+        let facts = readelf_facts(t);
+        let ours = ReadelfFacts {
+            dynsym: info.symbols.dynsym,
+            defined: info.symbols.defined,
+            undefined: info.symbols.undefined,
+            build_id: info.build_id.clone(),
+            relro_size: info.relro_size,
+            gnu_hash: matches!(info.hash_style, HashStyle::Gnu | HashStyle::Both),
+            sysv_hash: matches!(info.hash_style, HashStyle::Sysv | HashStyle::Both),
+            init: info.initializers.dt_init,
+            init_array_bytes: info.initializers.init_array * 8,
+            soname: info.soname.clone(),
+            interpreter: info.interpreter.clone(),
+        };
+        if ours != facts {
+            mismatched.push(format!(
+                "{}: object facts {ours:?} != readelf {facts:?}",
+                t.display()
+            ));
+        }
+        if info.file_size != t.metadata().unwrap().len() {
+            mismatched.push(format!("{}: file size", t.display()));
         }
         if setuid(t) {
             continue;

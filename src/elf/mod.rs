@@ -359,13 +359,9 @@ fn parse_lean<'a>(bytes: &'a [u8], path: &Path) -> Result<Elf<'a>, ElfError> {
             header.e_phnum, header.e_phoff
         )));
     }
-    elf.program_headers = ProgramHeader::parse(
-        bytes,
-        header.e_phoff as usize,
-        header.e_phnum as usize,
-        ctx,
-    )
-    .map_err(|e| malformed(e.to_string()))?;
+    elf.program_headers =
+        ProgramHeader::parse(bytes, header.e_phoff as usize, header.e_phnum as usize, ctx)
+            .map_err(|e| malformed(e.to_string()))?;
     for (i, p) in elf.program_headers.iter().enumerate() {
         if p.p_type == ph::PT_LOAD && p.p_offset.checked_add(p.p_filesz).is_none_or(|e| e > len) {
             return Err(malformed(format!(
@@ -394,13 +390,9 @@ fn parse_lean<'a>(bytes: &'a [u8], path: &Path) -> Result<Elf<'a>, ElfError> {
         }
     }
     if header.e_shnum > 0 && header.e_shentsize == 64 {
-        elf.section_headers = SectionHeader::parse(
-            bytes,
-            header.e_shoff as usize,
-            header.e_shnum as usize,
-            ctx,
-        )
-        .map_err(|e| malformed(e.to_string()))?;
+        elf.section_headers =
+            SectionHeader::parse(bytes, header.e_shoff as usize, header.e_shnum as usize, ctx)
+                .map_err(|e| malformed(e.to_string()))?;
     }
     elf.dynamic = Dynamic::parse(bytes, &elf.program_headers, ctx)
         .map_err(|e| malformed(format!("dynamic section: {e}")))?;
@@ -410,10 +402,11 @@ fn parse_lean<'a>(bytes: &'a [u8], path: &Path) -> Result<Elf<'a>, ElfError> {
             .and_then(|v| vaddr_to_offset(&elf.program_headers, v))
             .ok_or_else(|| malformed("DT_STRTAB is missing or outside every PT_LOAD".into()))?;
         let string = |what: &str, v: u64| -> Result<&'a str, ElfError> {
-            strtab
-                .checked_add(v)
-                .and_then(cstr)
-                .ok_or_else(|| malformed(format!("{what} string at DT_STRTAB+{v:#x} is not a string in the file")))
+            strtab.checked_add(v).and_then(cstr).ok_or_else(|| {
+                malformed(format!(
+                    "{what} string at DT_STRTAB+{v:#x} is not a string in the file"
+                ))
+            })
         };
         for e in &d.dyns {
             match e.d_tag {
@@ -424,8 +417,11 @@ fn parse_lean<'a>(bytes: &'a [u8], path: &Path) -> Result<Elf<'a>, ElfError> {
                 _ => {}
             }
         }
-        if let Some(symtab) = raw(dt::DT_SYMTAB).and_then(|v| vaddr_to_offset(&elf.program_headers, v)) {
-            let count = dynsym_count(bytes, &elf, d).min((len.saturating_sub(symtab) / 24) as usize);
+        if let Some(symtab) =
+            raw(dt::DT_SYMTAB).and_then(|v| vaddr_to_offset(&elf.program_headers, v))
+        {
+            let count =
+                dynsym_count(bytes, &elf, d).min((len.saturating_sub(symtab) / 24) as usize);
             elf.dynsyms = Symtab::parse(bytes, symtab as usize, count, ctx)
                 .map_err(|e| malformed(format!("dynamic symbol table: {e}")))?;
         }
@@ -455,7 +451,9 @@ fn dynsym_count(bytes: &[u8], elf: &Elf, d: &goblin::elf::Dynamic) -> usize {
     if let Some(h) = off(dt::DT_HASH) {
         return word(h + 4).unwrap_or(0) as usize;
     }
-    let Some(g) = off(dt::DT_GNU_HASH) else { return 0 };
+    let Some(g) = off(dt::DT_GNU_HASH) else {
+        return 0;
+    };
     let (Some(nbuckets), Some(symoffset), Some(bloom)) = (word(g), word(g + 4), word(g + 8)) else {
         return 0;
     };
@@ -616,38 +614,52 @@ impl DynValues {
 }
 
 /// The GNU build-id (NT_GNU_BUILD_ID note) as lowercase hex, as `readelf -n` prints it.
+/// Looked for in PT_NOTE segments, then in SHT_NOTE sections: Go linkers put
+/// .note.gnu.build-id outside the PT_NOTE segment.
 fn build_id(elf: &Elf, bytes: &[u8]) -> Option<String> {
-    for p in elf
+    let segments = elf
         .program_headers
         .iter()
         .filter(|p| p.p_type == ph::PT_NOTE)
-    {
-        let start = usize::try_from(p.p_offset).ok()?;
-        let end = start.checked_add(usize::try_from(p.p_filesz).ok()?)?;
-        let notes = bytes.get(start..end)?;
-        let align = if p.p_align == 8 { 8 } else { 4 };
-        let mut off = 0usize;
-        while off + 12 <= notes.len() {
-            let rd = |o: usize| u32::from_le_bytes(notes[o..o + 4].try_into().unwrap_or([0; 4]));
-            let namesz = rd(off) as usize;
-            let descsz = rd(off + 4) as usize;
-            let ntype = rd(off + 8);
-            let name_start = off + 12;
-            let desc_start = name_start.checked_add(namesz.next_multiple_of(align))?;
-            let desc_end = desc_start.checked_add(descsz)?;
-            if desc_end > notes.len() {
-                break;
-            }
-            if ntype == 3 && notes.get(name_start..name_start + namesz) == Some(b"GNU\0") {
-                return Some(
-                    notes[desc_start..desc_end]
-                        .iter()
-                        .map(|b| format!("{b:02x}"))
-                        .collect(),
-                );
-            }
-            off = desc_start + descsz.next_multiple_of(align);
+        .map(|p| (p.p_offset, p.p_filesz, p.p_align));
+    let sections = elf
+        .section_headers
+        .iter()
+        .filter(|s| s.sh_type == goblin::elf::section_header::SHT_NOTE)
+        .map(|s| (s.sh_offset, s.sh_size, s.sh_addralign));
+    segments
+        .chain(sections)
+        .find_map(|(off, size, align)| build_id_in(bytes, off, size, align))
+}
+
+fn build_id_in(bytes: &[u8], offset: u64, size: u64, align: u64) -> Option<String> {
+    let start = usize::try_from(offset).ok()?;
+    let end = start.checked_add(usize::try_from(size).ok()?)?;
+    let notes = bytes.get(start..end)?;
+    let align = if align == 8 { 8 } else { 4 };
+    let rd = |o: usize| -> Option<usize> {
+        notes
+            .get(o..o + 4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
+    };
+    let mut off = 0usize;
+    while off + 12 <= notes.len() {
+        let (namesz, descsz, ntype) = (rd(off)?, rd(off + 4)?, rd(off + 8)?);
+        let name_start = off + 12;
+        let desc_start = name_start.checked_add(namesz.checked_next_multiple_of(align)?)?;
+        let desc_end = desc_start.checked_add(descsz)?;
+        if desc_end > notes.len() {
+            return None;
         }
+        if ntype == 3 && notes.get(name_start..name_start + namesz) == Some(b"GNU\0") {
+            return Some(
+                notes[desc_start..desc_end]
+                    .iter()
+                    .map(|b| format!("{b:02x}"))
+                    .collect(),
+            );
+        }
+        off = desc_start.checked_add(descsz.checked_next_multiple_of(align)?)?;
     }
     None
 }

@@ -164,3 +164,80 @@ pub fn readelf_reloc_counts(path: &Path) -> std::collections::BTreeMap<String, u
     }
     m
 }
+
+/// Facts `readelf -lW -dW --dyn-syms -nW` states about one object, for per-object checks.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct ReadelfFacts {
+    pub dynsym: u64,
+    pub defined: u64,
+    pub undefined: u64,
+    pub build_id: Option<String>,
+    pub relro_size: u64,
+    pub gnu_hash: bool,
+    pub sysv_hash: bool,
+    pub init: bool,
+    pub init_array_bytes: u64,
+    pub soname: Option<String>,
+    pub interpreter: Option<String>,
+}
+
+pub fn readelf_facts(path: &Path) -> ReadelfFacts {
+    let p = path.to_str().unwrap();
+    let mut f = ReadelfFacts::default();
+    let syms = stdout_of("readelf", &["-W", "--dyn-syms", p]);
+    let mut in_dynsym = false;
+    for l in syms.lines() {
+        if l.starts_with("Symbol table '.dynsym'") {
+            in_dynsym = true;
+            continue;
+        }
+        if l.starts_with("Symbol table") {
+            in_dynsym = false;
+        }
+        let cols: Vec<&str> = l.split_whitespace().collect();
+        if !in_dynsym
+            || cols.len() < 7
+            || !cols[0].ends_with(':')
+            || cols[0] == "0:"
+            || cols[0] == "Num:"
+        {
+            continue;
+        }
+        f.dynsym += 1;
+        if cols[6] == "UND" {
+            f.undefined += 1;
+        } else {
+            f.defined += 1;
+        }
+    }
+    for l in stdout_of("readelf", &["-nW", p]).lines() {
+        if let Some((_, id)) = l.split_once("Build ID: ") {
+            f.build_id = Some(id.trim().to_string());
+        }
+    }
+    for l in stdout_of("readelf", &["-lW", p]).lines() {
+        let cols: Vec<&str> = l.split_whitespace().collect();
+        if cols.first() == Some(&"GNU_RELRO") {
+            f.relro_size = u64::from_str_radix(cols[5].trim_start_matches("0x"), 16).unwrap();
+        }
+        if let Some(i) = l.find("[Requesting program interpreter: ") {
+            let rest = &l[i + 33..];
+            f.interpreter = Some(rest.trim_end_matches(']').to_string());
+        }
+    }
+    for l in stdout_of("readelf", &["-dW", p]).lines() {
+        if l.contains("(GNU_HASH)") {
+            f.gnu_hash = true;
+        } else if l.contains("(HASH)") {
+            f.sysv_hash = true;
+        } else if l.contains("(INIT)") {
+            f.init = true;
+        } else if l.contains("(INIT_ARRAYSZ)") {
+            f.init_array_bytes = l.split_whitespace().nth(2).unwrap().parse().unwrap();
+        } else if l.contains("(SONAME)") {
+            let a = l.find('[').unwrap();
+            f.soname = Some(l[a + 1..l.rfind(']').unwrap()].to_string());
+        }
+    }
+    f
+}
