@@ -23,3 +23,6 @@ pub mod elf;
 pub mod error;
 pub mod report;
 pub mod run;
+pub mod perf;
+pub mod symbolize;
+pub mod trace;

@@ -1,0 +1,1 @@
+//! perf_event_open counters (being written).

@@ -1,0 +1,1 @@
+//! Symbol addresses from ELF files and build-id debug files (being written).

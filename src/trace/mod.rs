@@ -1,0 +1,1 @@
+//! Live processes under ptrace (being written).
