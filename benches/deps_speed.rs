@@ -77,6 +77,7 @@ fn main() {
         }
     };
     let closure_relocs = total_relocations(&closure);
+    let closure_len = closure.objects.len();
     let closure_bytes: u64 = closure.objects.iter().map(|o| o.info.file_size).sum();
     let target_relocs = target_info.relocations.total;
     let readelf_lines = readelf_line_count(&target);
@@ -90,7 +91,7 @@ fn main() {
     );
     println!(
         "closure:  {} objects, {:.1} MB, {} relocations ({} in the target; readelf -rW prints {} lines)",
-        closure_objects(&target, &opts),
+        closure_len,
         mb(closure_bytes),
         closure_relocs,
         target_relocs,
@@ -106,6 +107,8 @@ fn main() {
     println!("rounds:   {WARMUP_ROUNDS} warm-up + {rounds} timed, interleaved A0 A A2 B C");
     println!();
 
+    // Peak RSS of the set-up (one resolve, outside the timing), before the per-variant resets.
+    let setup_hwm = read_status_kb("VmHWM");
     let mut a0 = Variant::new("A0", "ldcost `analyze_file` (target only)");
     let mut a = Variant::new("A", "ldcost `resolve` (closure, rules detected once)");
     let mut a2 = Variant::new("A2", "ldcost `detect` + `resolve` (closure)");
@@ -161,7 +164,9 @@ fn main() {
         (&b, readelf_lines.map(|_| target_relocs)),
         (&c, None),
     ];
-    println!("| variant | what | median | min | max | readelf / variant | relocations/s | peak RSS |");
+    println!(
+        "| variant | what | median | min | max | readelf / variant | relocations/s | peak RSS |"
+    );
     println!("|---|---|---:|---:|---:|---:|---:|---:|");
     for (v, relocs) in rows {
         let is_child = v.name == "B" || v.name == "C";
@@ -180,16 +185,24 @@ fn main() {
             if is_child {
                 "(child)".to_string()
             } else {
-                v.peak_rss_kb
-                    .map_or_else(|| "?".to_string(), |k| format!("{:.1} MB", k as f64 / 1024.0))
+                v.peak_rss_kb.map_or_else(
+                    || "?".to_string(),
+                    |k| format!("{:.1} MB", k as f64 / 1024.0),
+                )
             },
         );
     }
     println!();
-    let hwm = read_status_kb("VmHWM");
+    let hwm = [setup_hwm, a0.peak_rss_kb, a.peak_rss_kb, a2.peak_rss_kb]
+        .into_iter()
+        .flatten()
+        .max();
     println!(
-        "peak RSS of the benchmark process (VmHWM, whole run): {}",
-        hwm.map_or_else(|| "?".to_string(), |k| format!("{:.1} MB", k as f64 / 1024.0))
+        "peak RSS of the benchmark process (VmHWM, whole run, children excluded): {}",
+        hwm.map_or_else(
+            || "?".to_string(),
+            |k| format!("{:.1} MB", k as f64 / 1024.0)
+        )
     );
     println!(
         "ratio readelf/ldcost (target only, B/A0) = {:.1}x",
@@ -271,10 +284,6 @@ fn ratio(num: &Variant, den: &Variant) -> f64 {
 
 fn total_relocations(c: &Closure) -> u64 {
     c.objects.iter().map(|o| o.info.relocations.total).sum()
-}
-
-fn closure_objects(target: &Path, opts: &ResolveOptions) -> usize {
-    deps::resolve(target, opts).map_or(0, |c| c.objects.len())
 }
 
 /// `LDCOST_BENCH_PROFILE=N`: variant A only, N times, for `perf record -g`.

@@ -15,7 +15,10 @@ Exit codes:
   5   the target is a malformed ELF object (truncated, corrupt headers)
   6   the target is an ELF object ldcost does not analyse (32-bit, foreign architecture)
   7   a report could not be written
-  70  internal error (a bug in ldcost; please report it)";
+  8   the system refuses: ptrace or perf_event_open not permitted, or a set-ID target
+  9   the target could not be measured to its end (killed by --timeout, or lost)
+  70  internal error (a bug in ldcost; please report it)
+A target that exits non-zero or dies of a signal is reported, not an ldcost failure (exit 0).";
 
 /// Where the time of process creation goes: exec, ld.so, fork.
 #[derive(Debug, Parser)]
@@ -30,6 +33,43 @@ pub enum Command {
     /// What ld.so will load for TARGET, how it finds each object, and what linking will cost.
     #[command(after_help = EXIT_CODES)]
     Deps(DepsArgs),
+    /// Run TARGET and measure where the time from execve() to main() goes, phase by phase.
+    #[command(after_help = EXIT_CODES)]
+    Profile(ProfileArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ProfileArgs {
+    /// The program to run (a bare name is looked up in $PATH).
+    pub target: PathBuf,
+    /// Arguments for the target (after `--`).
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    pub args: Vec<std::ffi::OsString>,
+    /// Measured runs (each also runs once without per-object breakpoints and once without
+    /// ptrace, to measure the instrumentation's cost).
+    #[arg(short = 'n', long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub runs: u32,
+    /// Warm-up runs, discarded (page cache, ld.so.cache).
+    #[arg(long, default_value_t = 1)]
+    pub warmup: u32,
+    /// Kill the target after this many seconds (per run).
+    #[arg(long, value_name = "SECONDS")]
+    pub timeout: Option<f64>,
+    /// Send the target's stdout and stderr to /dev/null.
+    #[arg(long)]
+    pub quiet_target: bool,
+    /// Also write the report as JSON to FILE (`-` for standard output).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Skip the reference runs without per-object breakpoints and without ptrace.
+    #[arg(long)]
+    pub no_reference: bool,
+    /// Skip the separate LD_DEBUG=statistics run.
+    #[arg(long)]
+    pub no_ld_debug: bool,
+    /// Where build-id debug files are looked for (default /usr/lib/debug).
+    #[arg(long, value_name = "DIR")]
+    pub debug_root: Vec<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]

@@ -36,3 +36,46 @@ impl DepsConfig {
         }
     }
 }
+
+/// Everything `ldcost profile` needs.
+#[derive(Debug, Clone)]
+pub struct ProfileRun {
+    pub profile: crate::profile::ProfileConfig,
+    pub json: Option<PathBuf>,
+    pub text: bool,
+}
+
+impl ProfileRun {
+    pub fn from_args(a: crate::cli::ProfileArgs) -> ProfileRun {
+        let program = crate::profile::which(&a.target);
+        let debug_roots = if a.debug_root.is_empty() {
+            vec![PathBuf::from("/usr/lib/debug")]
+        } else {
+            a.debug_root
+        };
+        let text = a.json.as_deref() != Some(std::path::Path::new("-"));
+        ProfileRun {
+            profile: crate::profile::ProfileConfig {
+                command: crate::trace::launch::Command {
+                    program,
+                    args: a.args,
+                    env: Vec::new(),
+                    env_remove: Vec::new(),
+                    // With `--json -` the target must not write into the JSON stream.
+                    quiet: a.quiet_target || !text,
+                },
+                runs: a.runs as usize,
+                warmup: a.warmup as usize,
+                timeout: a
+                    .timeout
+                    .filter(|t| t.is_finite() && *t > 0.0)
+                    .map(std::time::Duration::from_secs_f64),
+                debug_roots,
+                reference: !a.no_reference,
+                ld_debug: !a.no_ld_debug,
+            },
+            json: a.json,
+            text,
+        }
+    }
+}

@@ -28,6 +28,10 @@ pub enum ExitCode {
     Unsupported = 6,
     /// Writing the report failed (disk full, bad path for `--json`).
     Output = 7,
+    /// The system refuses: ptrace or perf_event_open not permitted, or a set-ID target.
+    Refused = 8,
+    /// The target could not be measured to its end (killed by --timeout, or lost).
+    TargetFailed = 9,
     /// A bug in ldcost (a panic caught at the top). Please report it.
     Internal = 70,
 }
@@ -146,6 +150,8 @@ pub enum Error {
     Deps(#[from] DepsError),
     #[error(transparent)]
     Report(#[from] ReportError),
+    #[error(transparent)]
+    Run(#[from] crate::trace::startup::RunError),
 }
 
 impl From<ElfError> for Error {
@@ -159,6 +165,15 @@ impl Error {
         match self {
             Error::Deps(e) => e.exit_code(),
             Error::Report(_) => ExitCode::Output,
+            Error::Run(crate::trace::startup::RunError::Trace(t)) => {
+                use crate::trace::launch::TraceError as T;
+                match t {
+                    T::NotFound { .. } | T::NotExecutable { .. } => ExitCode::Input,
+                    T::Setuid { .. } | T::PtraceDenied { .. } => ExitCode::Refused,
+                    T::Spawn { .. } | T::Lost { .. } => ExitCode::TargetFailed,
+                }
+            }
+            Error::Run(crate::trace::startup::RunError::Perf(_)) => ExitCode::Refused,
         }
     }
     pub fn hint(&self) -> Option<String> {
@@ -169,6 +184,8 @@ impl Error {
                     .into(),
             ),
             Error::Report(ReportError::Json(_)) => None,
+            Error::Run(crate::trace::startup::RunError::Trace(t)) => t.hint(),
+            Error::Run(crate::trace::startup::RunError::Perf(p)) => p.hint(),
         }
     }
 }

@@ -4,7 +4,7 @@
 use clap::Parser;
 
 use ldcost::cli::{Cli, Command};
-use ldcost::config::DepsConfig;
+use ldcost::config::{DepsConfig, ProfileRun};
 use ldcost::error::{Error, ExitCode};
 
 fn main() {
@@ -29,6 +29,7 @@ fn main() {
 fn run(cli: Cli) -> Result<ExitCode, Error> {
     match cli.command {
         Command::Deps(args) => ldcost::run::deps(&DepsConfig::from_args(args)),
+        Command::Profile(args) => ldcost::run::profile(&ProfileRun::from_args(args)),
     }
 }
 

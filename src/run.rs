@@ -25,3 +25,51 @@ pub fn deps(cfg: &DepsConfig) -> Result<ExitCode, Error> {
         ExitCode::Finding
     })
 }
+
+/// `ldcost profile`.
+pub fn profile(cfg: &crate::config::ProfileRun) -> Result<ExitCode, Error> {
+    crate::trace::install_signal_handlers();
+    let mut section = crate::profile::profile(&cfg.profile)?;
+    // The static prediction, for the cross-check (a script: its interpreter's).
+    let opts = deps::ResolveOptions::from_env();
+    let target = &cfg.profile.command.program;
+    let closure = match deps::resolve(target, &opts) {
+        Ok(c) => Some(c),
+        Err(crate::error::DepsError::Target(crate::error::ElfError::Script {
+            interpreter,
+            ..
+        })) => {
+            let interp = interpreter
+                .split_whitespace()
+                .next()
+                .unwrap_or("")
+                .to_string();
+            deps::resolve(std::path::Path::new(&interp), &opts).ok()
+        }
+        Err(_) => None,
+    };
+    if let Some(c) = &closure {
+        section.prediction = Some(crate::attribute::link_cost::prediction(c));
+    }
+    if cfg.text {
+        let text = report::profile_text::profile(&section);
+        report::write_text(&text, std::path::Path::new("-"))?;
+    }
+    let timed_out = section
+        .endings
+        .contains(&crate::trace::launch::Ending::TimedOut);
+    if let Some(path) = &cfg.json {
+        let mut doc = match closure {
+            Some(c) => Document::deps(&target.to_string_lossy(), c),
+            None => Document::empty(&target.to_string_lossy()),
+        };
+        doc.command = "profile".into();
+        doc.profile = Some(section);
+        report::write_json(&doc, path)?;
+    }
+    if timed_out {
+        eprintln!("ldcost: warning: the target ran past --timeout and was killed; phases after that point are missing");
+        return Ok(ExitCode::TargetFailed);
+    }
+    Ok(ExitCode::Ok)
+}

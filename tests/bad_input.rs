@@ -821,6 +821,47 @@ fn pt_load_past_end_of_file() {
     assert_error(&deps(&["--object-only"], &p), 5, &p);
 }
 
+/// Everything at the top of the address space: one PT_LOAD at vaddr 2^64 - 8192 holding the
+/// dynamic section, a string table and a DT_RELA table that ends exactly at 2^64, plus a
+/// DT_JMPREL table. Address arithmetic on these must not overflow.
+#[test]
+#[ignore = "src bug: reloc.rs Tables::locate computes `ra + rsize` and `a + pltrelsz` unchecked \
+            (panic 'attempt to add with overflow' at src/elf/reloc.rs:187, exit 70)"]
+fn pt_load_vaddr_near_u64_max() {
+    const V: u64 = 0xffff_ffff_ffff_e000;
+    let mut d = craft_elf64(
+        [2, 1],
+        3,
+        62,
+        &[
+            (PT_LOAD, 4, 0, V, 0x2000, 0x2000),
+            (PT_DYNAMIC, 6, 0x400, V + 0x400, 0x100, 0x100),
+        ],
+    );
+    d.resize(0x2000, 0);
+    let dynamic = [
+        (DT_STRTAB, V + 0x600),
+        (DT_STRSZ, 1),
+        (DT_RELA, V + 0x1000),
+        (DT_RELASZ, 0x1000),
+        (9, 24), // DT_RELAENT
+        (DT_JMPREL, V + 0x1800),
+        (DT_PLTRELSZ, 24),
+        (20, 7), // DT_PLTREL = DT_RELA
+        (0, 0),
+    ];
+    for (i, (tag, val)) in dynamic.into_iter().enumerate() {
+        put_u64(&mut d, 0x400 + 16 * i, tag);
+        put_u64(&mut d, 0x408 + 16 * i, val);
+    }
+    let dir = tmp();
+    let p = write(dir.path(), "top.so", &d);
+    let o = deps(&["--object-only"], &p);
+    assert_robust(&o);
+    // Loadable in principle (ld.so's arithmetic wraps too): 0, or 5 if ldcost refuses it.
+    assert!(matches!(o.code, Some(0 | 5)), "{}", o.describe());
+}
+
 // ---------------------------------------------------------------------------------------------
 // Unsupported ELF: exit 6
 
@@ -941,6 +982,82 @@ fn relocatable_object_is_unsupported() {
         return;
     }
     assert_error(&deps(&["--object-only"], &obj), 6, &obj);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Resolution must not hang
+
+/// A FIFO named like a needed library in a search directory: ld.so would block opening it, but
+/// ldcost must not hang; it should record the library as unusable (a finding, exit 1).
+#[test]
+#[ignore = "src bug: deps::Resolver::verify opens candidates with File::open before checking \
+            that they are regular files, and open(2) on a FIFO blocks forever"]
+fn fifo_in_search_path_does_not_hang() {
+    let Some(mut d) = read_system_lib("fifo_in_search_path_does_not_hang", "libz.so.1") else {
+        return;
+    };
+    // Rename the DT_NEEDED libc.so.6 of this copy to libq.so.6 (same length), so that only
+    // the target needs it: ldcost itself, started with LD_LIBRARY_PATH, must not.
+    let strtab_vaddr = dyn_val(&d, DT_STRTAB).unwrap();
+    let needed = dyn_val(&d, DT_NEEDED).unwrap();
+    let load = phdrs(&d)
+        .into_iter()
+        .find(|p| {
+            p.p_type == PT_LOAD && strtab_vaddr >= p.vaddr && strtab_vaddr - p.vaddr < p.filesz
+        })
+        .unwrap();
+    let at = (strtab_vaddr - load.vaddr + load.offset + needed) as usize;
+    assert_eq!(
+        &d[at..at + 10],
+        b"libc.so.6\0",
+        "libz.so.1 needs libc.so.6 first"
+    );
+    d[at + 3] = b'q';
+    let dir = tmp();
+    let target = write(dir.path(), "libz-q.so", &d);
+    let libs = dir.path().join("libs");
+    fs::create_dir(&libs).unwrap();
+    let fifo = libs.join("libq.so.6");
+    let made = Command::new("mkfifo").arg(&fifo).status();
+    if !made.is_ok_and(|s| s.success()) {
+        return skip("fifo_in_search_path_does_not_hang", "mkfifo failed");
+    }
+    let mut child = Command::new(LDCOST)
+        .arg("deps")
+        .arg(&target)
+        .env("LD_LIBRARY_PATH", &libs)
+        .env_remove("LD_BIND_NOW")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run the ldcost binary");
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > std::time::Duration::from_secs(20) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "ldcost deps hangs on a FIFO in LD_LIBRARY_PATH ({})",
+                fifo.display()
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    let o = Outcome {
+        what: format!(
+            "LD_LIBRARY_PATH={} ldcost deps {}",
+            libs.display(),
+            target.display()
+        ),
+        code: out.status.code(),
+        signal: out.status.signal(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    };
+    assert_robust(&o);
+    assert_eq!(o.code, Some(1), "{}", o.describe());
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 //! Fuzz target: `ldcost::elf::analyze` must return `Ok` or an `ElfError` for any bytes, never
-//! panic, overflow (the fuzz build keeps debug assertions and overflow checks) or hang.
+//! panic, overflow (cargo-fuzz builds keep debug assertions and overflow checks) or hang.
 //! Both binding modes are exercised, since `lazy` changes the relocation walk.
+//!
 //! See docs/fuzzing.md for how to run it and what it has found.
 #![no_main]
 

@@ -162,3 +162,27 @@ fn format_ratio(a: u64, b: u64) -> String {
         format!("{:.1}", a as f64 / b as f64)
     }
 }
+
+/// ld.so's lookups that are not relocations, glibc 2.35+ on x86-64: the five vDSO symbols
+/// (setup_vdso_pointers), malloc/calloc/realloc/free (__rtld_malloc_init_real) and
+/// __libc_early_init. Checked against LD_DEBUG=statistics in tests/oracle.rs.
+pub const RTLD_INTERNAL_LOOKUPS: u64 = 10;
+
+/// What `deps` predicts glibc's LD_DEBUG=statistics will say, and per object.
+pub fn prediction(c: &Closure) -> crate::profile::Prediction {
+    let t = totals(c);
+    let mut per_object = std::collections::BTreeMap::new();
+    for o in &c.objects {
+        let r = &o.info.relocations;
+        per_object.insert(o.path.clone(), (r.startup_lookups, r.total));
+    }
+    crate::profile::Prediction {
+        objects: t.objects,
+        lookups: t.startup_lookups - t.cache_hits + RTLD_INTERNAL_LOOKUPS,
+        cache_hits: t.cache_hits,
+        relacount: c.objects.iter().map(|o| o.info.relocations.relacount).sum(),
+        relative_total: t.relocations.relative,
+        lazy_deferred: t.lazy_deferred,
+        per_object,
+    }
+}

@@ -5,3 +5,4 @@
 //! too, so there is one place that defines the taxonomy.
 
 pub mod link_cost;
+pub mod stats;

@@ -5,6 +5,7 @@
 //! incompatible changes; `profile`, `compare` and `diff` add sections beside `deps` rather than
 //! changing it.
 
+pub mod profile_text;
 pub mod text;
 
 use std::io::Write;
@@ -45,6 +46,9 @@ pub struct Document {
     pub command: String,
     pub target: String,
     pub deps: Option<DepsSection>,
+    /// Written by `profile`: the measured phases ([`crate::profile::ProfileSection`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<crate::profile::ProfileSection>,
 }
 
 impl Document {
@@ -64,6 +68,22 @@ impl Document {
                 totals,
                 summary,
             }),
+            profile: None,
+        }
+    }
+
+    /// A document without a `deps` section (its target could not be analysed statically).
+    pub fn empty(target: &str) -> Document {
+        Document {
+            schema_version: SCHEMA_VERSION,
+            tool: Tool {
+                name: "ldcost".into(),
+                version: env!("CARGO_PKG_VERSION").into(),
+            },
+            command: String::new(),
+            target: target.into(),
+            deps: None,
+            profile: None,
         }
     }
 }

@@ -1,1 +1,43 @@
-//! Live processes under ptrace (being written).
+//! Stage: live processes. In: a command line. Out: per-run recordings ([`crate::record`]) of
+//! where the target's start-up time went, phase by phase.
+//!
+//! [`launch`] starts the target under ptrace, stopped before exec; [`breakpoint`] plants int3
+//! breakpoints in it; [`startup`] drives one run from exec to exit, reading perf counters at
+//! each phase boundary. SIGINT/SIGTERM to ldcost set a flag ([`interrupted`]) that every wait
+//! loop checks, so the target is killed and reaped rather than left stopped.
+
+pub mod breakpoint;
+pub mod launch;
+pub mod startup;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_: nix::libc::c_int) {
+    INTERRUPTED.store(true, Ordering::SeqCst);
+}
+
+/// Installs SIGINT/SIGTERM/SIGHUP handlers (without SA_RESTART, so waitpid returns EINTR).
+pub fn install_signal_handlers() {
+    use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler, SigSet, Signal};
+    let act = SigAction::new(
+        SigHandler::Handler(on_signal),
+        SaFlags::empty(),
+        SigSet::empty(),
+    );
+    for s in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
+        // SAFETY: the handler only stores to an atomic.
+        let _ = unsafe { sigaction(s, &act) };
+    }
+}
+
+/// Whether ldcost was asked to stop.
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst)
+}
+
+/// Marks ldcost as asked to stop (the --timeout watchdog uses it too).
+pub fn interrupt() {
+    INTERRUPTED.store(true, Ordering::SeqCst);
+}

@@ -1,0 +1,419 @@
+//! The `profile` command's pipeline: runs (interleaved per-object, coarse and uninstrumented),
+//! glibc's own account (LD_DEBUG=statistics) from a separate run, the static prediction from
+//! `deps`, and the aggregation into a [`ProfileSection`] of the JSON document.
+//!
+//! Why three kinds of run: per-object breakpoints cost ptrace stops, which show up in the
+//! target's kernel time. The coarse runs have a handful of stops; the uninstrumented runs have
+//! none and are the `perf stat`-style reference the phases must add up to (within 10%). The
+//! report shows all three totals and the cost per stop, instead of silently subtracting.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::attribute::stats::{summarize, Summary};
+use crate::perf::{machine_support, Snapshot};
+use crate::record::{Detail, Instrumentation, Phase, Run};
+use crate::trace::launch::{Command, Ending};
+use crate::trace::startup::{run_once, run_uninstrumented, RunError, RunOptions};
+
+/// What `profile` was asked to do.
+#[derive(Debug, Clone)]
+pub struct ProfileConfig {
+    pub command: Command,
+    pub runs: usize,
+    pub warmup: usize,
+    pub timeout: Option<Duration>,
+    pub debug_roots: Vec<PathBuf>,
+    /// Also run without ptrace to measure the instrumentation's cost (default on).
+    pub reference: bool,
+    /// Gather LD_DEBUG=statistics in a separate run (default on).
+    pub ld_debug: bool,
+}
+
+/// One phase (and object) over the runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PhaseStat {
+    pub phase: Phase,
+    pub object: Option<String>,
+    /// CPU time of the target in this phase (task-clock), nanoseconds, minus the measured
+    /// cost of the ptrace stops charged to it ([`Overhead::ns_per_stop`]).
+    pub task_clock_ns: Option<Summary>,
+    /// The same before that correction.
+    pub task_clock_raw_ns: Option<Summary>,
+    pub wall_ns: Option<Summary>,
+    pub page_faults: Option<Summary>,
+    /// Median share of the run's total task-clock.
+    pub share: f64,
+}
+
+/// glibc's own account of the same start-up.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LdDebugStatistics {
+    pub startup_cycles: Option<u64>,
+    pub relocation_cycles: Option<u64>,
+    pub load_cycles: Option<u64>,
+    pub relocations: Option<u64>,
+    pub relocations_from_cache: Option<u64>,
+    pub relative_relocations: Option<u64>,
+    pub final_relocations: Option<u64>,
+}
+
+/// What `deps` predicted, for the cross-check.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Prediction {
+    pub objects: u64,
+    /// Start-up symbol lookups not answered by the cache, plus ld.so's own 10 (see README).
+    pub lookups: u64,
+    pub cache_hits: u64,
+    /// Sum of DT_RELACOUNT (what LD_DEBUG=statistics calls relative relocations).
+    pub relacount: u64,
+    pub relative_total: u64,
+    pub lazy_deferred: u64,
+    /// Per object: start-up lookups and relocations (path -> (lookups, total)).
+    pub per_object: BTreeMap<String, (u64, u64)>,
+}
+
+/// The instrumentation's cost.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Overhead {
+    pub uninstrumented_ns: Option<Summary>,
+    pub coarse_ns: Option<Summary>,
+    pub per_object_ns: Option<Summary>,
+    pub per_object_stops: f64,
+    /// CPU cost of one ptrace stop to the target: slope of total task-clock against the
+    /// number of stops over all runs (least squares).
+    pub ns_per_stop: Option<f64>,
+    /// Sum of the corrected per-object phases / uninstrumented total (1.0 = agreement).
+    pub agreement: Option<f64>,
+    /// Sum of the phases before correction / uninstrumented total.
+    pub agreement_raw: Option<f64>,
+    /// Boundaries-only runs (a few stops, no correction) / uninstrumented total.
+    pub agreement_coarse: Option<f64>,
+}
+
+/// The `profile` section of the JSON document.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProfileSection {
+    pub argv: Vec<String>,
+    pub detail: Detail,
+    pub runs: usize,
+    pub warmup: usize,
+    /// Counter -> "available" or why not.
+    pub counters: BTreeMap<String, String>,
+    pub phases: Vec<PhaseStat>,
+    pub total_task_clock_ns: Option<Summary>,
+    pub total_wall_ns: Option<Summary>,
+    pub overhead: Overhead,
+    pub ld_debug: Option<LdDebugStatistics>,
+    pub prediction: Option<Prediction>,
+    /// How the measured runs ended (the target's exit status or signal).
+    pub endings: Vec<Ending>,
+    /// Every run, raw.
+    pub raw: Vec<Run>,
+}
+
+/// Runs everything and aggregates.
+pub fn profile(cfg: &ProfileConfig) -> Result<ProfileSection, RunError> {
+    let per_obj = RunOptions {
+        instrumentation: Instrumentation::PerObject,
+        timeout: cfg.timeout,
+        debug_roots: cfg.debug_roots.clone(),
+    };
+    let coarse = RunOptions {
+        instrumentation: Instrumentation::Coarse,
+        ..per_obj.clone()
+    };
+    let mut detail = Detail::Static;
+    for _ in 0..cfg.warmup {
+        let (_, d) = run_once(&cfg.command, &coarse)?;
+        detail = d;
+    }
+    let mut raw = Vec::new();
+    for _ in 0..cfg.runs.max(1) {
+        let (r, d) = run_once(&cfg.command, &per_obj)?;
+        detail = d;
+        raw.push(r);
+        if cfg.reference {
+            raw.push(run_once(&cfg.command, &coarse)?.0);
+            raw.push(run_uninstrumented(&cfg.command, cfg.timeout)?);
+        }
+        if crate::trace::interrupted() || raw.iter().any(|r| r.ending == Ending::TimedOut) {
+            break;
+        }
+    }
+    let ld_debug = if cfg.ld_debug && detail != Detail::Static {
+        ld_debug_statistics(&cfg.command)
+    } else {
+        None
+    };
+    let counters = machine_support()
+        .into_iter()
+        .map(|(c, a)| {
+            (
+                c.perf_name().to_string(),
+                if a.is_available() {
+                    "available".to_string()
+                } else {
+                    format!("{a:?}")
+                },
+            )
+        })
+        .collect();
+    Ok(aggregate(cfg, detail, raw, ld_debug, counters))
+}
+
+fn ns(s: &Snapshot) -> Option<f64> {
+    s.task_clock_ns.map(|v| v as f64)
+}
+
+/// Aggregates runs into phase statistics (pure: tested on recorded runs).
+pub fn aggregate(
+    cfg: &ProfileConfig,
+    detail: Detail,
+    raw: Vec<Run>,
+    ld_debug: Option<LdDebugStatistics>,
+    counters: BTreeMap<String, String>,
+) -> ProfileSection {
+    let measured: Vec<&Run> = raw
+        .iter()
+        .filter(|r| r.instrumentation == Instrumentation::PerObject)
+        .collect();
+    let totals = |inst: Instrumentation| -> Vec<f64> {
+        raw.iter()
+            .filter(|r| r.instrumentation == inst)
+            .filter_map(|r| ns(&r.total))
+            .collect()
+    };
+    let per_object_ns = summarize(&totals(Instrumentation::PerObject));
+    let uninstrumented_ns = summarize(&totals(Instrumentation::None));
+    let coarse_ns = summarize(&totals(Instrumentation::Coarse));
+    let stops: Vec<f64> = measured.iter().map(|r| r.stops as f64).collect();
+    let per_object_stops = summarize(&stops).map_or(0.0, |s| s.median);
+    // The cost of one ptrace stop, as the target's CPU time sees it: the slope of a least
+    // squares fit of total task-clock against stops over every run (per-object, boundaries
+    // only, none), never negative (on a noisy machine the fit can come out below zero).
+    let points: Vec<(f64, f64)> = raw
+        .iter()
+        .filter_map(|r| ns(&r.total).map(|t| (r.stops as f64, t)))
+        .collect();
+    let ns_per_stop = slope(&points).map(|c| c.max(0.0));
+    let c = ns_per_stop.unwrap_or(0.0);
+    let corrected = |s: &crate::record::Segment| -> Option<f64> {
+        ns(&s.counters).map(|v| (v - s.stops as f64 * c).max(0.0))
+    };
+    // Phase keys in first-seen order.
+    let mut keys: Vec<(Phase, Option<String>)> = Vec::new();
+    for r in &measured {
+        for s in &r.segments {
+            let k = (s.phase, s.object.clone());
+            if !keys.contains(&k) {
+                keys.push(k);
+            }
+        }
+    }
+    let mut phases = Vec::new();
+    for (phase, object) in keys {
+        let (mut cpu, mut raw_cpu, mut wall, mut pf, mut shares) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for r in &measured {
+            let segs: Vec<_> = r
+                .segments
+                .iter()
+                .filter(|s| s.phase == phase && s.object == object)
+                .collect();
+            if segs.is_empty() {
+                continue;
+            }
+            let run_total: f64 = r.segments.iter().filter_map(corrected).sum();
+            if segs.iter().all(|s| s.counters.task_clock_ns.is_some()) {
+                let v: f64 = segs.iter().filter_map(|s| corrected(s)).sum();
+                cpu.push(v);
+                raw_cpu.push(segs.iter().filter_map(|s| ns(&s.counters)).sum());
+                if run_total > 0.0 {
+                    shares.push(v / run_total);
+                }
+            }
+            wall.push(segs.iter().map(|s| s.wall_ns as f64).sum());
+            pf.push(
+                segs.iter()
+                    .map(|s| s.counters.page_faults.unwrap_or(0) as f64)
+                    .sum(),
+            );
+        }
+        phases.push(PhaseStat {
+            phase,
+            object,
+            task_clock_ns: summarize(&cpu),
+            task_clock_raw_ns: summarize(&raw_cpu),
+            wall_ns: summarize(&wall),
+            page_faults: summarize(&pf),
+            share: summarize(&shares).map_or(0.0, |s| s.median),
+        });
+    }
+    let ratio = |a: Option<f64>, b: &Option<Summary>| match (a, b) {
+        (Some(a), Some(b)) if b.median > 0.0 => Some(a / b.median),
+        _ => None,
+    };
+    let sum_corrected: Vec<f64> = measured
+        .iter()
+        .map(|r| r.segments.iter().filter_map(corrected).sum())
+        .collect();
+    let sum_raw: Vec<f64> = measured
+        .iter()
+        .map(|r| r.segments.iter().filter_map(|s| ns(&s.counters)).sum())
+        .collect();
+    let agreement = ratio(
+        summarize(&sum_corrected).map(|s| s.median),
+        &uninstrumented_ns,
+    );
+    let agreement_raw = ratio(summarize(&sum_raw).map(|s| s.median), &uninstrumented_ns);
+    let agreement_coarse = ratio(coarse_ns.as_ref().map(|s| s.median), &uninstrumented_ns);
+    let mut argv = vec![cfg.command.program.display().to_string()];
+    argv.extend(
+        cfg.command
+            .args
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned()),
+    );
+    ProfileSection {
+        argv,
+        detail,
+        runs: measured.len(),
+        warmup: cfg.warmup,
+        counters,
+        phases,
+        total_task_clock_ns: summarize(&sum_corrected),
+        total_wall_ns: summarize(
+            &measured
+                .iter()
+                .map(|r| r.wall_ns as f64)
+                .collect::<Vec<_>>(),
+        ),
+        overhead: Overhead {
+            uninstrumented_ns,
+            coarse_ns,
+            per_object_ns,
+            per_object_stops,
+            ns_per_stop,
+            agreement,
+            agreement_raw,
+            agreement_coarse,
+        },
+        ld_debug,
+        prediction: None,
+        endings: measured.iter().map(|r| r.ending).collect(),
+        raw,
+    }
+}
+
+/// Least-squares slope of y on x; None without two distinct x values.
+fn slope(points: &[(f64, f64)]) -> Option<f64> {
+    let n = points.len() as f64;
+    if points.len() < 2 {
+        return None;
+    }
+    let mx = points.iter().map(|p| p.0).sum::<f64>() / n;
+    let my = points.iter().map(|p| p.1).sum::<f64>() / n;
+    let sxx: f64 = points.iter().map(|p| (p.0 - mx).powi(2)).sum();
+    let sxy: f64 = points.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+    (sxx > 0.0).then(|| sxy / sxx)
+}
+
+/// Parses the text LD_DEBUG=statistics writes.
+pub fn parse_ld_debug(text: &str) -> LdDebugStatistics {
+    let mut s = LdDebugStatistics::default();
+    for line in text.lines() {
+        let l = line.split_once(':').map(|(_, r)| r).unwrap_or(line).trim();
+        let Some((k, v)) = l.split_once(": ") else {
+            continue;
+        };
+        let first = v.split_whitespace().next().unwrap_or("");
+        let Ok(n) = first.parse::<u64>() else {
+            continue;
+        };
+        match k.trim() {
+            "total startup time in dynamic loader" => s.startup_cycles = Some(n),
+            "time needed for relocation" => s.relocation_cycles = Some(n),
+            "time needed to load objects" => s.load_cycles = Some(n),
+            "number of relocations" => s.relocations = Some(n),
+            "number of relocations from cache" => s.relocations_from_cache = Some(n),
+            "number of relative relocations" => s.relative_relocations = Some(n),
+            "final number of relocations" => s.final_relocations = Some(n),
+            _ => {}
+        }
+    }
+    s
+}
+
+/// One run with LD_DEBUG=statistics written to a file (the target's stderr stays its own).
+fn ld_debug_statistics(cmd: &Command) -> Option<LdDebugStatistics> {
+    let dir = std::env::temp_dir().join(format!("ldcost-lddebug-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).ok()?;
+    let out = dir.join("stats");
+    let mut c = std::process::Command::new(&cmd.program);
+    c.args(&cmd.args)
+        .env("LD_DEBUG", "statistics")
+        .env("LD_DEBUG_OUTPUT", &out)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    for (k, v) in &cmd.env {
+        c.env(k, v);
+    }
+    for k in &cmd.env_remove {
+        c.env_remove(k);
+    }
+    let ok = c.status().is_ok();
+    let mut text = String::new();
+    if let Ok(rd) = std::fs::read_dir(&dir) {
+        for e in rd.flatten() {
+            text.push_str(&std::fs::read_to_string(e.path()).unwrap_or_default());
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    let s = parse_ld_debug(&text);
+    (ok && s.relocations.is_some()).then_some(s)
+}
+
+/// Finds `name` in $PATH like execvp (a name with a slash is used as is).
+pub fn which(name: &Path) -> PathBuf {
+    if name.as_os_str().to_string_lossy().contains('/') {
+        return name.to_path_buf();
+    }
+    if let Some(paths) = std::env::var_os("PATH") {
+        for d in std::env::split_paths(&paths) {
+            let p = d.join(name);
+            if p.is_file() {
+                return p;
+            }
+        }
+    }
+    name.to_path_buf()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slope_of_a_line() {
+        let pts = [(0.0, 10.0), (10.0, 30.0), (20.0, 50.0)];
+        assert!((slope(&pts).unwrap() - 2.0).abs() < 1e-9);
+        assert!(slope(&[(1.0, 2.0), (1.0, 3.0)]).is_none());
+    }
+
+    #[test]
+    fn parses_ld_debug_statistics() {
+        let t = "      4081:\t\n      4081:\truntime linker statistics:\n      4081:\t  total startup time in dynamic loader: 242716 cycles\n      4081:\t            time needed for relocation: 42480 cycles (17.5%)\n      4081:\t                 number of relocations: 333\n      4081:\t      number of relocations from cache: 7\n      4081:\t        number of relative relocations: 267\n      4081:\t           time needed to load objects: 60311 cycles (24.8%)\n";
+        let s = parse_ld_debug(t);
+        assert_eq!(s.startup_cycles, Some(242716));
+        assert_eq!(s.relocation_cycles, Some(42480));
+        assert_eq!(s.relocations, Some(333));
+        assert_eq!(s.relocations_from_cache, Some(7));
+        assert_eq!(s.relative_relocations, Some(267));
+        assert_eq!(s.load_cycles, Some(60311));
+    }
+}

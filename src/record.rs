@@ -1,0 +1,125 @@
+//! The recording of live runs: everything `profile` captured, serialisable, so statistics and
+//! reports can be recomputed (and tested) without root or the target.
+//!
+//! A run is a sequence of phase segments, each with its wall time and the perf counter deltas
+//! of the target over that segment. Phases are cut at ptrace stops (breakpoints); the
+//! taxonomy is documented in the README ("What ldcost measures").
+
+use serde::{Deserialize, Serialize};
+
+use crate::perf::Snapshot;
+use crate::trace::launch::Ending;
+
+/// The phases of start-up, in the order they happen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Phase {
+    /// From execve to the first instruction of ld.so (or of a static program), as far as the
+    /// target's counters see it: they are enabled by the kernel during exec (enable-on-exec),
+    /// after the old image is gone.
+    KernelExec,
+    /// ld.so's own start-up and its object search and mapping, up to the first relocation
+    /// (with ld.so debug symbols) or until r_debug says RT_CONSISTENT (without).
+    LdsoMapping,
+    /// `_dl_relocate_object` for one object (relative, symbolic and eager PLT relocations,
+    /// symbol lookups, RELRO).
+    Relocation,
+    /// Relocation and initializers together, when ld.so's internals are not visible.
+    RelocationAndInit,
+    /// `call_init` for one object: DT_INIT and DT_INIT_ARRAY entries.
+    Initializers,
+    /// The rest of ld.so between those (TLS set-up, version checks, audit, bookkeeping).
+    LdsoOther,
+    /// From the program's entry point to main: libc start-up, the executable's constructors.
+    EntryToMain,
+    /// From main to exit (the program's own work and its exit).
+    MainToExit,
+}
+
+impl Phase {
+    pub fn label(self) -> &'static str {
+        match self {
+            Phase::KernelExec => "kernel exec",
+            Phase::LdsoMapping => "ld.so start, search and mapping",
+            Phase::Relocation => "relocation",
+            Phase::RelocationAndInit => "relocation + initializers",
+            Phase::Initializers => "initializers",
+            Phase::LdsoOther => "ld.so other",
+            Phase::EntryToMain => "entry to main",
+            Phase::MainToExit => "main to exit",
+        }
+    }
+}
+
+/// How much of ld.so could be seen (stated in every report).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "level")]
+pub enum Detail {
+    /// ld.so's internal symbols from its build-id debug file: per-object relocation and
+    /// initializer phases.
+    DebugSymbols { debug_file: String },
+    /// Only what every glibc exports (_dl_debug_state / _r_debug, AT_ENTRY): mapping vs the
+    /// rest of ld.so.
+    Exported { why: String },
+    /// A static program: no ld.so.
+    Static,
+}
+
+/// One segment of one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Segment {
+    pub phase: Phase,
+    /// The object a relocation or initializer segment belongs to (ld.so's l_name; the
+    /// executable's path for the main map).
+    pub object: Option<String>,
+    /// Wall time during which the target ran (ldcost's own work at stops is left out).
+    pub wall_ns: u64,
+    pub counters: Snapshot,
+    /// ptrace stops charged to this segment: the one that ends it, and the single-step over
+    /// a persistent breakpoint that started it.
+    pub stops: u64,
+}
+
+/// Whether a run had per-object breakpoints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Instrumentation {
+    /// No ptrace at all: counters only (the reference for the instrumentation's cost).
+    None,
+    /// Breakpoints at phase boundaries only (exec, mapping done, entry, main, exit).
+    Coarse,
+    /// Plus a breakpoint pair around every object's relocation and initializers.
+    PerObject,
+}
+
+/// One run of the target.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Run {
+    pub instrumentation: Instrumentation,
+    pub segments: Vec<Segment>,
+    /// Counters over the whole process (what `perf stat` would show).
+    pub total: Snapshot,
+    pub wall_ns: u64,
+    pub ending: Ending,
+    /// Number of ptrace stops the instrumentation caused.
+    pub stops: u64,
+}
+
+impl Run {
+    /// Sum of one phase's segments in this run (all objects), as (wall, counters).
+    pub fn phase_sum(&self, phase: Phase) -> Option<(u64, Snapshot)> {
+        let mut found = false;
+        let mut wall = 0;
+        let mut c = Snapshot::default();
+        for s in self.segments.iter().filter(|s| s.phase == phase) {
+            if found {
+                c.add(&s.counters);
+            } else {
+                c = s.counters.clone();
+            }
+            found = true;
+            wall += s.wall_ns;
+        }
+        found.then_some((wall, c))
+    }
+}

@@ -1,0 +1,289 @@
+//! The human report of `ldcost profile`: phases and objects by cost, the instrumentation's own
+//! cost, and the cross-checks against `deps` and glibc's LD_DEBUG=statistics.
+
+use std::fmt::Write as _;
+
+use comfy_table::{presets, CellAlignment, ContentArrangement, Table};
+
+use crate::attribute::stats::Summary;
+use crate::profile::ProfileSection;
+use crate::record::{Detail, Phase};
+
+fn ms(s: &Option<Summary>) -> String {
+    s.as_ref()
+        .map(|s| format!("{:.3}", s.median / 1e6))
+        .unwrap_or_else(|| "n/a".into())
+}
+
+fn ci(s: &Option<Summary>) -> String {
+    s.as_ref()
+        .map(|s| format!("[{:.3}, {:.3}]", s.ci95.0 / 1e6, s.ci95.1 / 1e6))
+        .unwrap_or_default()
+}
+
+fn short(p: &str) -> &str {
+    p.rsplit('/').next().unwrap_or(p)
+}
+
+/// The full `profile` report.
+pub fn profile(p: &ProfileSection) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "ldcost profile {}: {} measured run{} (+{} warm-up)",
+        p.argv.join(" "),
+        p.runs,
+        if p.runs == 1 { "" } else { "s" },
+        p.warmup
+    );
+    let mut endings: Vec<String> = p.endings.iter().map(|e| e.describe()).collect();
+    endings.dedup();
+    let _ = writeln!(s, "target: {}", endings.join("; "));
+    let _ = writeln!(
+        s,
+        "detail: {}",
+        match &p.detail {
+            Detail::DebugSymbols { debug_file } => format!(
+                "ld.so debug symbols ({debug_file}): relocation and initializers per object"
+            ),
+            Detail::Exported { why } =>
+                format!("exported symbols only ({why}): mapping vs relocation+initializers"),
+            Detail::Static => "static program: no ld.so".to_string(),
+        }
+    );
+    let unavailable: Vec<String> = p
+        .counters
+        .iter()
+        .filter(|(_, v)| v.as_str() != "available")
+        .map(|(k, _)| k.clone())
+        .collect();
+    if !unavailable.is_empty() {
+        let _ = writeln!(
+            s,
+            "not available on this machine: {}",
+            unavailable.join(", ")
+        );
+    }
+    let _ = writeln!(
+        s,
+        "figures: CPU time of the target process (task-clock) less the measured cost of ptrace stops, median of the runs with a 95% bootstrap CI; wall time excludes ldcost's own work at stops; threads and children are not included"
+    );
+    s.push('\n');
+
+    let _ = writeln!(s, "Phases, in order");
+    let mut t = Table::new();
+    t.load_preset(presets::NOTHING)
+        .set_content_arrangement(ContentArrangement::Disabled)
+        .set_header(vec![
+            "phase", "object", "cpu ms", "95% CI", "share", "wall ms", "faults",
+        ]);
+    // Phases in order; per-object phases collapsed into one row per phase here.
+    let order = [
+        Phase::KernelExec,
+        Phase::LdsoMapping,
+        Phase::Relocation,
+        Phase::RelocationAndInit,
+        Phase::Initializers,
+        Phase::LdsoOther,
+        Phase::EntryToMain,
+        Phase::MainToExit,
+    ];
+    for ph in order {
+        let rows: Vec<_> = p.phases.iter().filter(|x| x.phase == ph).collect();
+        if rows.is_empty() {
+            continue;
+        }
+        let share: f64 = rows.iter().map(|r| r.share).sum();
+        let cpu: f64 = rows
+            .iter()
+            .filter_map(|r| r.task_clock_ns.as_ref().map(|s| s.median))
+            .sum();
+        let wall: f64 = rows
+            .iter()
+            .filter_map(|r| r.wall_ns.as_ref().map(|s| s.median))
+            .sum();
+        let faults: f64 = rows
+            .iter()
+            .filter_map(|r| r.page_faults.as_ref().map(|s| s.median))
+            .sum();
+        let (obj, civ) = if rows.len() == 1 {
+            (
+                rows[0]
+                    .object
+                    .as_deref()
+                    .map(short)
+                    .unwrap_or("")
+                    .to_string(),
+                ci(&rows[0].task_clock_ns),
+            )
+        } else {
+            (format!("({} objects)", rows.len()), String::new())
+        };
+        t.add_row(vec![
+            ph.label().to_string(),
+            obj,
+            format!("{:.3}", cpu / 1e6),
+            civ,
+            format!("{:.1}%", share * 100.0),
+            format!("{:.3}", wall / 1e6),
+            format!("{faults:.0}"),
+        ]);
+    }
+    for i in 2..7 {
+        if let Some(c) = t.column_mut(i) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    let _ = writeln!(s, "{t}");
+
+    let mut per_obj: Vec<_> = p
+        .phases
+        .iter()
+        .filter(|x| {
+            matches!(x.phase, Phase::Relocation | Phase::Initializers) && x.object.is_some()
+        })
+        .collect();
+    if !per_obj.is_empty() {
+        per_obj.sort_by(|a, b| {
+            let m =
+                |x: &&crate::profile::PhaseStat| x.task_clock_ns.as_ref().map_or(0.0, |s| s.median);
+            m(b).total_cmp(&m(a))
+        });
+        let _ = writeln!(s, "\nObjects, by cost (relocation and initializers)");
+        let mut t = Table::new();
+        t.load_preset(presets::NOTHING)
+            .set_content_arrangement(ContentArrangement::Disabled)
+            .set_header(vec![
+                "object",
+                "phase",
+                "cpu ms",
+                "95% CI",
+                "min",
+                "max",
+                "faults",
+                "predicted lookups",
+                "relocations",
+            ]);
+        for r in per_obj {
+            let pred = p
+                .prediction
+                .as_ref()
+                .and_then(|pr| pr.per_object.get(r.object.as_deref().unwrap_or("")));
+            t.add_row(vec![
+                short(r.object.as_deref().unwrap_or("")).to_string(),
+                r.phase.label().to_string(),
+                ms(&r.task_clock_ns),
+                ci(&r.task_clock_ns),
+                r.task_clock_ns
+                    .as_ref()
+                    .map(|s| format!("{:.3}", s.min / 1e6))
+                    .unwrap_or_default(),
+                r.task_clock_ns
+                    .as_ref()
+                    .map(|s| format!("{:.3}", s.max / 1e6))
+                    .unwrap_or_default(),
+                r.page_faults
+                    .as_ref()
+                    .map(|s| format!("{:.0}", s.median))
+                    .unwrap_or_default(),
+                if r.phase == Phase::Relocation {
+                    pred.map(|x| x.0.to_string()).unwrap_or_default()
+                } else {
+                    String::new()
+                },
+                if r.phase == Phase::Relocation {
+                    pred.map(|x| x.1.to_string()).unwrap_or_default()
+                } else {
+                    String::new()
+                },
+            ]);
+        }
+        for i in 2..9 {
+            if let Some(c) = t.column_mut(i) {
+                c.set_cell_alignment(CellAlignment::Right);
+            }
+        }
+        let _ = writeln!(s, "{t}");
+    }
+
+    let o = &p.overhead;
+    let _ = writeln!(
+        s,
+        "\nInstrumentation's own cost (total CPU time of the target)"
+    );
+    let _ = writeln!(
+        s,
+        "  without ptrace {} ms; boundaries only {} ms; per object {} ms ({:.0} ptrace stops{})",
+        ms(&o.uninstrumented_ns),
+        ms(&o.coarse_ns),
+        ms(&o.per_object_ns),
+        o.per_object_stops,
+        o.ns_per_stop
+            .map(|n| format!(", about {:.1} µs each", n / 1e3))
+            .unwrap_or_default()
+    );
+    let within = |a: f64| {
+        if (a - 1.0).abs() <= 0.10 {
+            "within 10%"
+        } else {
+            "NOT within 10%"
+        }
+    };
+    if let Some(a) = o.agreement_coarse {
+        let _ = writeln!(
+            s,
+            "  boundaries-only total / uninstrumented total = {a:.2} ({}, no correction)",
+            within(a)
+        );
+    }
+    if let (Some(a), Some(r)) = (o.agreement, o.agreement_raw) {
+        let _ = writeln!(
+            s,
+            "  per-object phases: sum / uninstrumented = {r:.2} as measured, {a:.2} after subtracting the stops' cost ({})",
+            within(a)
+        );
+        let _ = writeln!(
+            s,
+            "  correction: each phase loses (stops charged to it) x (cost of a stop: slope of total CPU time over number of stops, all runs)"
+        );
+    }
+
+    if p.ld_debug.is_some() || p.prediction.is_some() {
+        let _ = writeln!(
+            s,
+            "\nCross-check with glibc (LD_DEBUG=statistics, separate run) and ldcost deps"
+        );
+        if let Some(g) = &p.ld_debug {
+            if let (Some(tot), Some(rel)) = (g.startup_cycles, g.relocation_cycles) {
+                let _ = writeln!(
+                    s,
+                    "  glibc: {tot} cycles in ld.so, {rel} ({:.1}%) in relocation, {} ({:.1}%) loading objects",
+                    rel as f64 * 100.0 / tot.max(1) as f64,
+                    g.load_cycles.unwrap_or(0),
+                    g.load_cycles.unwrap_or(0) as f64 * 100.0 / tot.max(1) as f64
+                );
+            }
+        }
+        let g = p.ld_debug.clone().unwrap_or_default();
+        if let Some(pr) = &p.prediction {
+            let opt = |v: Option<u64>| v.map(|x| x.to_string()).unwrap_or_else(|| "n/a".into());
+            let _ = writeln!(
+                s,
+                "  symbol lookups at start-up: glibc {} (+{} from cache); deps predicts {} (+{}) including ld.so's own 10",
+                opt(g.relocations),
+                opt(g.relocations_from_cache),
+                pr.lookups,
+                pr.cache_hits
+            );
+            let _ = writeln!(
+                s,
+                "  relative relocations (DT_RELACOUNT): glibc {}; deps {} (glibc does not count DT_RELR-packed ones: {} in all)",
+                opt(g.relative_relocations),
+                pr.relacount,
+                pr.relative_total
+            );
+            let _ = writeln!(s, "  PLT slots left to lazy binding: {}", pr.lazy_deferred);
+        }
+    }
+    s
+}

@@ -1,0 +1,344 @@
+//! Launching a target under ptrace, stopped before exec, and tearing it down whatever happens.
+//!
+//! The child forked here calls PTRACE_TRACEME and stops itself with SIGSTOP before execve, so
+//! the parent can open perf counters on its pid (enable-on-exec) and set ptrace options
+//! (PTRACE_O_EXITKILL: the target dies with ldcost; TRACEEXEC; TRACEEXIT) before the program
+//! image exists. An execve failure comes back through a close-on-exec pipe as an errno (the
+//! samply way), so "no such file" and "permission denied" are told apart from a target that
+//! exits 127 by itself. [`Tracee`]'s Drop kills and reaps the child, so no stopped, zombie or
+//! orphaned process survives an error path.
+
+use std::ffi::{CString, OsStr};
+use std::os::fd::OwnedFd;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use nix::errno::Errno;
+use nix::sys::ptrace;
+use nix::sys::signal::{self, Signal};
+use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
+use nix::unistd::{fork, ForkResult, Pid};
+
+/// Errors of the trace layer.
+#[derive(Debug, thiserror::Error)]
+pub enum TraceError {
+    #[error("{path} does not exist")]
+    NotFound { path: PathBuf },
+    #[error("{path} cannot be executed: {reason}")]
+    NotExecutable { path: PathBuf, reason: String },
+    #[error("{path} is set-user-ID or set-group-ID; under ptrace it would not run with those privileges, so its start-up would not be the real one")]
+    Setuid { path: PathBuf },
+    #[error("ptrace is not permitted here ({what})")]
+    PtraceDenied { what: String },
+    #[error("cannot start {path}: {source}")]
+    Spawn {
+        path: PathBuf,
+        #[source]
+        source: nix::Error,
+    },
+    #[error("lost track of the target {path}: {what}")]
+    Lost { path: PathBuf, what: String },
+}
+
+impl TraceError {
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            TraceError::NotFound { .. } => Some("check the path; bare names are searched in $PATH".into()),
+            TraceError::NotExecutable { .. } => Some("make it executable (chmod +x) or give the interpreter explicitly".into()),
+            TraceError::Setuid { .. } => Some("profile a copy without the set-ID bit (cp FILE /tmp/x && ldcost profile /tmp/x), or use `ldcost deps` which needs no tracing".into()),
+            TraceError::PtraceDenied { .. } => Some(ptrace_hint()),
+            _ => None,
+        }
+    }
+}
+
+/// What to tell a user whose ptrace was refused.
+fn ptrace_hint() -> String {
+    match std::fs::read_to_string("/proc/sys/kernel/yama/ptrace_scope") {
+        Ok(s) if s.trim() != "0" => format!(
+            "Yama ptrace_scope is {}; run `sysctl kernel.yama.ptrace_scope=0` (or 1, which allows tracing our own children) or run as root; in a container add CAP_SYS_PTRACE and a seccomp profile that allows ptrace",
+            s.trim()
+        ),
+        _ => "in a container add CAP_SYS_PTRACE (docker run --cap-add=SYS_PTRACE) and a seccomp profile that allows ptrace and perf_event_open".into(),
+    }
+}
+
+/// How the target ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "how", content = "value")]
+pub enum Ending {
+    Exited(i32),
+    Killed(i32),
+    TimedOut,
+}
+
+impl Ending {
+    pub fn describe(&self) -> String {
+        match self {
+            Ending::Exited(0) => "exited with status 0".into(),
+            Ending::Exited(c) => format!("exited with status {c}"),
+            Ending::Killed(s) => format!(
+                "killed by signal {} ({})",
+                s,
+                Signal::try_from(*s).map(|s| s.as_str()).unwrap_or("?")
+            ),
+            Ending::TimedOut => "killed by ldcost after --timeout".into(),
+        }
+    }
+}
+
+/// A traced child. Dropping it kills and reaps the child if it is still there.
+pub struct Tracee {
+    pub pid: Pid,
+    pub path: PathBuf,
+    alive: bool,
+    exec_err: Option<OwnedFd>,
+}
+
+/// What `launch` needs.
+#[derive(Debug, Clone)]
+pub struct Command {
+    pub program: PathBuf,
+    pub args: Vec<std::ffi::OsString>,
+    /// Extra environment on top of ours (e.g. LD_BIND_NOW).
+    pub env: Vec<(String, String)>,
+    /// Environment variables to remove.
+    pub env_remove: Vec<String>,
+    /// Send the target's stdout and stderr to /dev/null.
+    pub quiet: bool,
+}
+
+/// Refuses what we cannot or should not trace, before forking.
+pub fn preflight(program: &Path) -> Result<(), TraceError> {
+    use std::os::unix::fs::PermissionsExt;
+    let meta = std::fs::metadata(program).map_err(|_| TraceError::NotFound {
+        path: program.to_path_buf(),
+    })?;
+    if meta.is_dir() {
+        return Err(TraceError::NotExecutable {
+            path: program.to_path_buf(),
+            reason: "it is a directory".into(),
+        });
+    }
+    if meta.permissions().mode() & 0o111 == 0 {
+        return Err(TraceError::NotExecutable {
+            path: program.to_path_buf(),
+            reason: "no execute permission".into(),
+        });
+    }
+    if meta.permissions().mode() & 0o6000 != 0 {
+        return Err(TraceError::Setuid {
+            path: program.to_path_buf(),
+        });
+    }
+    Ok(())
+}
+
+fn cstring(s: &OsStr) -> CString {
+    CString::new(s.as_bytes()).unwrap_or_else(|_| CString::from(c"?"))
+}
+
+/// Forks the child, stopped before exec, with ptrace options set.
+pub fn launch(cmd: &Command) -> Result<Tracee, TraceError> {
+    preflight(&cmd.program)?;
+    let path = cmd.program.clone();
+    let prog = cstring(cmd.program.as_os_str());
+    let mut argv: Vec<CString> = vec![prog.clone()];
+    argv.extend(cmd.args.iter().map(|a| cstring(a)));
+    let mut env: Vec<CString> = std::env::vars_os()
+        .filter(|(k, _)| {
+            !cmd.env_remove.iter().any(|r| OsStr::new(r) == k)
+                && !cmd.env.iter().any(|(e, _)| OsStr::new(e) == k)
+        })
+        .map(|(k, v)| {
+            let mut b = k.as_bytes().to_vec();
+            b.push(b'=');
+            b.extend_from_slice(v.as_bytes());
+            CString::new(b).unwrap_or_else(|_| CString::from(c"X=?"))
+        })
+        .collect();
+    env.extend(
+        cmd.env.iter().map(|(k, v)| {
+            CString::new(format!("{k}={v}")).unwrap_or_else(|_| CString::from(c"X=?"))
+        }),
+    );
+    let devnull = if cmd.quiet {
+        Some(CString::from(c"/dev/null"))
+    } else {
+        None
+    };
+    let (rd, wr) =
+        nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|e| TraceError::Spawn {
+            path: path.clone(),
+            source: e,
+        })?;
+    // SAFETY: the child only calls async-signal-safe functions (ptrace, open, dup2, raise,
+    // execve, write, _exit) on data prepared before the fork.
+    match unsafe { fork() } {
+        Err(e) => Err(TraceError::Spawn { path, source: e }),
+        Ok(ForkResult::Child) => {
+            drop(rd);
+            if ptrace::traceme().is_err() {
+                let _ = nix::unistd::write(&wr, &(Errno::EPERM as i32).to_ne_bytes());
+                unsafe { nix::libc::_exit(127) };
+            }
+            if let Some(dn) = &devnull {
+                // SAFETY: plain libc calls on a valid C string.
+                unsafe {
+                    let fd = nix::libc::open(dn.as_ptr(), nix::libc::O_WRONLY);
+                    if fd >= 0 {
+                        nix::libc::dup2(fd, 1);
+                        nix::libc::dup2(fd, 2);
+                    }
+                }
+            }
+            let _ = signal::raise(Signal::SIGSTOP);
+            let e = nix::unistd::execve(&prog, &argv, &env)
+                .err()
+                .unwrap_or(Errno::UnknownErrno);
+            let _ = nix::unistd::write(&wr, &(e as i32).to_ne_bytes());
+            unsafe { nix::libc::_exit(127) }
+        }
+        Ok(ForkResult::Parent { child }) => {
+            drop(wr);
+            let mut t = Tracee {
+                pid: child,
+                path,
+                alive: true,
+                exec_err: Some(rd),
+            };
+            match waitpid(child, Some(WaitPidFlag::__WALL)) {
+                Ok(WaitStatus::Stopped(_, Signal::SIGSTOP)) => {}
+                Ok(WaitStatus::Exited(_, _)) => {
+                    t.alive = false;
+                    return Err(t.exec_error().unwrap_or(TraceError::PtraceDenied {
+                        what: "the child could not call PTRACE_TRACEME".into(),
+                    }));
+                }
+                other => {
+                    return Err(TraceError::Lost {
+                        path: t.path.clone(),
+                        what: format!("unexpected first stop {other:?}"),
+                    })
+                }
+            }
+            let opts = ptrace::Options::PTRACE_O_EXITKILL
+                | ptrace::Options::PTRACE_O_TRACEEXEC
+                | ptrace::Options::PTRACE_O_TRACEEXIT;
+            ptrace::setoptions(child, opts).map_err(|e| TraceError::PtraceDenied {
+                what: format!("PTRACE_SETOPTIONS: {e}"),
+            })?;
+            Ok(t)
+        }
+    }
+}
+
+impl Tracee {
+    /// The errno execve reported through the pipe, as a TraceError.
+    fn exec_error(&mut self) -> Option<TraceError> {
+        let fd = self.exec_err.take()?;
+        let mut buf = [0u8; 4];
+        let n = nix::unistd::read(&fd, &mut buf).ok()?;
+        if n != 4 {
+            return None;
+        }
+        let errno = Errno::from_raw(i32::from_ne_bytes(buf));
+        Some(match errno {
+            Errno::ENOENT => TraceError::NotFound {
+                path: self.path.clone(),
+            },
+            Errno::EPERM => TraceError::PtraceDenied {
+                what: "PTRACE_TRACEME was refused (seccomp or a security module)".into(),
+            },
+            e => TraceError::NotExecutable {
+                path: self.path.clone(),
+                reason: e.desc().to_string(),
+            },
+        })
+    }
+
+    /// Continues the stopped child into execve and waits for the PTRACE_EVENT_EXEC stop.
+    pub fn run_to_exec(&mut self) -> Result<(), TraceError> {
+        ptrace::cont(self.pid, None).map_err(|e| self.lost(format!("PTRACE_CONT: {e}")))?;
+        loop {
+            match waitpid(self.pid, Some(WaitPidFlag::__WALL)) {
+                Ok(WaitStatus::PtraceEvent(_, _, ev))
+                    if ev == ptrace::Event::PTRACE_EVENT_EXEC as i32 =>
+                {
+                    self.exec_err = None;
+                    return Ok(());
+                }
+                Ok(WaitStatus::PtraceEvent(_, _, ev))
+                    if ev == ptrace::Event::PTRACE_EVENT_EXIT as i32 =>
+                {
+                    // execve failed and the child is on its way out through _exit(127).
+                    let _ = ptrace::cont(self.pid, None);
+                }
+                Ok(WaitStatus::Exited(_, code)) => {
+                    self.alive = false;
+                    return Err(self.exec_error().unwrap_or_else(|| {
+                        self.lost(format!("exited with status {code} before exec"))
+                    }));
+                }
+                Ok(WaitStatus::Signaled(_, s, _)) => {
+                    self.alive = false;
+                    return Err(self.lost(format!("killed by {s:?} before exec")));
+                }
+                Ok(WaitStatus::Stopped(_, sig)) => {
+                    let _ = ptrace::cont(self.pid, Some(sig));
+                }
+                Ok(_) => {
+                    let _ = ptrace::cont(self.pid, None);
+                }
+                Err(Errno::EINTR) => {
+                    if crate::trace::interrupted() {
+                        return Err(self.lost("interrupted".into()));
+                    }
+                }
+                Err(e) => return Err(self.lost(format!("waitpid: {e}"))),
+            }
+        }
+    }
+
+    pub fn lost(&self, what: String) -> TraceError {
+        TraceError::Lost {
+            path: self.path.clone(),
+            what,
+        }
+    }
+
+    /// Marks the child as reaped (the caller saw it exit).
+    pub fn reaped(&mut self) {
+        self.alive = false;
+    }
+
+    pub fn is_alive(&self) -> bool {
+        self.alive
+    }
+
+    /// Kills and reaps the child now.
+    pub fn kill(&mut self) {
+        if self.alive {
+            let _ = signal::kill(self.pid, Signal::SIGKILL);
+            loop {
+                match waitpid(self.pid, Some(WaitPidFlag::__WALL)) {
+                    Ok(WaitStatus::Exited(..))
+                    | Ok(WaitStatus::Signaled(..))
+                    | Err(Errno::ECHILD) => break,
+                    Ok(WaitStatus::PtraceEvent(..)) | Ok(WaitStatus::Stopped(..)) => {
+                        let _ = ptrace::cont(self.pid, None);
+                    }
+                    Err(Errno::EINTR) | Ok(_) => continue,
+                    Err(_) => break,
+                }
+            }
+            self.alive = false;
+        }
+    }
+}
+
+impl Drop for Tracee {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}

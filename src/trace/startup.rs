@@ -1,0 +1,612 @@
+//! One run of a target from execve to exit, cut into phases at ptrace stops.
+//!
+//! In: a [`Command`] and what to instrument. Out: a [`Run`] (see [`crate::record`]).
+//!
+//! Boundaries, from the most to the least detail available (the report says which):
+//! * exec: the PTRACE_EVENT_EXEC stop, at ld.so's first instruction (or a static program's);
+//! * with ld.so's debug symbols (build-id debug file): `_dl_relocate_object(l, ...)` and
+//!   `call_init(l, ...)` entries (rdi is the `struct link_map *`, whose `l_name` at offset 8
+//!   names the object) and their return addresses (read from `[rsp]` at entry);
+//! * without: `_dl_debug_state` hits, reading `_r_debug.r_state` (offset 24): RT_CONSISTENT
+//!   after RT_ADD means every object is mapped (the r_debug protocol debuggers use);
+//! * the program's entry point (AT_ENTRY from /proc/PID/auxv): ld.so is done;
+//! * `main`, from the executable's symbol table, or else from `__libc_start_main`'s first
+//!   argument (rdi), which is main's address;
+//! * the PTRACE_EVENT_EXIT stop.
+//!
+//! At every boundary the target's perf counters are read (it is stopped, so they are still).
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
+
+use nix::sys::ptrace;
+use nix::sys::signal::{self, Signal};
+use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
+use nix::unistd::Pid;
+
+use super::breakpoint::{read_cstring, read_u64, Breakpoints};
+use super::launch::{launch, Command, Ending, TraceError};
+use crate::perf::{CounterSet, Snapshot};
+use crate::record::{Detail, Instrumentation, Phase, Run, Segment};
+use crate::symbolize::ObjectSymbols;
+
+/// Errors of one profiled run.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Trace(#[from] TraceError),
+    #[error(transparent)]
+    Perf(#[from] crate::perf::PerfError),
+}
+
+/// What to do in one run.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    pub instrumentation: Instrumentation,
+    pub timeout: Option<Duration>,
+    pub debug_roots: Vec<PathBuf>,
+}
+
+const TAG_RELOC: u32 = 1;
+const TAG_RELOC_RET: u32 = 2;
+const TAG_INIT: u32 = 3;
+const TAG_INIT_RET: u32 = 4;
+const TAG_DEBUG_STATE: u32 = 5;
+const TAG_ENTRY: u32 = 6;
+const TAG_LIBC_START_MAIN: u32 = 7;
+const TAG_MAIN: u32 = 8;
+
+/// A phase boundary seen during the run.
+#[derive(Debug, Clone)]
+enum Mark {
+    Exec,
+    Start(Phase, String),
+    End,
+    MappingDone,
+    Entry,
+    Main,
+    Exit,
+}
+
+/// A mark with the target's running time, the ptrace stops so far and the counters.
+#[derive(Debug, Clone)]
+struct Boundary {
+    mark: Mark,
+    running_ns: u64,
+    stops: u64,
+    counters: Snapshot,
+}
+
+impl Boundary {
+    fn new(mark: Mark, running_ns: u64, stops: u64, counters: Snapshot) -> Boundary {
+        Boundary {
+            mark,
+            running_ns,
+            stops,
+            counters,
+        }
+    }
+    fn at(mark: Mark, (running_ns, stops): (u64, u64), counters: Snapshot) -> Boundary {
+        Boundary::new(mark, running_ns, stops, counters)
+    }
+}
+
+/// Reads AT_* values from /proc/PID/auxv.
+fn auxv(pid: Pid) -> std::collections::HashMap<u64, u64> {
+    let mut m = std::collections::HashMap::new();
+    if let Ok(b) = std::fs::read(format!("/proc/{pid}/auxv")) {
+        for c in b.chunks_exact(16) {
+            let k = u64::from_le_bytes(c[..8].try_into().unwrap_or([0; 8]));
+            let v = u64::from_le_bytes(c[8..].try_into().unwrap_or([0; 8]));
+            if k == 0 {
+                break;
+            }
+            m.insert(k, v);
+        }
+    }
+    m
+}
+
+/// The lowest mapping address of `path` in the tracee (its load base for a library whose first
+/// PT_LOAD has vaddr 0), and the path exactly as /proc/PID/maps names it.
+fn mapped_base(pid: Pid, pred: impl Fn(&str) -> bool) -> Option<(u64, String)> {
+    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).ok()?;
+    for l in maps.lines() {
+        let mut f = l.split_whitespace();
+        let range = f.next()?;
+        let path = f.nth(4).unwrap_or("");
+        if !path.is_empty() && pred(path) {
+            let start = u64::from_str_radix(range.split('-').next()?, 16).ok()?;
+            return Some((start, path.to_string()));
+        }
+    }
+    None
+}
+
+/// The detail level ld.so allows, and its symbols.
+pub fn ldso_detail(interp: &Path, debug_roots: &[PathBuf]) -> (Detail, Option<ObjectSymbols>) {
+    match ObjectSymbols::load(interp, debug_roots) {
+        Ok(syms) => {
+            if syms.lookup("_dl_relocate_object").is_some() && syms.lookup("call_init").is_some() {
+                let df = syms
+                    .debug_file()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_else(|| interp.display().to_string());
+                (Detail::DebugSymbols { debug_file: df }, Some(syms))
+            } else {
+                (
+                    Detail::Exported {
+                        why: format!(
+                            "no debug symbols for {} (install libc6-dbg, or the debug file matching its build-id)",
+                            interp.display()
+                        ),
+                    },
+                    Some(syms),
+                )
+            }
+        }
+        Err(e) => (
+            Detail::Exported {
+                why: format!("cannot read ld.so's symbols: {e}"),
+            },
+            None,
+        ),
+    }
+}
+
+/// Runs the command once and records its phases.
+pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunError> {
+    let mut tracee = launch(cmd)?;
+    let pid = tracee.pid;
+    let mut counters = CounterSet::open(pid.as_raw(), true)?;
+
+    // --timeout: a watchdog that kills the target; cancelled by dropping the sender.
+    let timed_out = Arc::new(AtomicBool::new(false));
+    let (cancel, cancelled) = mpsc::channel::<()>();
+    if let Some(t) = opts.timeout {
+        let flag = timed_out.clone();
+        std::thread::spawn(move || {
+            if let Err(mpsc::RecvTimeoutError::Timeout) = cancelled.recv_timeout(t) {
+                flag.store(true, Ordering::SeqCst);
+                let _ = signal::kill(pid, Signal::SIGKILL);
+            }
+        });
+    }
+
+    let t0 = Instant::now();
+    tracee.run_to_exec()?;
+    // Wall time during which the target ran: our own work at each stop is left out.
+    let mut running_ns = t0.elapsed().as_nanos() as u64;
+    let mut marks: Vec<Boundary> = Vec::new();
+    let mut stops = 1u64;
+    marks.push(Boundary::new(
+        Mark::Exec,
+        running_ns,
+        stops,
+        counters.read()?,
+    ));
+
+    let aux = auxv(pid);
+    let at_base = aux.get(&7).copied().unwrap_or(0);
+    let at_entry = aux.get(&9).copied().unwrap_or(0);
+    let exe =
+        std::fs::read_link(format!("/proc/{pid}/exe")).unwrap_or_else(|_| cmd.program.clone());
+    let mut bps = Breakpoints::default();
+    let per_object = opts.instrumentation == Instrumentation::PerObject;
+
+    let mut r_debug: Option<u64> = None;
+    // ld.so's persistent breakpoints, removed at the entry point (a later dlopen must not stop
+    // the target, and untraced threads must never meet an int3).
+    let mut ldso_bps: Vec<u64> = Vec::new();
+    let detail = if at_base == 0 {
+        Detail::Static
+    } else {
+        let interp = mapped_base(pid, |p| {
+            p.contains("/ld-linux") || p.contains("/ld.so") || p.contains("/ld-")
+        });
+        let (interp_path, base) = match &interp {
+            Some((b, p)) => (PathBuf::from(p), *b),
+            None => (PathBuf::from(crate::deps::DEFAULT_INTERP), at_base),
+        };
+        let (detail, syms) = ldso_detail(&interp_path, &opts.debug_roots);
+        let sym = |n: &str| {
+            syms.as_ref()
+                .and_then(|s| s.lookup(n))
+                .map(|s| base + s.value)
+        };
+        match &detail {
+            Detail::DebugSymbols { .. } => {
+                if let Some(a) = sym("_dl_relocate_object") {
+                    bps.insert(pid, a, TAG_RELOC, true)
+                        .map_err(|e| tracee.lost(format!("breakpoint: {e}")))?;
+                    ldso_bps.push(a);
+                }
+                if per_object {
+                    if let Some(a) = sym("call_init") {
+                        bps.insert(pid, a, TAG_INIT, true)
+                            .map_err(|e| tracee.lost(format!("breakpoint: {e}")))?;
+                        ldso_bps.push(a);
+                    }
+                }
+            }
+            _ => {
+                if let Some(a) = sym("_dl_debug_state") {
+                    bps.insert(pid, a, TAG_DEBUG_STATE, true)
+                        .map_err(|e| tracee.lost(format!("breakpoint: {e}")))?;
+                    ldso_bps.push(a);
+                }
+            }
+        }
+        r_debug = sym("_r_debug");
+        if at_entry != 0 {
+            bps.insert(pid, at_entry, TAG_ENTRY, false)
+                .map_err(|e| tracee.lost(format!("breakpoint: {e}")))?;
+        }
+        detail
+    };
+    let is_static = detail == Detail::Static;
+    if is_static {
+        // The exec stop is at the entry point already.
+        marks.push(Boundary::new(
+            Mark::Entry,
+            running_ns,
+            stops,
+            marks[0].counters.clone(),
+        ));
+        plant_main(pid, &exe, at_entry, None, &mut bps);
+    }
+
+    let mut seen_rt_add = false;
+    let mut mapping_done = false;
+    let mut relocs_seen = 0u32;
+    let mut ending = None;
+    let mut resumed = Instant::now();
+    ptrace::cont(pid, None).map_err(|e| tracee.lost(format!("PTRACE_CONT: {e}")))?;
+    loop {
+        let waited = waitpid(pid, Some(WaitPidFlag::__WALL));
+        running_ns += resumed.elapsed().as_nanos() as u64;
+        // Until a branch below resumes the target, the clock is ours, not its.
+        resumed = Instant::now();
+        let status = match waited {
+            Ok(s) => s,
+            Err(nix::errno::Errno::EINTR) => {
+                if super::interrupted() {
+                    tracee.kill();
+                    return Err(tracee
+                        .lost("interrupted by a signal to ldcost".into())
+                        .into());
+                }
+                continue;
+            }
+            Err(e) => return Err(tracee.lost(format!("waitpid: {e}")).into()),
+        };
+        match status {
+            WaitStatus::Exited(_, code) => {
+                tracee.reaped();
+                ending.get_or_insert(Ending::Exited(code));
+                break;
+            }
+            WaitStatus::Signaled(_, sig, _) => {
+                tracee.reaped();
+                if timed_out.load(Ordering::SeqCst) {
+                    ending = Some(Ending::TimedOut);
+                } else {
+                    ending.get_or_insert(Ending::Killed(sig as i32));
+                }
+                break;
+            }
+            WaitStatus::PtraceEvent(_, _, ev) if ev == ptrace::Event::PTRACE_EVENT_EXIT as i32 => {
+                stops += 1;
+                marks.push(Boundary::new(
+                    Mark::Exit,
+                    running_ns,
+                    stops,
+                    counters.read()?,
+                ));
+                if let Ok(msg) = ptrace::getevent(pid) {
+                    // The exit status (wait(2) encoding), in case the final wait is lost.
+                    let st = msg as i32;
+                    ending = Some(if st & 0x7f == 0 {
+                        Ending::Exited((st >> 8) & 0xff)
+                    } else {
+                        Ending::Killed(st & 0x7f)
+                    });
+                }
+                resumed = Instant::now();
+                let _ = ptrace::cont(pid, None);
+            }
+            WaitStatus::PtraceEvent(..) | WaitStatus::PtraceSyscall(_) => {
+                resumed = Instant::now();
+                let _ = ptrace::cont(pid, None);
+            }
+            WaitStatus::Stopped(_, Signal::SIGTRAP) => {
+                let hit = bps
+                    .hit(pid)
+                    .map_err(|e| tracee.lost(format!("breakpoint: {e}")))?;
+                let Some((addr, tag)) = hit else {
+                    // Not ours: the program's own SIGTRAP.
+                    resumed = Instant::now();
+                    let _ = ptrace::cont(pid, Some(Signal::SIGTRAP));
+                    continue;
+                };
+                // A persistent breakpoint costs a second stop (the single-step over it).
+                stops += if matches!(tag, TAG_RELOC | TAG_INIT | TAG_DEBUG_STATE) {
+                    2
+                } else {
+                    1
+                };
+                let now = (running_ns, stops);
+                let snap = counters.read()?;
+                match tag {
+                    TAG_RELOC => {
+                        relocs_seen += 1;
+                        if per_object {
+                            let name = link_map_name(pid, &cmd.program);
+                            marks.push(Boundary::at(
+                                Mark::Start(Phase::Relocation, name),
+                                now,
+                                snap,
+                            ));
+                            if let Some(ret) =
+                                ptrace::getregs(pid).ok().and_then(|r| read_u64(pid, r.rsp))
+                            {
+                                let _ = bps.insert(pid, ret, TAG_RELOC_RET, false);
+                            }
+                        } else if relocs_seen == 1 {
+                            marks.push(Boundary::at(Mark::MappingDone, now, snap));
+                            let _ = bps.remove(pid, addr);
+                        }
+                    }
+                    TAG_INIT => {
+                        let name = link_map_name(pid, &cmd.program);
+                        marks.push(Boundary::at(
+                            Mark::Start(Phase::Initializers, name),
+                            now,
+                            snap,
+                        ));
+                        if let Some(ret) =
+                            ptrace::getregs(pid).ok().and_then(|r| read_u64(pid, r.rsp))
+                        {
+                            let _ = bps.insert(pid, ret, TAG_INIT_RET, false);
+                        }
+                    }
+                    TAG_RELOC_RET | TAG_INIT_RET => marks.push(Boundary::at(Mark::End, now, snap)),
+                    TAG_DEBUG_STATE => {
+                        let state = r_debug
+                            .and_then(|a| read_u64(pid, a + 24))
+                            .map(|v| v as u32);
+                        match state {
+                            Some(1) => seen_rt_add = true,
+                            Some(0) if seen_rt_add && !mapping_done => {
+                                mapping_done = true;
+                                marks.push(Boundary::at(Mark::MappingDone, now, snap));
+                                let _ = bps.remove(pid, addr);
+                            }
+                            _ => {}
+                        }
+                    }
+                    TAG_ENTRY => {
+                        marks.push(Boundary::at(Mark::Entry, now, snap));
+                        // ld.so is done: its breakpoints go.
+                        for a in ldso_bps.drain(..) {
+                            let _ = bps.remove(pid, a);
+                        }
+                        let libc =
+                            mapped_base(pid, |p| p.contains("/libc.so") || p.contains("/libc-"));
+                        plant_main(pid, &exe, at_entry, libc, &mut bps);
+                    }
+                    TAG_LIBC_START_MAIN => {
+                        let main = ptrace::getregs(pid).map(|r| r.rdi).unwrap_or(0);
+                        if main != 0 {
+                            let _ = bps.insert(pid, main, TAG_MAIN, false);
+                        }
+                    }
+                    TAG_MAIN => {
+                        marks.push(Boundary::at(Mark::Main, now, snap));
+                        let _ = bps.clear(pid);
+                    }
+                    _ => {}
+                }
+                resumed = Instant::now();
+                let _ = ptrace::cont(pid, None);
+            }
+            WaitStatus::Stopped(_, sig) => {
+                // A signal for the program: deliver it unchanged.
+                resumed = Instant::now();
+                let _ = ptrace::cont(pid, Some(sig));
+            }
+            _ => {
+                resumed = Instant::now();
+                let _ = ptrace::cont(pid, None);
+            }
+        }
+    }
+    drop(cancel);
+    let wall = t0.elapsed();
+    let total = marks.last().map(|m| m.counters.clone()).unwrap_or_default();
+    let segments = segments_from(&marks, &detail);
+    Ok((
+        Run {
+            instrumentation: opts.instrumentation,
+            segments,
+            total,
+            wall_ns: wall.as_nanos() as u64,
+            ending: ending.unwrap_or(Ending::Exited(0)),
+            stops,
+        },
+        detail,
+    ))
+}
+
+/// The object name of the link_map in rdi (`l_name` at offset 8; "" is the executable).
+fn link_map_name(pid: Pid, exe: &Path) -> String {
+    let name = ptrace::getregs(pid)
+        .ok()
+        .and_then(|r| read_u64(pid, r.rdi + 8))
+        .and_then(|p| read_cstring(pid, p))
+        .unwrap_or_default();
+    if name.is_empty() {
+        exe.display().to_string()
+    } else {
+        name
+    }
+}
+
+/// Plants the breakpoint that marks main: at `main` itself when the executable's symbol table
+/// has it, else at `__libc_start_main` (whose first argument is main).
+fn plant_main(
+    pid: Pid,
+    exe: &Path,
+    at_entry: u64,
+    libc: Option<(u64, String)>,
+    bps: &mut Breakpoints,
+) {
+    let Ok(exe_syms) = ObjectSymbols::load(exe, &[]) else {
+        return;
+    };
+    let exe_entry = crate::deps::analyze_file(exe, true)
+        .map(|i| i.entry)
+        .unwrap_or(0);
+    let bias = at_entry.wrapping_sub(exe_entry);
+    if let Some(m) = exe_syms.lookup("main") {
+        let _ = bps.insert(pid, bias.wrapping_add(m.value), TAG_MAIN, false);
+        return;
+    }
+    if let Some(s) = exe_syms.lookup("__libc_start_main") {
+        let _ = bps.insert(pid, bias.wrapping_add(s.value), TAG_LIBC_START_MAIN, false);
+        return;
+    }
+    if let Some((base, path)) = libc {
+        if let Ok(ls) = ObjectSymbols::load(Path::new(&path), &[]) {
+            if let Some(s) = ls.lookup("__libc_start_main") {
+                let _ = bps.insert(pid, base + s.value, TAG_LIBC_START_MAIN, false);
+            }
+        }
+    }
+}
+
+/// Turns boundary marks into phase segments.
+fn segments_from(marks: &[Boundary], detail: &Detail) -> Vec<Segment> {
+    let mut out = Vec::new();
+    let Some(first) = marks.first() else {
+        return out;
+    };
+    out.push(Segment {
+        phase: Phase::KernelExec,
+        object: None,
+        wall_ns: first.running_ns,
+        counters: first.counters.clone(),
+        stops: 1,
+    });
+    // The phase in force between marks: a stack for nested relocation/init segments.
+    let base_after_mapping = match detail {
+        Detail::DebugSymbols { .. } => Phase::LdsoOther,
+        _ => Phase::RelocationAndInit,
+    };
+    let mut base = if *detail == Detail::Static {
+        Phase::EntryToMain
+    } else {
+        Phase::LdsoMapping
+    };
+    let mut stack: Vec<(Phase, String)> = Vec::new();
+    for w in marks.windows(2) {
+        let (b0, b1) = (&w[0], &w[1]);
+        match &b0.mark {
+            Mark::Start(p, name) => {
+                stack.push((*p, name.clone()));
+                if base == Phase::LdsoMapping {
+                    base = Phase::LdsoOther;
+                }
+            }
+            Mark::End => {
+                stack.pop();
+            }
+            Mark::MappingDone => base = base_after_mapping,
+            Mark::Entry => {
+                stack.clear();
+                base = Phase::EntryToMain;
+            }
+            Mark::Main => base = Phase::MainToExit,
+            Mark::Exec | Mark::Exit => {}
+        }
+        let (phase, object) = match stack.last() {
+            Some((p, n)) => (*p, Some(n.clone())),
+            None => (base, None),
+        };
+        out.push(Segment {
+            phase,
+            object,
+            wall_ns: b1.running_ns.saturating_sub(b0.running_ns),
+            counters: b1.counters.delta(&b0.counters),
+            stops: b1.stops.saturating_sub(b0.stops),
+        });
+    }
+    merge_adjacent(out)
+}
+
+/// Merges consecutive segments of the same phase and object.
+fn merge_adjacent(v: Vec<Segment>) -> Vec<Segment> {
+    let mut out: Vec<Segment> = Vec::with_capacity(v.len());
+    for s in v {
+        if let Some(last) = out.last_mut() {
+            if last.phase == s.phase && last.object == s.object {
+                last.wall_ns += s.wall_ns;
+                last.stops += s.stops;
+                last.counters.add(&s.counters);
+                continue;
+            }
+        }
+        out.push(s);
+    }
+    out
+}
+
+/// Runs the command without ptrace, with the same counters: the reference measurement.
+pub fn run_uninstrumented(cmd: &Command, timeout: Option<Duration>) -> Result<Run, RunError> {
+    let mut tracee = launch(cmd)?;
+    let pid = tracee.pid;
+    let mut counters = CounterSet::open(pid.as_raw(), true)?;
+    // Detach before exec: from here on the target runs untraced.
+    let t0 = Instant::now();
+    ptrace::detach(pid, None).map_err(|e| tracee.lost(format!("PTRACE_DETACH: {e}")))?;
+    let timed_out = Arc::new(AtomicBool::new(false));
+    let (cancel, cancelled) = mpsc::channel::<()>();
+    if let Some(t) = timeout {
+        let flag = timed_out.clone();
+        std::thread::spawn(move || {
+            if let Err(mpsc::RecvTimeoutError::Timeout) = cancelled.recv_timeout(t) {
+                flag.store(true, Ordering::SeqCst);
+                let _ = signal::kill(pid, Signal::SIGKILL);
+            }
+        });
+    }
+    let ending = loop {
+        match waitpid(pid, None) {
+            Ok(WaitStatus::Exited(_, c)) => break Ending::Exited(c),
+            Ok(WaitStatus::Signaled(_, s, _)) => {
+                break if timed_out.load(Ordering::SeqCst) {
+                    Ending::TimedOut
+                } else {
+                    Ending::Killed(s as i32)
+                }
+            }
+            Ok(_) => continue,
+            Err(nix::errno::Errno::EINTR) if !super::interrupted() => continue,
+            Err(e) => return Err(tracee.lost(format!("waitpid: {e}")).into()),
+        }
+    };
+    tracee.reaped();
+    drop(cancel);
+    let wall = t0.elapsed();
+    let total = counters.read()?;
+    Ok(Run {
+        instrumentation: Instrumentation::None,
+        segments: Vec::new(),
+        total,
+        wall_ns: wall.as_nanos() as u64,
+        ending,
+        stops: 0,
+    })
+}
