@@ -65,6 +65,8 @@ pub enum ElfError {
     NotElf { path: PathBuf, what: String },
     #[error("{path} is a malformed ELF file: {what}")]
     Malformed { path: PathBuf, what: String },
+    #[error("{path} is {what}, not something ld.so loads")]
+    NotLoadable { path: PathBuf, what: String },
     #[error("{path} is a 32-bit ELF object; ldcost analyses 64-bit objects only")]
     Elf32 { path: PathBuf },
     #[error("{path} is an ELF object for {machine}; ldcost analyses x86-64 and aarch64 objects")]
@@ -82,7 +84,9 @@ impl ElfError {
                 ExitCode::NotElf
             }
             ElfError::Malformed { .. } => ExitCode::Malformed,
-            ElfError::Elf32 { .. } | ElfError::ForeignMachine { .. } => ExitCode::Unsupported,
+            ElfError::Elf32 { .. }
+            | ElfError::ForeignMachine { .. }
+            | ElfError::NotLoadable { .. } => ExitCode::Unsupported,
         }
     }
 
@@ -105,7 +109,7 @@ impl ElfError {
             ElfError::Malformed { .. } => Some(
                 "the file is damaged or truncated; compare it with `readelf -hld FILE`".into(),
             ),
-            ElfError::Elf32 { .. } | ElfError::ForeignMachine { .. } => None,
+            ElfError::Elf32 { .. } | ElfError::ForeignMachine { .. } | ElfError::NotLoadable { .. } => None,
         }
     }
 }

@@ -436,13 +436,14 @@ impl Resolver<'_> {
     /// ld.so's `open_verify`: a file that is not there, or of another ELF class or machine, is
     /// skipped; a file that is there but is not ELF stops the search with an error.
     fn verify(&self, path: &str) -> Verify {
-        let Ok(mut f) = std::fs::File::open(path) else {
-            return Verify::Skip;
-        };
-        match f.metadata() {
+        // Look before opening: open(2) on a FIFO would block forever.
+        match std::fs::metadata(path) {
             Ok(m) if m.is_file() => {}
             _ => return Verify::Skip,
         }
+        let Ok(mut f) = std::fs::File::open(path) else {
+            return Verify::Skip;
+        };
         let mut hdr = [0u8; 64];
         let mut got = 0;
         while got < hdr.len() {

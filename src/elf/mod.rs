@@ -227,29 +227,42 @@ pub fn analyze(bytes: &[u8], path: &Path, lazy: bool) -> Result<ObjectInfo, ElfE
     };
 
     let interp = elf.interpreter.map(str::to_owned);
-    let kind = match header.e_type {
-        goblin::elf::header::ET_EXEC if interp.is_some() => ObjectKind::NonPie,
-        goblin::elf::header::ET_EXEC => ObjectKind::Static,
-        goblin::elf::header::ET_DYN => {
-            if flags.pie {
-                if interp.is_some() {
+    let kind =
+        match header.e_type {
+            goblin::elf::header::ET_EXEC if interp.is_some() => ObjectKind::NonPie,
+            goblin::elf::header::ET_EXEC => ObjectKind::Static,
+            goblin::elf::header::ET_DYN => {
+                if flags.pie {
+                    if interp.is_some() {
+                        ObjectKind::Pie
+                    } else {
+                        ObjectKind::StaticPie
+                    }
+                } else if interp.is_some() && elf.soname.is_none() {
+                    // A PIE linked before DF_1_PIE existed (binutils < 2.26).
                     ObjectKind::Pie
                 } else {
-                    ObjectKind::StaticPie
+                    ObjectKind::SharedObject
                 }
-            } else if interp.is_some() && elf.soname.is_none() {
-                // A PIE linked before DF_1_PIE existed (binutils < 2.26).
-                ObjectKind::Pie
-            } else {
-                ObjectKind::SharedObject
             }
-        }
-        other => {
-            return Err(malformed(format!(
-                "ELF type {other} is neither an executable nor a shared object"
-            )))
-        }
-    };
+            goblin::elf::header::ET_REL => return Err(ElfError::NotLoadable {
+                path: path.to_path_buf(),
+                what:
+                    "a relocatable object (.o); link it into an executable or shared library first"
+                        .into(),
+            }),
+            goblin::elf::header::ET_CORE => {
+                return Err(ElfError::NotLoadable {
+                    path: path.to_path_buf(),
+                    what: "a core dump".into(),
+                })
+            }
+            other => {
+                return Err(malformed(format!(
+                    "ELF type {other} is neither an executable nor a shared object"
+                )))
+            }
+        };
 
     let segments = layout::segments(&elf.program_headers);
     let relro = layout::relro(&elf.program_headers);
@@ -525,6 +538,10 @@ pub fn precheck(bytes: &[u8], path: &Path) -> Result<(), ElfError> {
             )
         };
         return Err(ElfError::NotElf { path: p(), what });
+    }
+    // The class first: a 52-byte ELF32 header is a 32-bit object, not a short ELF64 one.
+    if bytes.len() > 4 && bytes[4] == 1 {
+        return Err(ElfError::Elf32 { path: p() });
     }
     if bytes.len() < 64 {
         return Err(ElfError::Malformed {

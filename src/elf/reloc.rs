@@ -184,7 +184,9 @@ impl Tables {
                     };
                     // Old binutils let DT_RELASZ cover .rela.plt too; glibc then trims it.
                     if let Some((ra, _, rsize)) = &mut rela {
-                        if *ra + *rsize as u64 == a + d.pltrelsz && *rsize >= size {
+                        if ra.checked_add(*rsize as u64) == a.checked_add(d.pltrelsz)
+                            && *rsize >= size
+                        {
                             *rsize -= size;
                         }
                     }
