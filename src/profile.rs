@@ -59,6 +59,11 @@ pub struct LdDebugStatistics {
     pub relocations_from_cache: Option<u64>,
     pub relative_relocations: Option<u64>,
     pub final_relocations: Option<u64>,
+    /// Successful symbol bindings per referencing object during start-up (LD_DEBUG=bindings
+    /// lines before the first "calling init"): the lookups glibc performed for that object,
+    /// less cache hits and failed weak lookups, plus ld.so's own (vDSO, malloc) lookups.
+    #[serde(default)]
+    pub bindings: BTreeMap<String, u64>,
 }
 
 /// What `deps` predicted, for the cross-check.
@@ -145,7 +150,7 @@ pub fn profile(cfg: &ProfileConfig) -> Result<ProfileSection, RunError> {
         }
     }
     let ld_debug = if cfg.ld_debug && detail != Detail::Static {
-        ld_debug_statistics(&cfg.command)
+        ld_debug_statistics(&cfg.command, cfg.timeout)
     } else {
         None
     };
@@ -325,8 +330,20 @@ fn slope(points: &[(f64, f64)]) -> Option<f64> {
 /// Parses the text LD_DEBUG=statistics writes.
 pub fn parse_ld_debug(text: &str) -> LdDebugStatistics {
     let mut s = LdDebugStatistics::default();
+    let mut in_startup = true;
     for line in text.lines() {
         let l = line.split_once(':').map(|(_, r)| r).unwrap_or(line).trim();
+        if l.starts_with("calling init:") {
+            in_startup = false;
+        }
+        if let Some(rest) = l.strip_prefix("binding file ") {
+            if in_startup {
+                if let Some((file, _)) = rest.split_once(" [") {
+                    *s.bindings.entry(file.to_string()).or_default() += 1;
+                }
+            }
+            continue;
+        }
         let Some((k, v)) = l.split_once(": ") else {
             continue;
         };
@@ -348,14 +365,28 @@ pub fn parse_ld_debug(text: &str) -> LdDebugStatistics {
     s
 }
 
-/// One run with LD_DEBUG=statistics written to a file (the target's stderr stays its own).
-fn ld_debug_statistics(cmd: &Command) -> Option<LdDebugStatistics> {
+/// glibc's account from two separate runs, written to files (the target's stderr stays its own):
+/// LD_DEBUG=statistics for the cycle counts (printing bindings would inflate them), then
+/// LD_DEBUG=bindings,libs for the per-object bindings.
+fn ld_debug_statistics(cmd: &Command, timeout: Option<Duration>) -> Option<LdDebugStatistics> {
+    let stats = ld_debug_run(cmd, "statistics", timeout)?;
+    let mut s = parse_ld_debug(&stats);
+    if s.relocations.is_none() {
+        return None;
+    }
+    if let Some(b) = ld_debug_run(cmd, "bindings,libs", timeout) {
+        s.bindings = parse_ld_debug(&b).bindings;
+    }
+    Some(s)
+}
+
+fn ld_debug_run(cmd: &Command, what: &str, timeout: Option<Duration>) -> Option<String> {
     let dir = std::env::temp_dir().join(format!("ldcost-lddebug-{}", std::process::id()));
     std::fs::create_dir_all(&dir).ok()?;
-    let out = dir.join("stats");
+    let out = dir.join("debug");
     let mut c = std::process::Command::new(&cmd.program);
     c.args(&cmd.args)
-        .env("LD_DEBUG", "statistics")
+        .env("LD_DEBUG", what)
         .env("LD_DEBUG_OUTPUT", &out)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
@@ -366,7 +397,29 @@ fn ld_debug_statistics(cmd: &Command) -> Option<LdDebugStatistics> {
     for k in &cmd.env_remove {
         c.env_remove(k);
     }
-    let ok = c.status().is_ok();
+    // The same --timeout as the measured runs; and ldcost's own SIGINT stops the wait.
+    let ok = match c.spawn() {
+        Ok(mut child) => {
+            let start = std::time::Instant::now();
+            loop {
+                match child.try_wait() {
+                    Ok(Some(_)) => break true,
+                    Ok(None)
+                        if timeout.is_none_or(|t| start.elapsed() < t)
+                            && !crate::trace::interrupted() =>
+                    {
+                        std::thread::sleep(Duration::from_millis(1))
+                    }
+                    _ => {
+                        let _ = child.kill();
+                        let _ = child.wait();
+                        break false;
+                    }
+                }
+            }
+        }
+        Err(_) => false,
+    };
     let mut text = String::new();
     if let Ok(rd) = std::fs::read_dir(&dir) {
         for e in rd.flatten() {
@@ -374,8 +427,7 @@ fn ld_debug_statistics(cmd: &Command) -> Option<LdDebugStatistics> {
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
-    let s = parse_ld_debug(&text);
-    (ok && s.relocations.is_some()).then_some(s)
+    ok.then_some(text)
 }
 
 /// Finds `name` in $PATH like execvp (a name with a slash is used as is).
@@ -415,5 +467,17 @@ mod tests {
         assert_eq!(s.relocations_from_cache, Some(7));
         assert_eq!(s.relative_relocations, Some(267));
         assert_eq!(s.load_cycles, Some(60311));
+    }
+
+    #[test]
+    fn counts_startup_bindings_per_object() {
+        let t = "  7:\tbinding file /bin/ls [0] to /lib/x86_64-linux-gnu/libc.so.6 [0]: normal symbol `free' [GLIBC_2.2.5]\n\
+                 7:\tbinding file /bin/ls [0] to /lib/x86_64-linux-gnu/libc.so.6 [0]: normal symbol `malloc'\n\
+                 7:\tbinding file linux-vdso.so.1 [0] to linux-vdso.so.1 [0]: normal symbol `__vdso_time'\n\
+                 7:\tcalling init: /lib/x86_64-linux-gnu/libc.so.6\n\
+                 7:\tbinding file /bin/ls [0] to /lib/x86_64-linux-gnu/libc.so.6 [0]: normal symbol `exit'\n";
+        let s = parse_ld_debug(t);
+        assert_eq!(s.bindings.get("/bin/ls"), Some(&2));
+        assert_eq!(s.bindings.get("linux-vdso.so.1"), Some(&1));
     }
 }

@@ -161,8 +161,9 @@ pub fn profile(p: &ProfileSection) -> String {
                 "min",
                 "max",
                 "faults",
-                "predicted lookups",
                 "relocations",
+                "lookups (deps)",
+                "bindings (glibc)",
             ]);
         for r in per_obj {
             let pred = p
@@ -187,18 +188,27 @@ pub fn profile(p: &ProfileSection) -> String {
                     .map(|s| format!("{:.0}", s.median))
                     .unwrap_or_default(),
                 if r.phase == Phase::Relocation {
+                    pred.map(|x| x.1.to_string()).unwrap_or_default()
+                } else {
+                    String::new()
+                },
+                if r.phase == Phase::Relocation {
                     pred.map(|x| x.0.to_string()).unwrap_or_default()
                 } else {
                     String::new()
                 },
                 if r.phase == Phase::Relocation {
-                    pred.map(|x| x.1.to_string()).unwrap_or_default()
+                    p.ld_debug
+                        .as_ref()
+                        .and_then(|g| g.bindings.get(r.object.as_deref().unwrap_or("")))
+                        .map(|n| n.to_string())
+                        .unwrap_or_default()
                 } else {
                     String::new()
                 },
             ]);
         }
-        for i in 2..9 {
+        for i in 2..10 {
             if let Some(c) = t.column_mut(i) {
                 c.set_cell_alignment(CellAlignment::Right);
             }
@@ -283,6 +293,10 @@ pub fn profile(p: &ProfileSection) -> String {
                 pr.relative_total
             );
             let _ = writeln!(s, "  PLT slots left to lazy binding: {}", pr.lazy_deferred);
+            let _ = writeln!(
+                s,
+                "  per object: 'lookups (deps)' counts every start-up lookup; glibc's bindings omit cache hits and failed weak lookups and add ld.so's own (malloc on the executable, __libc_early_init on libc)"
+            );
         }
     }
     s
