@@ -371,9 +371,7 @@ pub fn parse_ld_debug(text: &str) -> LdDebugStatistics {
 fn ld_debug_statistics(cmd: &Command, timeout: Option<Duration>) -> Option<LdDebugStatistics> {
     let stats = ld_debug_run(cmd, "statistics", timeout)?;
     let mut s = parse_ld_debug(&stats);
-    if s.relocations.is_none() {
-        return None;
-    }
+    s.relocations?;
     if let Some(b) = ld_debug_run(cmd, "bindings,libs", timeout) {
         s.bindings = parse_ld_debug(&b).bindings;
     }

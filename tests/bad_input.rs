@@ -6,8 +6,8 @@
 //! Inputs are made at run time in temporary directories from files every Debian/Ubuntu x86-64
 //! machine has (libc.so.6, libz.so.1) or crafted byte by byte; nothing binary is committed.
 //!
-//! Cases that src/ currently gets wrong are `#[ignore]`d with the bug in the reason (run them
-//! with `cargo test --test bad_input -- --ignored`); remove the `ignore` once the fix lands.
+//! A case that src/ gets wrong and cannot be fixed at once is `#[ignore = "src bug: ..."]`d with
+//! the bug in the reason (run with `cargo test --test bad_input -- --ignored`); none is today.
 //!
 //! A case that needs a tool this machine lacks (cc, cc -m32) prints `SKIP <name>: <reason>` to
 //! standard error and passes, unless LDCOST_REQUIRE_ALL is set, where it fails instead.
@@ -825,8 +825,6 @@ fn pt_load_past_end_of_file() {
 /// dynamic section, a string table and a DT_RELA table that ends exactly at 2^64, plus a
 /// DT_JMPREL table. Address arithmetic on these must not overflow.
 #[test]
-#[ignore = "src bug: reloc.rs Tables::locate computes `ra + rsize` and `a + pltrelsz` unchecked \
-            (panic 'attempt to add with overflow' at src/elf/reloc.rs:187, exit 70)"]
 fn pt_load_vaddr_near_u64_max() {
     const V: u64 = 0xffff_ffff_ffff_e000;
     let mut d = craft_elf64(
@@ -876,8 +874,6 @@ fn elf32_crafted() {
 }
 
 #[test]
-#[ignore = "src bug: precheck() refuses files under 64 bytes before looking at the class, so \
-            a bare 52-byte ELF32 header is 'malformed' (exit 5, want 6)"]
 fn elf32_bare_header() {
     let dir = tmp();
     let p = write(dir.path(), "i386-header", &craft_elf32(false));
@@ -966,8 +962,6 @@ fn big_endian() {
 }
 
 #[test]
-#[ignore = "src bug: a relocatable object (ET_REL, cc -c) is reported as malformed (exit 5); it \
-            is well-formed ELF of a kind ldcost does not analyse (want 6)"]
 fn relocatable_object_is_unsupported() {
     let dir = tmp();
     let src = write(dir.path(), "f.c", b"int f(int x) { return x + 1; }\n");
@@ -981,7 +975,30 @@ fn relocatable_object_is_unsupported() {
     if cc("relocatable_object_is_unsupported", &args).is_none() {
         return;
     }
-    assert_error(&deps(&["--object-only"], &obj), 6, &obj);
+    let o = deps(&["--object-only"], &obj);
+    assert_error(&o, 6, &obj);
+    assert!(o.stderr.contains("relocatable"), "{}", o.describe());
+}
+
+#[test]
+fn core_dump_is_unsupported() {
+    // ET_CORE with one PT_NOTE, as the kernel writes them (crafted: no core dump is needed).
+    let mut d = craft_elf64([2, 1], 4, 62, &[(4, 0, 120, 0, 0, 0)]);
+    d.resize(256, 0);
+    let dir = tmp();
+    let p = write(dir.path(), "core", &d);
+    let o = deps(&[], &p);
+    assert_error(&o, 6, &p);
+    assert!(o.stderr.contains("core"), "{}", o.describe());
+}
+
+#[test]
+fn unknown_elf_type_is_malformed() {
+    let mut d = craft_elf64([2, 1], 0x1234, 62, &[(PT_LOAD, 4, 0, 0, 0x100, 0x100)]);
+    d.resize(256, 0);
+    let dir = tmp();
+    let p = write(dir.path(), "type-0x1234", &d);
+    assert_error(&deps(&["--object-only"], &p), 5, &p);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -990,8 +1007,6 @@ fn relocatable_object_is_unsupported() {
 /// A FIFO named like a needed library in a search directory: ld.so would block opening it, but
 /// ldcost must not hang; it should record the library as unusable (a finding, exit 1).
 #[test]
-#[ignore = "src bug: deps::Resolver::verify opens candidates with File::open before checking \
-            that they are regular files, and open(2) on a FIFO blocks forever"]
 fn fifo_in_search_path_does_not_hang() {
     let Some(mut d) = read_system_lib("fifo_in_search_path_does_not_hang", "libz.so.1") else {
         return;

@@ -7,6 +7,7 @@
 //! `LDCOST_REQUIRE_ALL` is set, which turns the skip into a failure.
 
 use std::ffi::CString;
+use std::io::Write;
 use std::process::Command;
 
 use ldcost::perf::{
@@ -97,7 +98,9 @@ fn skip(name: &str, reason: &str) {
     if std::env::var_os("LDCOST_REQUIRE_ALL").is_some() {
         panic!("{name}: {reason} (LDCOST_REQUIRE_ALL is set)");
     }
-    eprintln!("SKIP {name}: {reason}");
+    // Straight to the stderr handle: libtest captures `eprintln!` of passing tests, and a
+    // skip must be visible in the normal test output.
+    let _ = writeln!(std::io::stderr(), "SKIP {name}: {reason}");
 }
 
 /// Whether `perf stat` works here (the binary exists and can count a software event).
