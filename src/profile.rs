@@ -116,6 +116,11 @@ pub struct ProfileSection {
     pub prediction: Option<Prediction>,
     /// How the measured runs ended (the target's exit status or signal).
     pub endings: Vec<Ending>,
+    /// CPU time of threads and child processes, counted apart (median over runs).
+    pub children_task_clock_ns: Option<Summary>,
+    /// The kernel's tick-sampled user and kernel CPU time of the whole process (medians).
+    pub user_ns: Option<Summary>,
+    pub kernel_ns: Option<Summary>,
     /// Every run, raw.
     pub raw: Vec<Run>,
 }
@@ -310,6 +315,24 @@ pub fn aggregate(
         ld_debug,
         prediction: None,
         endings: measured.iter().map(|r| r.ending).collect(),
+        children_task_clock_ns: summarize(
+            &measured
+                .iter()
+                .filter_map(|r| r.children.as_ref().and_then(ns))
+                .collect::<Vec<_>>(),
+        ),
+        user_ns: summarize(
+            &measured
+                .iter()
+                .filter_map(|r| r.user_kernel_ns.map(|u| u.0 as f64))
+                .collect::<Vec<_>>(),
+        ),
+        kernel_ns: summarize(
+            &measured
+                .iter()
+                .filter_map(|r| r.user_kernel_ns.map(|u| u.1 as f64))
+                .collect::<Vec<_>>(),
+        ),
         raw,
     }
 }

@@ -103,6 +103,15 @@ pub struct Run {
     pub ending: Ending,
     /// Number of ptrace stops the instrumentation caused.
     pub stops: u64,
+    /// Counters of the target's threads (other than the first) and child processes, counted
+    /// apart (inherited counters minus the target's own); not in the phases.
+    #[serde(default)]
+    pub children: Option<Snapshot>,
+    /// The kernel's user/kernel split of the whole process's CPU time, in ns: exact in sum,
+    /// tick-sampled in ratio (task-clock cannot be split on this kernel: it ignores
+    /// exclude_user/exclude_kernel). None for runs shorter than one tick.
+    #[serde(default)]
+    pub user_kernel_ns: Option<(u64, u64)>,
 }
 
 impl Run {

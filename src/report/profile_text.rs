@@ -216,6 +216,30 @@ pub fn profile(p: &ProfileSection) -> String {
         let _ = writeln!(s, "{t}");
     }
 
+    let _ = writeln!(s);
+    match (&p.user_ns, &p.kernel_ns) {
+        (Some(u), Some(k)) => {
+            let _ = writeln!(
+                s,
+                "Whole process: user {:.3} ms, kernel {:.3} ms (the kernel's tick-sampled split; task-clock itself cannot be split on this kernel)",
+                u.median / 1e6,
+                k.median / 1e6
+            );
+        }
+        _ => {
+            let _ = writeln!(
+                s,
+                "Whole process: user/kernel split not available (the run is shorter than one clock tick; task-clock ignores exclude_user/exclude_kernel)"
+            );
+        }
+    }
+    if let Some(c) = &p.children_task_clock_ns {
+        let _ = writeln!(
+            s,
+            "Threads and child processes, counted apart (not in the phases): {:.3} ms CPU",
+            c.median / 1e6
+        );
+    }
     let o = &p.overhead;
     let _ = writeln!(
         s,

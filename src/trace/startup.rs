@@ -161,6 +161,9 @@ pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunEr
     let mut tracee = launch(cmd)?;
     let pid = tracee.pid;
     let mut counters = CounterSet::open(pid.as_raw(), true)?;
+    // The same counters inherited by threads and children: the difference is theirs.
+    let mut inherited = CounterSet::open_inherited(pid.as_raw(), true).ok();
+    let mut user_kernel_ns = None;
 
     // --timeout: a watchdog that kills the target; cancelled by dropping the sender.
     let timed_out = Arc::new(AtomicBool::new(false));
@@ -310,6 +313,8 @@ pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunEr
                     stops,
                     counters.read()?,
                 ));
+                // /proc/PID still describes the whole process here (it has not exited yet).
+                user_kernel_ns = crate::perf::cpu_times(pid.as_raw()).and_then(|c| c.split());
                 if let Ok(msg) = ptrace::getevent(pid) {
                     // The exit status (wait(2) encoding), in case the final wait is lost.
                     let st = msg as i32;
@@ -440,6 +445,10 @@ pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunEr
     drop(cancel);
     let wall = t0.elapsed();
     let total = marks.last().map(|m| m.counters.clone()).unwrap_or_default();
+    let children = inherited
+        .as_mut()
+        .and_then(|c| c.read().ok())
+        .map(|all| all.delta(&total));
     let segments = segments_from(&marks, &detail);
     Ok((
         Run {
@@ -449,6 +458,8 @@ pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunEr
             wall_ns: wall.as_nanos() as u64,
             ending: ending.unwrap_or(Ending::Exited(0)),
             stops,
+            children,
+            user_kernel_ns,
         },
         detail,
     ))
@@ -622,5 +633,7 @@ pub fn run_uninstrumented(cmd: &Command, timeout: Option<Duration>) -> Result<Ru
         wall_ns: wall.as_nanos() as u64,
         ending,
         stops: 0,
+        children: None,
+        user_kernel_ns: None,
     })
 }
