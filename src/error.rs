@@ -71,6 +71,12 @@ pub enum ElfError {
     Elf32 { path: PathBuf },
     #[error("{path} is an ELF object for {machine}; ldcost analyses x86-64 and aarch64 objects")]
     ForeignMachine { path: PathBuf, machine: String },
+    #[error("{path} is an {machine} object and this machine is {host}: its dependencies cannot be resolved here")]
+    ForeignHost {
+        path: PathBuf,
+        machine: String,
+        host: String,
+    },
 }
 
 impl ElfError {
@@ -86,6 +92,7 @@ impl ElfError {
             ElfError::Malformed { .. } => ExitCode::Malformed,
             ElfError::Elf32 { .. }
             | ElfError::ForeignMachine { .. }
+            | ElfError::ForeignHost { .. }
             | ElfError::NotLoadable { .. } => ExitCode::Unsupported,
         }
     }
@@ -109,6 +116,9 @@ impl ElfError {
             ElfError::Malformed { .. } => Some(
                 "the file is damaged or truncated; compare it with `readelf -hld FILE`".into(),
             ),
+            ElfError::ForeignHost { .. } => {
+                Some("use --object-only to analyse the object alone (its relocations, layout and symbols)".into())
+            }
             ElfError::Elf32 { .. } | ElfError::ForeignMachine { .. } | ElfError::NotLoadable { .. } => None,
         }
     }

@@ -11,7 +11,18 @@ fn main() {
     let cli = Cli::parse();
     // A panic is a bug; it must still end as one line and a documented exit code.
     std::panic::set_hook(Box::new(|info| {
-        eprintln!("ldcost: internal error: {info}");
+        let what = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "panic".into())
+            .replace('\n', " ");
+        let at = info
+            .location()
+            .map(|l| format!(" ({}:{})", l.file(), l.line()))
+            .unwrap_or_default();
+        eprintln!("ldcost: internal error: {what}{at}");
         eprintln!("  hint: this is a bug in ldcost; please report it with the command line");
     }));
     let result = std::panic::catch_unwind(|| run(cli));

@@ -6,8 +6,8 @@
 //! Inputs are made at run time in temporary directories from files every Debian/Ubuntu x86-64
 //! machine has (libc.so.6, libz.so.1) or crafted byte by byte; nothing binary is committed.
 //!
-//! A case that src/ gets wrong and cannot be fixed at once is `#[ignore = "src bug: ..."]`d with
-//! the bug in the reason (run with `cargo test --test bad_input -- --ignored`); none is today.
+//! A case that src/ still gets wrong is `#[ignore = "src bug: ..."]`d with the bug in the reason
+//! (run them with `cargo test --test bad_input -- --ignored`); drop the `ignore` with the fix.
 //!
 //! A case that needs a tool this machine lacks (cc, cc -m32) prints `SKIP <name>: <reason>` to
 //! standard error and passes, unless LDCOST_REQUIRE_ALL is set, where it fails instead.
@@ -210,6 +210,7 @@ const DT_RELASZ: u64 = 8;
 const DT_STRSZ: u64 = 10;
 const DT_SONAME: u64 = 14;
 const DT_JMPREL: u64 = 23;
+const DT_INIT_ARRAYSZ: u64 = 27;
 
 fn u16_at(d: &[u8], at: usize) -> u16 {
     u16::from_le_bytes(d[at..at + 2].try_into().unwrap())
@@ -748,6 +749,15 @@ fn dt_strtab_garbage() {
     }
 }
 
+/// DT_INIT_ARRAYSZ says how many initializers ld.so calls; a size past the end of the file is
+/// reported today as 2^61 initializers (and the closure totals add such counts unchecked).
+#[test]
+fn dt_init_arraysz_past_end_of_file() {
+    assert_corrupt("dt_init_arraysz_past_end_of_file", 5, |d| {
+        set_dyn(d, DT_INIT_ARRAYSZ, u64::MAX)
+    });
+}
+
 /// goblin's own parser reads an unmapped DT_STRTAB from file offset 0 (`vm_to_offset(..)
 /// .unwrap_or(0)`), where the header bytes make valid names; ldcost must refuse it instead.
 #[test]
@@ -1073,6 +1083,83 @@ fn fifo_in_search_path_does_not_hang() {
     };
     assert_robust(&o);
     assert_eq!(o.code, Some(1), "{}", o.describe());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Hostile content: analysing a file must not run it or let it drive the terminal
+
+/// A copy of /bin/true whose PT_INTERP names a script: ldcost asks the interpreter for its
+/// search rules (`INTERP --help`), so analysing an untrusted file would run a program it names.
+#[test]
+fn untrusted_pt_interp_is_not_executed() {
+    let Ok(mut d) = fs::read("/bin/true") else {
+        return skip("untrusted_pt_interp_is_not_executed", "no /bin/true");
+    };
+    let dir = tmp();
+    let marker = dir.path().join("ran");
+    let script = write(
+        dir.path(),
+        "interp",
+        format!("#!/bin/sh\ntouch '{}'\n", marker.display()).as_bytes(),
+    );
+    fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
+    let Some(interp) = phdrs(&d).into_iter().find(|p| p.p_type == 3) else {
+        return skip(
+            "untrusted_pt_interp_is_not_executed",
+            "/bin/true has no PT_INTERP",
+        );
+    };
+    let name = script.to_str().unwrap().as_bytes();
+    if name.len() >= interp.filesz as usize {
+        return skip(
+            "untrusted_pt_interp_is_not_executed",
+            "the temporary path is longer than PT_INTERP",
+        );
+    }
+    let at = interp.offset as usize;
+    d[at..at + interp.filesz as usize].fill(0);
+    d[at..at + name.len()].copy_from_slice(name);
+    let target = write(dir.path(), "true-with-script-interp", &d);
+    let o = deps(&[], &target);
+    assert_robust(&o);
+    assert!(
+        !marker.exists(),
+        "ldcost ran the target's PT_INTERP ({}): {}",
+        script.display(),
+        o.describe()
+    );
+}
+
+/// A DT_NEEDED name holding an escape sequence (OSC 0: set the window title) must not reach the
+/// terminal raw through the text report.
+#[test]
+fn control_characters_in_names_are_escaped() {
+    let Some(mut d) = read_system_lib("control_characters_in_names_are_escaped", "libz.so.1")
+    else {
+        return;
+    };
+    let strtab_vaddr = dyn_val(&d, DT_STRTAB).unwrap();
+    let needed = dyn_val(&d, DT_NEEDED).unwrap();
+    let load = phdrs(&d)
+        .into_iter()
+        .find(|p| {
+            p.p_type == PT_LOAD && strtab_vaddr >= p.vaddr && strtab_vaddr - p.vaddr < p.filesz
+        })
+        .unwrap();
+    let at = (strtab_vaddr - load.vaddr + load.offset + needed) as usize;
+    assert_eq!(&d[at..at + 10], b"libc.so.6\0");
+    d[at..at + 9].copy_from_slice(b"\x1b]0;pwn\x07x");
+    let dir = tmp();
+    let p = write(dir.path(), "libz-esc.so", &d);
+    for flags in [&["--object-only"][..], &[][..], &["--flat"][..]] {
+        let o = deps(flags, &p);
+        assert_robust(&o);
+        assert!(
+            !o.stdout.contains('\x1b') && !o.stderr.contains('\x1b'),
+            "an escape sequence from the file reached the terminal: {}",
+            o.describe()
+        );
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

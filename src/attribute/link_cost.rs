@@ -35,14 +35,14 @@ pub fn totals(c: &Closure) -> Totals {
     };
     for o in &c.objects {
         let r = &o.info.relocations;
-        t.file_bytes += o.info.file_size;
-        t.vmas += o.info.vmas.len() as u64;
+        t.file_bytes = t.file_bytes.saturating_add(o.info.file_size);
+        t.vmas = t.vmas.saturating_add(o.info.vmas.len() as u64);
         t.relocations.merge(&r.by_class);
-        t.relocations_total += r.total;
-        t.startup_lookups += r.startup_lookups;
-        t.cache_hits += r.cache_hits;
-        t.lazy_deferred += r.lazy_deferred;
-        t.initializers += o.info.initializers.total;
+        t.relocations_total = t.relocations_total.saturating_add(r.total);
+        t.startup_lookups = t.startup_lookups.saturating_add(r.startup_lookups);
+        t.cache_hits = t.cache_hits.saturating_add(r.cache_hits);
+        t.lazy_deferred = t.lazy_deferred.saturating_add(r.lazy_deferred);
+        t.initializers = t.initializers.saturating_add(o.info.initializers.total);
     }
     t
 }

@@ -185,6 +185,17 @@ const HOST_MACHINE: u16 = if cfg!(target_arch = "aarch64") {
     elf::EM_X86_64
 };
 
+/// Whether `interp` is the system's own ld.so (the same file as [`DEFAULT_INTERP`]).
+fn is_system_interp(interp: &str) -> bool {
+    match (
+        resolver::file_id(Path::new(interp)),
+        resolver::file_id(Path::new(DEFAULT_INTERP)),
+    ) {
+        (Some(a), Some(b)) => a == b,
+        _ => false,
+    }
+}
+
 /// Analyses one file (the `elf` stage on a mapped file).
 pub fn analyze_file(path: &Path, lazy: bool) -> Result<ObjectInfo, ElfError> {
     let f = MappedFile::open(path)?;
@@ -209,23 +220,27 @@ pub fn resolve(target: &Path, opts: &ResolveOptions) -> Result<Closure, DepsErro
     let rules = match &opts.rules {
         Some(r) => r.clone(),
         None => match &interp {
-            Some(i) if machine == HOST_MACHINE && !opts.object_only => SearchRules::detect(i),
+            // Only the system's own ld.so is asked: running the PT_INTERP named by the file
+            // under analysis would execute a program an untrusted file chooses.
+            Some(i) if machine == HOST_MACHINE && !opts.object_only && is_system_interp(i) => {
+                SearchRules::detect(i)
+            }
+            Some(i) if machine == HOST_MACHINE && !opts.object_only => {
+                SearchRules::detect(DEFAULT_INTERP).with_interpreter(i)
+            }
             Some(i) => SearchRules::built_in(i),
             None => SearchRules::built_in(DEFAULT_INTERP),
         },
     };
     if machine != HOST_MACHINE && !opts.object_only {
-        return Err(DepsError::Target(ElfError::ForeignMachine {
+        return Err(DepsError::Target(ElfError::ForeignHost {
             path: target.to_path_buf(),
-            machine: format!(
-                "{} (this machine is {}); use --object-only to analyse it alone",
-                main_info.machine,
-                if HOST_MACHINE == elf::EM_X86_64 {
-                    "x86-64"
-                } else {
-                    "aarch64"
-                }
-            ),
+            machine: main_info.machine.clone(),
+            host: if HOST_MACHINE == elf::EM_X86_64 {
+                "x86-64".into()
+            } else {
+                "aarch64".into()
+            },
         }));
     }
     let main_origin = match opts.origin {

@@ -56,6 +56,15 @@ impl SearchRules {
         }
     }
 
+    /// The same rules, noted as being for `interpreter` (a non-system ld.so we did not run:
+    /// the system one was asked instead, and the report names both).
+    pub fn with_interpreter(mut self, interpreter: &str) -> SearchRules {
+        if self.interpreter != interpreter {
+            self.interpreter = format!("{} (asked instead of {interpreter}, which is not the system's ld.so and is not run)", self.interpreter);
+        }
+        self
+    }
+
     /// Defaults for the architecture ldcost was built for, without hwcaps subdirectories.
     pub fn built_in(interpreter: &str) -> SearchRules {
         let triplet = if cfg!(target_arch = "aarch64") {

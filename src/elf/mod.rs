@@ -290,6 +290,32 @@ pub fn analyze(bytes: &[u8], path: &Path, lazy: bool) -> Result<ObjectInfo, ElfE
         (false, true) => HashStyle::Sysv,
         (false, false) => HashStyle::None,
     };
+    // The arrays must lie inside one PT_LOAD, or ld.so would call through garbage.
+    for (what, addr, size) in [
+        ("DT_INIT_ARRAY", dyn_vals.init_array, dyn_vals.init_arraysz),
+        (
+            "DT_PREINIT_ARRAY",
+            dyn_vals.preinit_array,
+            dyn_vals.preinit_arraysz,
+        ),
+    ] {
+        if size == 0 {
+            continue;
+        }
+        let inside = addr.is_some_and(|a| {
+            elf.program_headers.iter().any(|p| {
+                p.p_type == ph::PT_LOAD
+                    && a >= p.p_vaddr
+                    && a.checked_add(size)
+                        .is_some_and(|end| end <= p.p_vaddr.saturating_add(p.p_memsz))
+            })
+        });
+        if !inside {
+            return Err(malformed(format!(
+                "{what} ({size} bytes) is not inside a loaded segment"
+            )));
+        }
+    }
     let init_array = dyn_vals.init_arraysz / 8;
     let preinit_array = dyn_vals.preinit_arraysz / 8;
     let initializers = Initializers {
@@ -595,7 +621,9 @@ pub(crate) struct DynValues {
     pub gnu_hash: bool,
     pub hash: bool,
     pub init: bool,
+    pub init_array: Option<u64>,
     pub init_arraysz: u64,
+    pub preinit_array: Option<u64>,
     pub preinit_arraysz: u64,
 }
 
@@ -623,7 +651,9 @@ impl DynValues {
             dt::DT_GNU_HASH => self.gnu_hash = true,
             dt::DT_HASH => self.hash = true,
             dt::DT_INIT => self.init = true,
+            dt::DT_INIT_ARRAY => self.init_array = Some(val),
             dt::DT_INIT_ARRAYSZ => self.init_arraysz = val,
+            dt::DT_PREINIT_ARRAY => self.preinit_array = Some(val),
             dt::DT_PREINIT_ARRAYSZ => self.preinit_arraysz = val,
             _ => {}
         }

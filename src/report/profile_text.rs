@@ -21,8 +21,8 @@ fn ci(s: &Option<Summary>) -> String {
         .unwrap_or_default()
 }
 
-fn short(p: &str) -> &str {
-    p.rsplit('/').next().unwrap_or(p)
+fn short(p: &str) -> String {
+    super::text::clean(p.rsplit('/').next().unwrap_or(p))
 }
 
 /// The full `profile` report.
@@ -108,12 +108,7 @@ pub fn profile(p: &ProfileSection) -> String {
             .sum();
         let (obj, civ) = if rows.len() == 1 {
             (
-                rows[0]
-                    .object
-                    .as_deref()
-                    .map(short)
-                    .unwrap_or("")
-                    .to_string(),
+                rows[0].object.as_deref().map(short).unwrap_or_default(),
                 ci(&rows[0].task_clock_ns),
             )
         } else {

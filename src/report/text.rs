@@ -18,6 +18,25 @@ pub enum DepsView {
     Flat,
 }
 
+/// A name or path from the file under analysis, safe to print: control characters (a
+/// terminal escape sequence hidden in a DT_NEEDED, a newline faking a report line) are shown
+/// escaped, as `\u{1b}`.
+pub fn clean(s: &str) -> String {
+    if s.chars().any(char::is_control) {
+        s.chars()
+            .map(|c| {
+                if c.is_control() {
+                    c.escape_default().to_string()
+                } else {
+                    c.to_string()
+                }
+            })
+            .collect()
+    } else {
+        s.to_string()
+    }
+}
+
 fn human_bytes(n: u64) -> String {
     const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
     let mut v = n as f64;
@@ -57,7 +76,7 @@ pub fn deps(c: &Closure, view: DepsView) -> String {
     let _ = writeln!(
         s,
         "ldcost deps {}: {} ({}), {} object{} in the closure",
-        main.path,
+        clean(&main.path),
         main.info.kind.label(),
         main.info.machine,
         c.objects.len(),
@@ -68,7 +87,7 @@ pub fn deps(c: &Closure, view: DepsView) -> String {
         s,
         "search rules: {}{}",
         match rules.source {
-            RulesSource::LdSoHelp => format!("from `{} --help`", rules.interpreter),
+            RulesSource::LdSoHelp => format!("from `{} --help`", clean(&rules.interpreter)),
             RulesSource::BuiltIn => "built-in defaults (ld.so could not be asked)".to_string(),
         },
         if rules.hwcaps.is_empty() {
@@ -78,7 +97,7 @@ pub fn deps(c: &Closure, view: DepsView) -> String {
         }
     );
     if let Some(llp) = &c.ld_library_path {
-        let _ = writeln!(s, "LD_LIBRARY_PATH={llp}");
+        let _ = writeln!(s, "LD_LIBRARY_PATH={}", clean(llp));
     }
     if c.bind_now_env {
         let _ = writeln!(s, "LD_BIND_NOW is set: every PLT slot is bound at start-up");
@@ -112,7 +131,7 @@ fn tree(c: &Closure, s: &mut String) {
     tree_children(c, 0, "", s, &mut stack);
     for m in &c.missing {
         if !c.objects.iter().any(|o| o.path == m.needed_by) {
-            let _ = writeln!(s, "  {} => not found", m.name);
+            let _ = writeln!(s, "  {} => not found", clean(&m.name));
         }
     }
 }
@@ -132,20 +151,20 @@ fn tree_children(c: &Closure, idx: usize, prefix: &str, s: &mut String, stack: &
                 let _ = writeln!(
                     s,
                     "{prefix}{branch}{} => not found{}",
-                    e.name,
-                    why.map(|w| format!(" ({w})")).unwrap_or_default()
+                    clean(&e.name),
+                    why.map(|w| format!(" ({})", clean(&w))).unwrap_or_default()
                 );
             }
             Some(o) if !e.first || stack.contains(&o) => {
-                let _ = writeln!(s, "{prefix}{branch}{} (already loaded)", e.name);
+                let _ = writeln!(s, "{prefix}{branch}{} (already loaded)", clean(&e.name));
             }
             Some(o) => {
                 let obj = &c.objects[o];
                 let _ = writeln!(
                     s,
                     "{prefix}{branch}{} => {} [{}]",
-                    e.name,
-                    obj.path,
+                    clean(&e.name),
+                    clean(&obj.path),
                     obj.found_by.label()
                 );
                 stack.push(o);
@@ -166,18 +185,18 @@ fn flat(c: &Closure, s: &mut String) {
             if matches!(o.found_by, FoundBy::Target) {
                 "(target)".to_string()
             } else {
-                o.name.clone()
+                clean(&o.name)
             },
-            o.path.clone(),
+            clean(&o.path),
             o.found_by.label(),
         ]);
     }
     for m in &c.missing {
         t.add_row(vec![
             "-".to_string(),
-            m.name.clone(),
+            clean(&m.name),
             "not found".to_string(),
-            format!("needed by {}", m.needed_by),
+            format!("needed by {}", clean(&m.needed_by)),
         ]);
     }
     let _ = writeln!(s, "{t}");
@@ -213,7 +232,7 @@ fn objects_table(c: &Closure, s: &mut String) {
         }
         t.add_row(vec![
             (i + 1).to_string(),
-            o.path.rsplit('/').next().unwrap_or(&o.path).to_string(),
+            clean(o.path.rsplit('/').next().unwrap_or(&o.path)),
             info.kind.label().to_string(),
             human_bytes(info.file_size),
             human_bytes(by_kind(crate::elf::SegmentKind::Text)),
@@ -233,7 +252,7 @@ fn objects_table(c: &Closure, s: &mut String) {
     let _ = writeln!(s, "{t}");
     for o in &c.objects {
         if let Some(b) = &o.info.build_id {
-            let _ = writeln!(s, "  build-id {b}  {}", o.path);
+            let _ = writeln!(s, "  build-id {b}  {}", clean(&o.path));
         }
     }
 }
@@ -266,7 +285,7 @@ fn relocation_table(c: &Closure, s: &mut String) {
         let r = &o.info.relocations;
         let k = &r.by_class;
         t.add_row(vec![
-            o.path.rsplit('/').next().unwrap_or(&o.path).to_string(),
+            clean(o.path.rsplit('/').next().unwrap_or(&o.path)),
             k.relative.to_string(),
             k.symbolic.to_string(),
             format!("{} ({})", k.plt, r.lazy_deferred),
