@@ -196,6 +196,9 @@ pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunEr
     let at_entry = aux.get(&9).copied().unwrap_or(0);
     let exe =
         std::fs::read_link(format!("/proc/{pid}/exe")).unwrap_or_else(|_| cmd.program.clone());
+    // The name the main map goes by in the report: the path as given when it is what runs,
+    // else (a #! script) the interpreter as the script names it, else the real executable.
+    let main_name = main_map_name(&cmd.program, &exe);
     let mut bps = Breakpoints::default();
     let per_object = opts.instrumentation == Instrumentation::PerObject;
 
@@ -349,7 +352,7 @@ pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunEr
                     TAG_RELOC => {
                         relocs_seen += 1;
                         if per_object {
-                            let name = link_map_name(pid, &cmd.program);
+                            let name = link_map_name(pid, &main_name);
                             marks.push(Boundary::at(
                                 Mark::Start(Phase::Relocation, name),
                                 now,
@@ -366,7 +369,7 @@ pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunEr
                         }
                     }
                     TAG_INIT => {
-                        let name = link_map_name(pid, &cmd.program);
+                        let name = link_map_name(pid, &main_name);
                         marks.push(Boundary::at(
                             Mark::Start(Phase::Initializers, name),
                             now,
@@ -463,6 +466,31 @@ pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunEr
         },
         detail,
     ))
+}
+
+/// See `main_name` in [`run_once`].
+fn main_map_name(program: &Path, exe: &Path) -> PathBuf {
+    let canon = |p: &Path| std::fs::canonicalize(p).ok();
+    let real = canon(exe);
+    if canon(program) == real {
+        return program.to_path_buf();
+    }
+    let mut head = [0u8; 256];
+    let n = std::fs::File::open(program)
+        .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
+        .unwrap_or(0);
+    {
+        if let Some(rest) = head[..n].strip_prefix(b"#!") {
+            let line = rest.split(|&b| b == b'\n').next().unwrap_or(&[]);
+            let text = String::from_utf8_lossy(line);
+            if let Some(interp) = text.split_whitespace().next() {
+                if canon(Path::new(interp)) == real {
+                    return PathBuf::from(interp);
+                }
+            }
+        }
+    }
+    exe.to_path_buf()
 }
 
 /// The object name of the link_map in rdi (`l_name` at offset 8; "" is the executable).
