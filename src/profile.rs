@@ -419,8 +419,10 @@ fn ld_debug_run(cmd: &Command, what: &str, timeout: Option<Duration>) -> Option<
         c.env_remove(k);
     }
     // The same --timeout as the measured runs; and ldcost's own SIGINT stops the wait.
+    let mut pid = 0;
     let ok = match c.spawn() {
         Ok(mut child) => {
+            pid = child.id();
             let start = std::time::Instant::now();
             loop {
                 match child.try_wait() {
@@ -441,12 +443,9 @@ fn ld_debug_run(cmd: &Command, what: &str, timeout: Option<Duration>) -> Option<
         }
         Err(_) => false,
     };
-    let mut text = String::new();
-    if let Ok(rd) = std::fs::read_dir(&dir) {
-        for e in rd.flatten() {
-            text.push_str(&std::fs::read_to_string(e.path()).unwrap_or_default());
-        }
-    }
+    // ld.so appends .PID: the target's own file, not those of its children or of programs
+    // it execs.
+    let text = std::fs::read_to_string(format!("{}.{pid}", out.display())).unwrap_or_default();
     let _ = std::fs::remove_dir_all(&dir);
     ok.then_some(text)
 }
