@@ -18,6 +18,7 @@ Exit codes:
   8   the system refuses: ptrace or perf_event_open not permitted, or a set-ID target
   9   the target could not be measured to its end (killed by --timeout, or lost)
   70  internal error (a bug in ldcost; please report it)
+  130 interrupted by SIGINT/SIGTERM (the target was killed and reaped)
 A target that exits non-zero or dies of a signal is reported, not an ldcost failure (exit 0).";
 
 /// Where the time of process creation goes: exec, ld.so, fork.

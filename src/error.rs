@@ -32,6 +32,8 @@ pub enum ExitCode {
     Refused = 8,
     /// The target could not be measured to its end (killed by --timeout, or lost).
     TargetFailed = 9,
+    /// ldcost was interrupted (SIGINT/SIGTERM); the target was killed and reaped.
+    Interrupted = 130,
     /// A bug in ldcost (a panic caught at the top). Please report it.
     Internal = 70,
 }
@@ -185,6 +187,7 @@ impl Error {
                     T::NotFound { .. } | T::NotExecutable { .. } => ExitCode::Input,
                     T::Setuid { .. } | T::PtraceDenied { .. } => ExitCode::Refused,
                     T::Spawn { .. } | T::Lost { .. } => ExitCode::TargetFailed,
+                    T::Interrupted => ExitCode::Interrupted,
                 }
             }
             Error::Run(crate::trace::startup::RunError::Perf(_)) => ExitCode::Refused,

@@ -138,16 +138,20 @@ pub fn profile(cfg: &ProfileConfig) -> Result<ProfileSection, RunError> {
     };
     let mut detail = Detail::Static;
     for _ in 0..cfg.warmup {
+        interrupted()?;
         let (_, d) = run_once(&cfg.command, &coarse)?;
         detail = d;
     }
     let mut raw = Vec::new();
     for _ in 0..cfg.runs.max(1) {
+        interrupted()?;
         let (r, d) = run_once(&cfg.command, &per_obj)?;
         detail = d;
         raw.push(r);
         if cfg.reference {
+            interrupted()?;
             raw.push(run_once(&cfg.command, &coarse)?.0);
+            interrupted()?;
             raw.push(run_uninstrumented(&cfg.command, cfg.timeout)?);
         }
         if crate::trace::interrupted() || raw.iter().any(|r| r.ending == Ending::TimedOut) {
@@ -173,6 +177,17 @@ pub fn profile(cfg: &ProfileConfig) -> Result<ProfileSection, RunError> {
         })
         .collect();
     Ok(aggregate(cfg, detail, raw, ld_debug, counters))
+}
+
+/// Stops between runs once ldcost has been asked to.
+fn interrupted() -> Result<(), RunError> {
+    if crate::trace::interrupted() {
+        Err(RunError::Trace(
+            crate::trace::launch::TraceError::Interrupted,
+        ))
+    } else {
+        Ok(())
+    }
 }
 
 fn ns(s: &Snapshot) -> Option<f64> {

@@ -109,6 +109,51 @@ impl Breakpoints {
         Ok(Some((addr, bp.tag)))
     }
 
+    /// In another process with a copy of our memory (a forked child), writes the original
+    /// bytes back at every breakpoint. Our own breakpoints stay.
+    pub fn restore_in(&self, other: Pid) {
+        for (addr, bp) in &self.map {
+            if let Ok(cur) = ptrace::read(other, *addr as ptrace::AddressType) {
+                let _ = ptrace::write(
+                    other,
+                    *addr as ptrace::AddressType,
+                    (cur & !0xff) | (bp.orig & 0xff),
+                );
+            }
+        }
+    }
+
+    /// A thread other than the one we follow hit a breakpoint: run it over the original
+    /// instruction (restore, step, re-plant) without recording anything. Returns false when
+    /// the trap was not ours. Other threads running meanwhile may miss the breakpoint.
+    pub fn step_over(&mut self, tid: Pid) -> nix::Result<bool> {
+        let mut regs = ptrace::getregs(tid)?;
+        let addr = regs.rip.wrapping_sub(1);
+        let Some(bp) = self.map.get(&addr).copied() else {
+            return Ok(false);
+        };
+        let cur = ptrace::read(tid, addr as ptrace::AddressType)?;
+        ptrace::write(
+            tid,
+            addr as ptrace::AddressType,
+            (cur & !0xff) | (bp.orig & 0xff),
+        )?;
+        regs.rip = addr;
+        ptrace::setregs(tid, regs)?;
+        ptrace::step(tid, None)?;
+        loop {
+            match waitpid(tid, Some(WaitPidFlag::__WALL))? {
+                WaitStatus::Stopped(_, Signal::SIGTRAP) => break,
+                WaitStatus::Stopped(..) | WaitStatus::PtraceEvent(..) => continue,
+                _ => return Ok(true),
+            }
+        }
+        if let Ok(cur) = ptrace::read(tid, addr as ptrace::AddressType) {
+            let _ = ptrace::write(tid, addr as ptrace::AddressType, (cur & !0xff) | 0xcc);
+        }
+        Ok(true)
+    }
+
     pub fn is_empty(&self) -> bool {
         self.map.is_empty()
     }

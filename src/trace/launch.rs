@@ -38,6 +38,8 @@ pub enum TraceError {
     },
     #[error("lost track of the target {path}: {what}")]
     Lost { path: PathBuf, what: String },
+    #[error("interrupted: the target was killed and reaped")]
+    Interrupted,
 }
 
 impl TraceError {
@@ -201,6 +203,7 @@ pub fn launch(cmd: &Command) -> Result<Tracee, TraceError> {
         }
         Ok(ForkResult::Parent { child }) => {
             drop(wr);
+            crate::trace::set_current_target(child.as_raw());
             let mut t = Tracee {
                 pid: child,
                 path,
@@ -224,7 +227,10 @@ pub fn launch(cmd: &Command) -> Result<Tracee, TraceError> {
             }
             let opts = ptrace::Options::PTRACE_O_EXITKILL
                 | ptrace::Options::PTRACE_O_TRACEEXEC
-                | ptrace::Options::PTRACE_O_TRACEEXIT;
+                | ptrace::Options::PTRACE_O_TRACEEXIT
+                | ptrace::Options::PTRACE_O_TRACECLONE
+                | ptrace::Options::PTRACE_O_TRACEFORK
+                | ptrace::Options::PTRACE_O_TRACEVFORK;
             ptrace::setoptions(child, opts).map_err(|e| TraceError::PtraceDenied {
                 what: format!("PTRACE_SETOPTIONS: {e}"),
             })?;
@@ -292,7 +298,8 @@ impl Tracee {
                 }
                 Err(Errno::EINTR) => {
                     if crate::trace::interrupted() {
-                        return Err(self.lost("interrupted".into()));
+                        self.kill();
+                        return Err(TraceError::Interrupted);
                     }
                 }
                 Err(e) => return Err(self.lost(format!("waitpid: {e}"))),
@@ -310,6 +317,7 @@ impl Tracee {
     /// Marks the child as reaped (the caller saw it exit).
     pub fn reaped(&mut self) {
         self.alive = false;
+        crate::trace::set_current_target(0);
     }
 
     pub fn is_alive(&self) -> bool {
@@ -333,6 +341,7 @@ impl Tracee {
                 }
             }
             self.alive = false;
+            crate::trace::set_current_target(0);
         }
     }
 }

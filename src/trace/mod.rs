@@ -10,12 +10,25 @@ pub mod breakpoint;
 pub mod launch;
 pub mod startup;
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+static CURRENT_TARGET: AtomicI32 = AtomicI32::new(0);
 
 extern "C" fn on_signal(_: nix::libc::c_int) {
     INTERRUPTED.store(true, Ordering::SeqCst);
+    // Kill the target at once, whatever ldcost is busy with: waitpid then reports it gone.
+    // kill(2) is async-signal-safe.
+    let pid = CURRENT_TARGET.load(Ordering::SeqCst);
+    if pid > 0 {
+        // SAFETY: a plain syscall with an integer pid.
+        unsafe { nix::libc::kill(pid, nix::libc::SIGKILL) };
+    }
+}
+
+/// Records the pid a SIGINT/SIGTERM to ldcost must kill (0: none).
+pub fn set_current_target(pid: i32) {
+    CURRENT_TARGET.store(pid, Ordering::SeqCst);
 }
 
 /// Installs SIGINT/SIGTERM/SIGHUP handlers (without SA_RESTART, so waitpid returns EINTR).

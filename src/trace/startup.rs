@@ -275,25 +275,44 @@ pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunEr
     let mut ending = None;
     let mut resumed = Instant::now();
     ptrace::cont(pid, None).map_err(|e| tracee.lost(format!("PTRACE_CONT: {e}")))?;
+    // Threads and processes the target starts are traced too (TRACECLONE/TRACEFORK): a thread
+    // that meets one of our breakpoints is stepped over it, a forked child gets the original
+    // bytes back and is let go. Pids of forked children not yet seen stopped:
+    let mut forked: Vec<(Pid, bool)> = Vec::new();
     loop {
-        let waited = waitpid(pid, Some(WaitPidFlag::__WALL));
+        if super::interrupted() {
+            tracee.kill();
+            return Err(TraceError::Interrupted.into());
+        }
+        let waited = waitpid(Pid::from_raw(-1), Some(WaitPidFlag::__WALL));
+        if let Ok(st) = &waited {
+            if let Some(other) = st.pid().filter(|p| *p != pid) {
+                other_tracee(pid, other, st, &mut bps, &mut forked);
+                continue;
+            }
+        }
         running_ns += resumed.elapsed().as_nanos() as u64;
         // Until a branch below resumes the target, the clock is ours, not its.
         resumed = Instant::now();
         let status = match waited {
             Ok(s) => s,
-            Err(nix::errno::Errno::EINTR) => {
-                if super::interrupted() {
-                    tracee.kill();
-                    return Err(tracee
-                        .lost("interrupted by a signal to ldcost".into())
-                        .into());
-                }
-                continue;
-            }
+            Err(nix::errno::Errno::EINTR) => continue,
             Err(e) => return Err(tracee.lost(format!("waitpid: {e}")).into()),
         };
         match status {
+            WaitStatus::PtraceEvent(_, _, ev)
+                if ev == ptrace::Event::PTRACE_EVENT_FORK as i32
+                    || ev == ptrace::Event::PTRACE_EVENT_VFORK as i32 =>
+            {
+                if let Ok(child) = ptrace::getevent(pid) {
+                    forked.push((
+                        Pid::from_raw(child as i32),
+                        ev == ptrace::Event::PTRACE_EVENT_VFORK as i32,
+                    ));
+                }
+                resumed = Instant::now();
+                let _ = ptrace::cont(pid, None);
+            }
             WaitStatus::Exited(_, code) => {
                 tracee.reaped();
                 ending.get_or_insert(Ending::Exited(code));
@@ -466,6 +485,74 @@ pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunEr
         },
         detail,
     ))
+}
+
+/// A stop of a thread or child of the target (not the target's first thread).
+fn other_tracee(
+    main: Pid,
+    tid: Pid,
+    st: &WaitStatus,
+    bps: &mut Breakpoints,
+    forked: &mut Vec<(Pid, bool)>,
+) {
+    // A new process whose fork event we have not seen yet (the child's first stop can come
+    // first): anything whose thread group is not the target's.
+    let foreign = matches!(st, WaitStatus::Stopped(_, Signal::SIGSTOP))
+        && thread_group(tid).is_some_and(|g| g != main.as_raw());
+    if foreign && !forked.iter().any(|(p, _)| *p == tid) {
+        forked.push((tid, false));
+    }
+    if let Some(i) = forked.iter().position(|(p, _)| *p == tid) {
+        let (_, vfork) = forked.remove(i);
+        // A forked child has its own copy of our int3 bytes: put the originals back before it
+        // runs untraced (a vfork child shares our memory, so it is left alone).
+        if !vfork {
+            bps.restore_in(tid);
+        }
+        let _ = ptrace::detach(tid, None);
+        return;
+    }
+    match st {
+        WaitStatus::Stopped(_, Signal::SIGTRAP) => match bps.step_over(tid) {
+            Ok(true) => {
+                let _ = ptrace::cont(tid, None);
+            }
+            _ => {
+                let _ = ptrace::cont(tid, Some(Signal::SIGTRAP));
+            }
+        },
+        // The first stop of a new thread, or a group stop: not a signal to deliver.
+        WaitStatus::Stopped(_, Signal::SIGSTOP) => {
+            let _ = ptrace::cont(tid, None);
+        }
+        WaitStatus::Stopped(_, sig) => {
+            let _ = ptrace::cont(tid, Some(*sig));
+        }
+        WaitStatus::PtraceEvent(_, _, ev)
+            if *ev == ptrace::Event::PTRACE_EVENT_FORK as i32
+                || *ev == ptrace::Event::PTRACE_EVENT_VFORK as i32 =>
+        {
+            if let Ok(child) = ptrace::getevent(tid) {
+                forked.push((
+                    Pid::from_raw(child as i32),
+                    *ev == ptrace::Event::PTRACE_EVENT_VFORK as i32,
+                ));
+            }
+            let _ = ptrace::cont(tid, None);
+        }
+        WaitStatus::Exited(..) | WaitStatus::Signaled(..) => {}
+        _ => {
+            let _ = ptrace::cont(tid, None);
+        }
+    }
+}
+
+/// The thread group (process) a task belongs to, from /proc/TID/status.
+fn thread_group(tid: Pid) -> Option<i32> {
+    let s = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
+    s.lines()
+        .find_map(|l| l.strip_prefix("Tgid:"))
+        .and_then(|v| v.trim().parse().ok())
 }
 
 /// See `main_name` in [`run_once`].
@@ -647,6 +734,10 @@ pub fn run_uninstrumented(cmd: &Command, timeout: Option<Duration>) -> Result<Ru
             }
             Ok(_) => continue,
             Err(nix::errno::Errno::EINTR) if !super::interrupted() => continue,
+            Err(nix::errno::Errno::EINTR) => {
+                tracee.kill();
+                return Err(TraceError::Interrupted.into());
+            }
             Err(e) => return Err(tracee.lost(format!("waitpid: {e}")).into()),
         }
     };
