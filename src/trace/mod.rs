@@ -8,6 +8,7 @@
 
 pub mod breakpoint;
 pub mod launch;
+mod segments;
 pub mod startup;
 
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
