@@ -109,15 +109,21 @@ impl Breakpoints {
         Ok(Some((addr, bp.tag)))
     }
 
+    /// The planted breakpoints and their original words, as they are now (taken at a fork:
+    /// the child's copy of memory has exactly these int3s, whatever we change later).
+    pub fn snapshot(&self) -> Vec<(u64, i64)> {
+        self.map.iter().map(|(a, bp)| (*a, bp.orig)).collect()
+    }
+
     /// In another process with a copy of our memory (a forked child), writes the original
-    /// bytes back at every breakpoint. Our own breakpoints stay.
-    pub fn restore_in(&self, other: Pid) {
-        for (addr, bp) in &self.map {
+    /// bytes back at every breakpoint of `planted`. Our own breakpoints stay.
+    pub fn restore_in(other: Pid, planted: &[(u64, i64)]) {
+        for (addr, orig) in planted {
             if let Ok(cur) = ptrace::read(other, *addr as ptrace::AddressType) {
                 let _ = ptrace::write(
                     other,
                     *addr as ptrace::AddressType,
-                    (cur & !0xff) | (bp.orig & 0xff),
+                    (cur & !0xff) | (orig & 0xff),
                 );
             }
         }

@@ -244,7 +244,7 @@ pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunEr
     // Threads and processes the target starts are traced too (TRACECLONE/TRACEFORK): a thread
     // that meets one of our breakpoints is stepped over it, a forked child gets the original
     // bytes back and is let go. Pids of forked children not yet seen stopped:
-    let mut forked: Vec<(Pid, bool)> = Vec::new();
+    let mut forked: Vec<Forked> = Vec::new();
     loop {
         if super::interrupted() {
             tracee.kill();
@@ -271,10 +271,12 @@ pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunEr
                     || ev == ptrace::Event::PTRACE_EVENT_VFORK as i32 =>
             {
                 if let Ok(child) = ptrace::getevent(pid) {
-                    forked.push((
+                    note_fork(
+                        &mut forked,
                         Pid::from_raw(child as i32),
                         ev == ptrace::Event::PTRACE_EVENT_VFORK as i32,
-                    ));
+                        &bps,
+                    );
                 }
                 resumed = Instant::now();
                 let _ = ptrace::cont(pid, None);
@@ -454,26 +456,66 @@ pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunEr
 }
 
 /// A stop of a thread or child of the target (not the target's first thread).
+/// A child the target forked: its pid, whether by vfork, and the breakpoints its copy of
+/// memory holds (those planted at the fork).
+pub(super) struct Forked {
+    pid: Pid,
+    vfork: bool,
+    planted: Vec<(u64, i64)>,
+    /// Its first stop has been handled already (it came before the fork event).
+    released: bool,
+}
+
+fn note_fork(forked: &mut Vec<Forked>, child: Pid, vfork: bool, bps: &Breakpoints) {
+    match forked.iter().position(|f| f.pid == child) {
+        // Seen stopped before this event: already released.
+        Some(i) if forked[i].released => {
+            forked.remove(i);
+        }
+        Some(_) => {}
+        None => forked.push(Forked {
+            pid: child,
+            vfork,
+            planted: bps.snapshot(),
+            released: false,
+        }),
+    }
+}
+
 fn other_tracee(
     main: Pid,
     tid: Pid,
     st: &WaitStatus,
     bps: &mut Breakpoints,
-    forked: &mut Vec<(Pid, bool)>,
+    forked: &mut Vec<Forked>,
 ) {
+    let known = forked.iter().position(|f| f.pid == tid && !f.released);
     // A new process whose fork event we have not seen yet (the child's first stop can come
-    // first): anything whose thread group is not the target's.
-    let foreign = matches!(st, WaitStatus::Stopped(_, Signal::SIGSTOP))
+    // first): its thread group is not the target's. The forking thread is still stopped at
+    // that event, so our breakpoints are still those of the fork.
+    let early = known.is_none()
+        && matches!(st, WaitStatus::Stopped(_, Signal::SIGSTOP))
         && thread_group(tid).is_some_and(|g| g != main.as_raw());
-    if foreign && !forked.iter().any(|(p, _)| *p == tid) {
-        forked.push((tid, false));
-    }
-    if let Some(i) = forked.iter().position(|(p, _)| *p == tid) {
-        let (_, vfork) = forked.remove(i);
+    if known.is_some() || early {
+        let (vfork, planted) = match known {
+            Some(i) => {
+                let f = forked.remove(i);
+                (f.vfork, f.planted)
+            }
+            None => {
+                forked.push(Forked {
+                    pid: tid,
+                    vfork: false,
+                    planted: Vec::new(),
+                    released: true,
+                });
+                (false, bps.snapshot())
+            }
+        };
         // A forked child has its own copy of our int3 bytes: put the originals back before it
         // runs untraced (a vfork child shares our memory, so it is left alone).
         if !vfork {
-            bps.restore_in(tid);
+            Breakpoints::restore_in(tid, &planted);
         }
         let _ = ptrace::detach(tid, None);
         return;
@@ -499,10 +541,12 @@ fn other_tracee(
                 || *ev == ptrace::Event::PTRACE_EVENT_VFORK as i32 =>
         {
             if let Ok(child) = ptrace::getevent(tid) {
-                forked.push((
+                note_fork(
+                    forked,
                     Pid::from_raw(child as i32),
                     *ev == ptrace::Event::PTRACE_EVENT_VFORK as i32,
-                ));
+                    bps,
+                );
             }
             let _ = ptrace::cont(tid, None);
         }
