@@ -70,10 +70,9 @@ impl Breakpoints {
         Ok(())
     }
 
-    /// Called on a SIGTRAP stop: if rip-1 is one of ours, handles it (see the module doc) and
-    /// returns `(address, tag)`; the tracee is left stopped at the original instruction (for a
-    /// persistent breakpoint: just after it, with the int3 planted again).
-    pub fn hit(&mut self, pid: Pid) -> nix::Result<Option<(u64, u32)>> {
+    /// If the task stopped just past one of our int3s, puts the original byte back and rewinds
+    /// rip onto the instruction; returns the breakpoint.
+    fn rewind(&self, pid: Pid) -> nix::Result<Option<(u64, Bp)>> {
         let mut regs = ptrace::getregs(pid)?;
         let addr = regs.rip.wrapping_sub(1);
         let Some(bp) = self.map.get(&addr).copied() else {
@@ -87,6 +86,16 @@ impl Breakpoints {
         )?;
         regs.rip = addr;
         ptrace::setregs(pid, regs)?;
+        Ok(Some((addr, bp)))
+    }
+
+    /// Called on a SIGTRAP stop: if rip-1 is one of ours, handles it (see the module doc) and
+    /// returns `(address, tag)`; the tracee is left stopped at the original instruction (for a
+    /// persistent breakpoint: just after it, with the int3 planted again).
+    pub fn hit(&mut self, pid: Pid) -> nix::Result<Option<(u64, u32)>> {
+        let Some((addr, bp)) = self.rewind(pid)? else {
+            return Ok(None);
+        };
         if bp.persistent {
             ptrace::step(pid, None)?;
             loop {
@@ -133,19 +142,9 @@ impl Breakpoints {
     /// instruction (restore, step, re-plant) without recording anything. Returns false when
     /// the trap was not ours. Other threads running meanwhile may miss the breakpoint.
     pub fn step_over(&mut self, tid: Pid) -> nix::Result<bool> {
-        let mut regs = ptrace::getregs(tid)?;
-        let addr = regs.rip.wrapping_sub(1);
-        let Some(bp) = self.map.get(&addr).copied() else {
+        let Some((addr, _)) = self.rewind(tid)? else {
             return Ok(false);
         };
-        let cur = ptrace::read(tid, addr as ptrace::AddressType)?;
-        ptrace::write(
-            tid,
-            addr as ptrace::AddressType,
-            (cur & !0xff) | (bp.orig & 0xff),
-        )?;
-        regs.rip = addr;
-        ptrace::setregs(tid, regs)?;
         ptrace::step(tid, None)?;
         loop {
             match waitpid(tid, Some(WaitPidFlag::__WALL))? {
