@@ -46,7 +46,13 @@ impl TraceError {
     pub fn hint(&self) -> Option<String> {
         match self {
             TraceError::NotFound { .. } => Some("check the path; bare names are searched in $PATH".into()),
-            TraceError::NotExecutable { .. } => Some("make it executable (chmod +x) or give the interpreter explicitly".into()),
+TraceError::NotExecutable { reason, .. } if reason.contains("directory") => {
+                Some("give the path of a program file, not a directory".into())
+            }
+            TraceError::NotExecutable { .. } => {
+                Some("make it executable (chmod +x) or give the interpreter explicitly".into())
+            }
+
             TraceError::Setuid { .. } => Some("profile a copy without the set-ID bit (cp FILE /tmp/x && ldcost profile /tmp/x), or use `ldcost deps` which needs no tracing".into()),
             TraceError::PtraceDenied { .. } => Some(ptrace_hint()),
             _ => None,
