@@ -12,7 +12,10 @@ pub fn deps(cfg: &DepsConfig) -> Result<ExitCode, Error> {
     let closure = deps::resolve(&cfg.target, &cfg.resolve)?;
     let complete = closure.complete();
     if cfg.text {
-        let text = report::text::deps(&closure, cfg.view);
+        let mut text = report::text::deps(&closure, cfg.view);
+        if report::color::wanted() {
+            text = report::color::paint(&text);
+        }
         report::write_text(&text, std::path::Path::new("-"))?;
     }
     if let Some(path) = &cfg.json {
@@ -52,7 +55,10 @@ pub fn profile(cfg: &crate::config::ProfileRun) -> Result<ExitCode, Error> {
         section.prediction = Some(crate::attribute::link_cost::prediction(c));
     }
     if cfg.text {
-        let text = report::profile_text::profile(&section);
+        let mut text = report::profile_text::profile(&section);
+        if report::color::wanted() {
+            text = report::color::paint(&text);
+        }
         report::write_text(&text, std::path::Path::new("-"))?;
     }
     let timed_out = section

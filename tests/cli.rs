@@ -111,3 +111,27 @@ fn help_documents_exit_codes() {
         );
     }
 }
+
+/// Colour on a terminal (a pty from util-linux `script`), none when piped or with NO_COLOR.
+#[test]
+fn colour_only_on_a_terminal() {
+    if !tools("colour_only_on_a_terminal", &["script"]) {
+        return;
+    }
+    let bin = env!("CARGO_BIN_EXE_ldcost");
+    let on_tty = |no_color: bool| -> String {
+        let mut c = Command::new("script");
+        c.args(["-qc", &format!("{bin} deps /bin/true"), "/dev/null"])
+            .env("TERM", "xterm")
+            .env_remove("NO_COLOR");
+        if no_color {
+            c.env("NO_COLOR", "1");
+        }
+        String::from_utf8_lossy(&c.output().unwrap().stdout).into_owned()
+    };
+    let tty = on_tty(false);
+    assert!(tty.contains("\x1b[1mDependency tree"), "{tty:?}");
+    assert!(!on_tty(true).contains('\x1b'));
+    let piped = ldcost(&["deps", "/bin/true"]);
+    assert!(!String::from_utf8_lossy(&piped.stdout).contains('\x1b'));
+}

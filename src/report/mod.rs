@@ -5,6 +5,7 @@
 //! incompatible changes; `profile`, `compare` and `diff` add sections beside `deps` rather than
 //! changing it.
 
+pub mod color;
 pub mod profile_text;
 pub mod text;
 
