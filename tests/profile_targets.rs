@@ -1017,14 +1017,24 @@ fn ptrace_denied() {
         );
         return;
     }
+    denied_by_seccomp(
+        "ptrace_denied_for_real",
+        "ptrace",
+        &["CAP_SYS_PTRACE", "ptrace_scope"],
+    );
+}
+
+/// Runs ldcost under the seccomp wrapper that makes `syscall` fail with EPERM: exit 8, a
+/// one-line error naming the refused call, and a hint naming one of `hints`.
+fn denied_by_seccomp(name: &str, syscall: &str, hints: &[&str]) {
     let mut case = Case::new();
     let deny = case.build("deny", DENY, &[]);
-    let mut args = os(&["ptrace", BIN, "profile", "-n", "1", "--warmup", "0"]);
+    let mut args = os(&[syscall, BIN, "profile", "-n", "1", "--warmup", "0"]);
     args.extend(os(&["--no-ld-debug", "/bin/true"]));
     let out = Spawned::start(deny.as_os_str(), &args).wait(HANG);
     if out.code == Some(99) {
         skip(
-            "ptrace_denied_for_real",
+            name,
             &format!(
                 "cannot install a seccomp filter here: {}",
                 out.stderr.trim()
@@ -1033,9 +1043,9 @@ fn ptrace_denied() {
         case.finish();
         return;
     }
-    assert_error(&out, 8, "ptrace");
+    assert_error(&out, 8, syscall);
     assert!(
-        out.stderr.contains("CAP_SYS_PTRACE") || out.stderr.contains("ptrace_scope"),
+        hints.iter().any(|h| out.stderr.contains(h)),
         "{}",
         out.stderr
     );
@@ -1049,29 +1059,11 @@ fn perf_denied_by_seccomp() {
     if !tools("perf_denied_by_seccomp", &["cc"]) {
         return;
     }
-    let mut case = Case::new();
-    let deny = case.build("deny", DENY, &[]);
-    let mut args = os(&["perf_event_open", BIN, "profile", "-n", "1"]);
-    args.extend(os(&["--warmup", "0", "--no-ld-debug", "/bin/true"]));
-    let out = Spawned::start(deny.as_os_str(), &args).wait(HANG);
-    if out.code == Some(99) {
-        skip(
-            "perf_denied_by_seccomp",
-            &format!(
-                "cannot install a seccomp filter here: {}",
-                out.stderr.trim()
-            ),
-        );
-        case.finish();
-        return;
-    }
-    assert_error(&out, 8, "perf_event_open");
-    assert!(
-        out.stderr.contains("seccomp") || out.stderr.contains("perf_event_paranoid"),
-        "{}",
-        out.stderr
+    denied_by_seccomp(
+        "perf_denied_by_seccomp",
+        "perf_event_open",
+        &["seccomp", "perf_event_paranoid"],
     );
-    case.finish();
 }
 
 /// ldcost run as an unprivileged user (nobody). With perf_event_paranoid >= 2 the kernel
