@@ -11,15 +11,16 @@ use crate::report::{self, Document};
 pub fn deps(cfg: &DepsConfig) -> Result<ExitCode, Error> {
     let closure = deps::resolve(&cfg.target, &cfg.resolve)?;
     let complete = closure.complete();
+    let lookups = crate::attribute::lookups::model(&closure);
     if cfg.text {
-        let mut text = report::text::deps(&closure, cfg.view);
+        let mut text = report::text::deps(&closure, cfg.view, Some(&lookups));
         if report::color::wanted() {
             text = report::color::paint(&text);
         }
         report::write_text(&text, std::path::Path::new("-"))?;
     }
     if let Some(path) = &cfg.json {
-        let doc = Document::deps(&cfg.target.to_string_lossy(), closure);
+        let doc = Document::deps(&cfg.target.to_string_lossy(), closure, Some(lookups));
         report::write_json(&doc, path)?;
     }
     Ok(if complete {
@@ -66,7 +67,10 @@ pub fn profile(cfg: &crate::config::ProfileRun) -> Result<ExitCode, Error> {
         .contains(&crate::trace::launch::Ending::TimedOut);
     if let Some(path) = &cfg.json {
         let mut doc = match closure {
-            Some(c) => Document::deps(&target.to_string_lossy(), c),
+            Some(c) => {
+                let m = crate::attribute::lookups::model(&c);
+                Document::deps(&target.to_string_lossy(), c, Some(m))
+            }
             None => Document::empty(&target.to_string_lossy()),
         };
         doc.command = "profile".into();

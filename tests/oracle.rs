@@ -343,3 +343,88 @@ fn predicted_vmas_match_proc_maps() {
     }
     assert!(compared >= 3, "compared {compared} objects");
 }
+
+/// (referencing object, symbol) -> answering object, from glibc's LD_DEBUG=bindings during
+/// start-up (before the first initializer runs).
+fn ld_debug_bindings(target: &str, args: &[&str]) -> BTreeMap<(String, String), String> {
+    let out = Command::new(target)
+        .args(args)
+        .env("LD_DEBUG", "bindings,libs")
+        .env_remove("LD_BIND_NOW")
+        .env_remove("LD_LIBRARY_PATH")
+        .output()
+        .unwrap();
+    let mut m = BTreeMap::new();
+    for l in String::from_utf8_lossy(&out.stderr).lines() {
+        let l = l.split_once(':').map(|(_, r)| r).unwrap_or(l).trim();
+        if l.starts_with("calling init:") {
+            break;
+        }
+        let Some(rest) = l.strip_prefix("binding file ") else {
+            continue;
+        };
+        let Some((from, rest)) = rest.split_once(" [") else {
+            continue;
+        };
+        let Some((_, rest)) = rest.split_once(" to ") else {
+            continue;
+        };
+        let Some((to, rest)) = rest.split_once(" [") else {
+            continue;
+        };
+        let Some((_, rest)) = rest.split_once('`') else {
+            continue;
+        };
+        let Some((sym, _)) = rest.split_once('\'') else {
+            continue;
+        };
+        m.insert((from.to_string(), sym.to_string()), to.to_string());
+    }
+    m
+}
+
+/// The lookup model (which object answers each start-up lookup) against glibc's own bindings.
+#[test]
+fn lookup_model_agrees_with_ld_debug_bindings() {
+    let mut ran = 0;
+    let mut targets = vec![
+        ("/bin/ls".to_string(), vec!["/nonexistent"]),
+        ("/usr/bin/git".to_string(), vec!["--version"]),
+        ("/usr/bin/python3".to_string(), vec!["-c", "pass"]),
+    ];
+    if let Ok(o) = Command::new("rustc").arg("--print").arg("sysroot").output() {
+        let root = String::from_utf8_lossy(&o.stdout).trim().to_string();
+        targets.push((format!("{root}/bin/rustc"), vec!["--version"]));
+    }
+    for (t, args) in targets {
+        let t = t.as_str();
+        if !Path::new(t).exists() {
+            eprintln!("SKIP lookup model {t}: not installed");
+            continue;
+        }
+        let glibc = ld_debug_bindings(t, &args);
+        let mut opts = ResolveOptions::from_env();
+        opts.ld_library_path = None;
+        opts.bind_now = false;
+        let c = deps::resolve(Path::new(t), &opts).unwrap();
+        let model = ldcost::attribute::lookups::model(&c);
+        let (mut agree, mut differ) = (0, Vec::new());
+        for (from, sym, ours) in &model.bindings {
+            let theirs = glibc.get(&(from.clone(), sym.clone()));
+            match (ours, theirs) {
+                (Some(a), Some(b)) if a == b => agree += 1,
+                // An undefined weak symbol: glibc prints no binding for it.
+                (None, None) => agree += 1,
+                _ => differ.push(format!("{from} {sym}: ours {ours:?}, glibc {theirs:?}")),
+            }
+        }
+        println!(
+            "{t}: {agree} lookups agree with LD_DEBUG=bindings, {} differ",
+            differ.len()
+        );
+        assert!(agree > 10, "{t}: too few lookups compared");
+        assert!(differ.is_empty(), "{t}: {differ:#?}");
+        ran += 1;
+    }
+    assert!(ran > 0);
+}

@@ -56,7 +56,10 @@ fn name(path: &str) -> &str {
 }
 
 /// The plain-language reading, most important first.
-pub fn summary(c: &Closure) -> Vec<String> {
+pub fn summary(
+    c: &Closure,
+    lookups: Option<&crate::attribute::lookups::LookupModel>,
+) -> Vec<String> {
     let t = totals(c);
     let mut out = Vec::new();
     let main = &c.objects[0];
@@ -86,6 +89,28 @@ pub fn summary(c: &Closure) -> Vec<String> {
                 name(&top.path),
                 n,
                 t.startup_lookups
+            ));
+        }
+    }
+    if let Some(m) = lookups.filter(|m| m.lookups > 0) {
+        out.push(format!(
+            "Each start-up lookup probes {:.1} objects on average ({} hash-table probes for {} lookups, the n·r of Drepper's model){}.",
+            m.probes as f64 / m.lookups as f64,
+            m.probes,
+            m.lookups,
+            if m.unresolved > 0 {
+                format!("; {} find no definition (undefined weak symbols) and probe every object", m.unresolved)
+            } else {
+                String::new()
+            }
+        ));
+        if let Some((top, n)) = m.answered_by.iter().max_by_key(|(_, n)| **n) {
+            out.push(format!(
+                "{}% of lookups are answered by {} ({} of {}).",
+                pct(*n, m.lookups),
+                name(top),
+                n,
+                m.lookups
             ));
         }
     }

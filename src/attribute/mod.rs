@@ -5,4 +5,5 @@
 //! too, so there is one place that defines the taxonomy.
 
 pub mod link_cost;
+pub mod lookups;
 pub mod stats;

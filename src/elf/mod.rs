@@ -14,6 +14,7 @@
 pub mod layout;
 mod parse;
 pub mod reloc;
+pub mod symbols;
 
 use parse::parse_lean;
 
@@ -109,6 +110,11 @@ pub enum ObjectKind {
 }
 
 impl ObjectKind {
+    /// An executable rather than a library (ld.so's `lt_executable`).
+    pub fn is_executable(self) -> bool {
+        !matches!(self, ObjectKind::SharedObject)
+    }
+
     pub fn label(self) -> &'static str {
         match self {
             ObjectKind::Pie => "PIE",
@@ -335,6 +341,7 @@ pub fn analyze(bytes: &[u8], path: &Path, lazy: bool) -> Result<ObjectInfo, ElfE
         &elf,
         header.e_machine,
         lazy && !flags.bind_now,
+        None,
     )
     .map_err(malformed)?;
 
@@ -488,7 +495,7 @@ const DT_RELRSZ: u64 = 35;
 const DT_RELR: u64 = 36;
 
 impl DynValues {
-    fn record(&mut self, tag: u64, val: u64) {
+    pub(crate) fn record(&mut self, tag: u64, val: u64) {
         match tag {
             dt::DT_RELA => self.rela = Some(val),
             dt::DT_RELASZ => self.relasz = val,

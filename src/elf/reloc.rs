@@ -141,7 +141,7 @@ enum Role {
 /// The tables of one object and where its dynamic symbols are.
 pub(crate) struct Tables {
     tables: Vec<Table>,
-    symtab: Option<usize>,
+    pub(crate) symtab: Option<usize>,
     relacount: u64,
 }
 
@@ -392,6 +392,7 @@ pub(crate) fn count(
     _elf: &Elf,
     machine: u16,
     lazy: bool,
+    mut lookups: Option<&mut Vec<(u32, u8)>>,
 ) -> Result<Relocations, String> {
     let mut types = TypeCounter::new();
     let mut out = Relocations {
@@ -450,6 +451,9 @@ pub(crate) fn count(
                             out.cache_hits += 1;
                         } else {
                             cache = Some(key);
+                            if let Some(l) = lookups.as_deref_mut() {
+                                l.push(key);
+                            }
                         }
                     }
                 }

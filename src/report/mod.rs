@@ -35,6 +35,9 @@ pub struct DepsSection {
     #[serde(flatten)]
     pub closure: Closure,
     pub totals: Totals,
+    /// Where each start-up lookup is answered and how many objects it probes.
+    #[serde(default)]
+    pub lookups: Option<crate::attribute::lookups::LookupModel>,
     pub summary: Vec<String>,
 }
 
@@ -53,9 +56,13 @@ pub struct Document {
 }
 
 impl Document {
-    pub fn deps(target: &str, closure: Closure) -> Document {
+    pub fn deps(
+        target: &str,
+        closure: Closure,
+        lookups: Option<crate::attribute::lookups::LookupModel>,
+    ) -> Document {
         let totals = link_cost::totals(&closure);
-        let summary = link_cost::summary(&closure);
+        let summary = link_cost::summary(&closure, lookups.as_ref());
         Document {
             schema_version: SCHEMA_VERSION,
             tool: Tool {
@@ -67,6 +74,7 @@ impl Document {
             deps: Some(DepsSection {
                 closure,
                 totals,
+                lookups,
                 summary,
             }),
             profile: None,

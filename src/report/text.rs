@@ -70,7 +70,11 @@ fn right_align(t: &mut Table, from: usize) {
 }
 
 /// The full `deps` report.
-pub fn deps(c: &Closure, view: DepsView) -> String {
+pub fn deps(
+    c: &Closure,
+    view: DepsView,
+    lookups: Option<&crate::attribute::lookups::LookupModel>,
+) -> String {
     let mut s = String::new();
     let main = &c.objects[0];
     let _ = writeln!(
@@ -110,12 +114,12 @@ pub fn deps(c: &Closure, view: DepsView) -> String {
     s.push('\n');
     objects_table(c, &mut s);
     s.push('\n');
-    relocation_table(c, &mut s);
+    relocation_table(c, lookups, &mut s);
     s.push('\n');
     types_table(c, &mut s);
     s.push('\n');
     let _ = writeln!(s, "Reading");
-    for line in link_cost::summary(c) {
+    for line in link_cost::summary(c, lookups) {
         let _ = writeln!(s, "  - {line}");
     }
     s
@@ -257,7 +261,11 @@ fn objects_table(c: &Closure, s: &mut String) {
     }
 }
 
-fn relocation_table(c: &Closure, s: &mut String) {
+fn relocation_table(
+    c: &Closure,
+    lookups: Option<&crate::attribute::lookups::LookupModel>,
+    s: &mut String,
+) {
     let _ = writeln!(
         s,
         "Relocations (sorted by start-up lookups; PLT column: total, of which lazy)"
@@ -274,6 +282,7 @@ fn relocation_table(c: &Closure, s: &mut String) {
         "total",
         "lookups",
         "cached",
+        "probes",
     ]);
     let mut order: Vec<usize> = (0..c.objects.len()).collect();
     order.sort_by_key(|&i| {
@@ -296,6 +305,10 @@ fn relocation_table(c: &Closure, s: &mut String) {
             r.total.to_string(),
             r.startup_lookups.to_string(),
             r.cache_hits.to_string(),
+            lookups
+                .and_then(|m| m.objects.iter().find(|x| x.path == o.path))
+                .map(|x| x.probes.to_string())
+                .unwrap_or_default(),
         ]);
     }
     let tot = link_cost::totals(c);
@@ -312,6 +325,7 @@ fn relocation_table(c: &Closure, s: &mut String) {
         tot.relocations_total.to_string(),
         tot.startup_lookups.to_string(),
         tot.cache_hits.to_string(),
+        lookups.map(|m| m.probes.to_string()).unwrap_or_default(),
     ]);
     right_align(&mut t, 1);
     let _ = writeln!(s, "{t}");
