@@ -255,7 +255,8 @@ impl<'a> SymbolIndex<'a> {
                 else {
                     return false;
                 };
-                let mask = (1u64 << (h % 64)) | (1u64 << ((h >> bloom_shift) % 64));
+                let mask =
+                    (1u64 << (h % 64)) | (1u64 << (h.checked_shr(bloom_shift).unwrap_or(0) % 64));
                 if w & mask != mask {
                     return false;
                 }
@@ -362,4 +363,43 @@ pub fn startup_lookups(bytes: &[u8], path: &Path, lazy: bool) -> Result<Vec<Look
             })
         })
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Found by the fuzzer: a DT_GNU_HASH whose bloom shift is 32 or more.
+    #[test]
+    fn huge_bloom_shift_does_not_panic() {
+        let bytes = vec![0xffu8; 4096];
+        let ix = SymbolIndex {
+            syms: Some(Dynsyms {
+                bytes: &bytes,
+                symtab: 0,
+                strtab: 0,
+                count: 1,
+            }),
+            table: HashTable::Gnu {
+                nbuckets: 1,
+                symoffset: 1,
+                bloom_size: 1,
+                bloom_shift: 40,
+                bloom: 0,
+                buckets: 8,
+                chains: 12,
+            },
+            executable: false,
+            fallback: None,
+        };
+        assert!(!ix.defines("malloc", 0));
+    }
+
+    #[test]
+    fn hash_functions_match_the_abi() {
+        // Values from the System V ABI and the GNU hash definition (dl_new_hash).
+        assert_eq!(gnu_hash(b""), 5381);
+        assert_eq!(gnu_hash(b"printf"), 0x156b_2bb8);
+        assert_eq!(sysv_hash(b"printf"), 0x077905a6);
+    }
 }
