@@ -71,6 +71,39 @@ pub struct ProfileArgs {
     /// Where build-id debug files are looked for (default /usr/lib/debug).
     #[arg(long, value_name = "DIR")]
     pub debug_root: Vec<PathBuf>,
+    /// Also measure fork: stop the target at --at, inject a probe that forks it N times at
+    /// native speed (no ptrace stop in the loop), restore it exactly and let it run on.
+    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "1000",
+          value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub fork: Option<u64>,
+    /// Where the fork probe is injected: entry, main, exit (libc's exit, when the program
+    /// calls it) or the name of a function (its first call).
+    #[arg(long, value_name = "WHERE", default_value = "main", requires = "fork")]
+    pub at: String,
+    /// What each child does: _exit (as forktime), exit (libc exit(), as forktest: atexit
+    /// handlers, and lazy binding of exit in every child) or exec:PATH.
+    #[arg(long, value_name = "ACTION", default_value = "_exit", requires = "fork",
+          value_parser = parse_child)]
+    pub child: crate::trace::fork::ChildSpec,
+    /// How children are created.
+    #[arg(long, value_enum, default_value_t = SpawnArg::Fork, requires = "fork")]
+    pub spawn: SpawnArg,
+    /// Only the fork measurement: skip the exec runs.
+    #[arg(long, requires = "fork")]
+    pub no_exec: bool,
+}
+
+fn parse_child(s: &str) -> Result<crate::trace::fork::ChildSpec, String> {
+    crate::trace::fork::parse_child(s)
+}
+
+/// `--spawn`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SpawnArg {
+    Fork,
+    Vfork,
+    #[value(name = "posix_spawn")]
+    PosixSpawn,
 }
 
 #[derive(Debug, clap::Args)]

@@ -41,6 +41,10 @@ impl DepsConfig {
 #[derive(Debug, Clone)]
 pub struct ProfileRun {
     pub profile: crate::profile::ProfileConfig,
+    /// `--fork`: the fork measurement.
+    pub fork: Option<crate::trace::fork::ForkOptions>,
+    /// The exec runs (off with `--no-exec`).
+    pub exec: bool,
     pub json: Option<PathBuf>,
     pub text: bool,
 }
@@ -54,7 +58,27 @@ impl ProfileRun {
             a.debug_root
         };
         let text = a.json.as_deref() != Some(std::path::Path::new("-"));
+        let timeout = a
+            .timeout
+            .filter(|t| t.is_finite() && *t > 0.0)
+            .map(std::time::Duration::from_secs_f64);
+        let fork = a.fork.map(|n| crate::trace::fork::ForkOptions {
+            at: crate::trace::fork::parse_at(&a.at),
+            spawn: match a.spawn {
+                crate::cli::SpawnArg::Fork => crate::trace::inject::Spawn::Fork,
+                crate::cli::SpawnArg::Vfork => crate::trace::inject::Spawn::Vfork,
+                crate::cli::SpawnArg::PosixSpawn => crate::trace::inject::Spawn::PosixSpawn,
+            },
+            child: a.child.clone(),
+            iterations: n,
+            timeout,
+            debug_roots: debug_roots.clone(),
+            // Enough pairs for a median's interval, at most the main loop's size.
+            lazy_ab_iterations: n.clamp(200, 2000),
+        });
         ProfileRun {
+            fork,
+            exec: !a.no_exec,
             profile: crate::profile::ProfileConfig {
                 command: crate::trace::launch::Command {
                     program,
@@ -66,10 +90,7 @@ impl ProfileRun {
                 },
                 runs: a.runs as usize,
                 warmup: a.warmup as usize,
-                timeout: a
-                    .timeout
-                    .filter(|t| t.is_finite() && *t > 0.0)
-                    .map(std::time::Duration::from_secs_f64),
+                timeout,
                 debug_roots,
                 reference: !a.no_reference,
                 ld_debug: !a.no_ld_debug,

@@ -168,6 +168,8 @@ pub enum Error {
     Report(#[from] ReportError),
     #[error(transparent)]
     Run(#[from] crate::trace::startup::RunError),
+    #[error(transparent)]
+    Fork(#[from] crate::trace::fork::ForkError),
 }
 
 impl From<ElfError> for Error {
@@ -176,21 +178,32 @@ impl From<ElfError> for Error {
     }
 }
 
+fn trace_exit_code(t: &crate::trace::launch::TraceError) -> ExitCode {
+    use crate::trace::launch::TraceError as T;
+    match t {
+        T::NotFound { .. } | T::NotExecutable { .. } => ExitCode::Input,
+        T::Setuid { .. } | T::PtraceDenied { .. } => ExitCode::Refused,
+        T::Spawn { .. } | T::Lost { .. } => ExitCode::TargetFailed,
+        T::Interrupted => ExitCode::Interrupted,
+    }
+}
+
 impl Error {
     pub fn exit_code(&self) -> ExitCode {
         match self {
             Error::Deps(e) => e.exit_code(),
             Error::Report(_) => ExitCode::Output,
-            Error::Run(crate::trace::startup::RunError::Trace(t)) => {
-                use crate::trace::launch::TraceError as T;
-                match t {
-                    T::NotFound { .. } | T::NotExecutable { .. } => ExitCode::Input,
-                    T::Setuid { .. } | T::PtraceDenied { .. } => ExitCode::Refused,
-                    T::Spawn { .. } | T::Lost { .. } => ExitCode::TargetFailed,
-                    T::Interrupted => ExitCode::Interrupted,
+            Error::Run(crate::trace::startup::RunError::Trace(t)) => trace_exit_code(t),
+            Error::Run(crate::trace::startup::RunError::Perf(_)) => ExitCode::Refused,
+            Error::Fork(f) => {
+                use crate::trace::fork::ForkError as F;
+                match f {
+                    F::Trace(t) => trace_exit_code(t),
+                    F::Unsupported(_) => ExitCode::Usage,
+                    F::NotFound { .. } => ExitCode::Unsupported,
+                    F::NotReached { .. } | F::TimedOut | F::Inject(_) => ExitCode::TargetFailed,
                 }
             }
-            Error::Run(crate::trace::startup::RunError::Perf(_)) => ExitCode::Refused,
         }
     }
     pub fn hint(&self) -> Option<String> {
@@ -203,6 +216,17 @@ impl Error {
             Error::Report(ReportError::Json(_)) => None,
             Error::Run(crate::trace::startup::RunError::Trace(t)) => t.hint(),
             Error::Run(crate::trace::startup::RunError::Perf(p)) => p.hint(),
+            Error::Fork(crate::trace::fork::ForkError::Trace(t)) => t.hint(),
+            Error::Fork(crate::trace::fork::ForkError::NotReached { .. }) => Some(
+                "choose an earlier --at (entry or main), or a function the program does call".into(),
+            ),
+            Error::Fork(crate::trace::fork::ForkError::NotFound { .. }) => Some(
+                "the symbol must be in the executable's or a loaded library's symbol table; try --at main".into(),
+            ),
+            Error::Fork(crate::trace::fork::ForkError::TimedOut) => {
+                Some("raise --timeout or lower --fork N".into())
+            }
+            Error::Fork(_) => None,
         }
     }
 }

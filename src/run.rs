@@ -33,6 +33,16 @@ pub fn deps(cfg: &DepsConfig) -> Result<ExitCode, Error> {
 /// `ldcost profile`.
 pub fn profile(cfg: &crate::config::ProfileRun) -> Result<ExitCode, Error> {
     crate::trace::install_signal_handlers();
+    let fork = match &cfg.fork {
+        Some(f) => {
+            let run = crate::trace::fork::run(&cfg.profile.command, f)?;
+            Some(crate::attribute::fork_cost::section(&run, f.iterations))
+        }
+        None => None,
+    };
+    if !cfg.exec {
+        return fork_only(cfg, fork);
+    }
     let mut section = crate::profile::profile(&cfg.profile)?;
     // The static prediction, for the cross-check (a script: its interpreter's).
     let opts = deps::ResolveOptions::from_env();
@@ -57,6 +67,10 @@ pub fn profile(cfg: &crate::config::ProfileRun) -> Result<ExitCode, Error> {
     }
     if cfg.text {
         let mut text = report::profile_text::profile(&section);
+        if let Some(f) = &fork {
+            text.push('\n');
+            text.push_str(&report::fork_text::fork(f));
+        }
         if report::color::wanted() {
             text = report::color::paint(&text);
         }
@@ -75,11 +89,36 @@ pub fn profile(cfg: &crate::config::ProfileRun) -> Result<ExitCode, Error> {
         };
         doc.command = "profile".into();
         doc.profile = Some(section);
+        doc.fork = fork;
         report::write_json(&doc, path)?;
     }
     if timed_out {
         eprintln!("ldcost: warning: the target ran past --timeout and was killed; phases after that point are missing");
         return Ok(ExitCode::TargetFailed);
+    }
+    Ok(ExitCode::Ok)
+}
+
+/// `profile --fork --no-exec`: the fork section alone.
+fn fork_only(
+    cfg: &crate::config::ProfileRun,
+    fork: Option<crate::attribute::fork_cost::ForkSection>,
+) -> Result<ExitCode, Error> {
+    let target = cfg.profile.command.program.to_string_lossy().to_string();
+    if cfg.text {
+        if let Some(f) = &fork {
+            let mut text = report::fork_text::fork(f);
+            if report::color::wanted() {
+                text = report::color::paint(&text);
+            }
+            report::write_text(&text, std::path::Path::new("-"))?;
+        }
+    }
+    if let Some(path) = &cfg.json {
+        let mut doc = Document::empty(&target);
+        doc.command = "profile".into();
+        doc.fork = fork;
+        report::write_json(&doc, path)?;
     }
     Ok(ExitCode::Ok)
 }

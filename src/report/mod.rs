@@ -6,6 +6,7 @@
 //! changing it.
 
 pub mod color;
+pub mod fork_text;
 pub mod profile_text;
 pub mod text;
 
@@ -53,6 +54,10 @@ pub struct Document {
     /// Written by `profile`: the measured phases ([`crate::profile::ProfileSection`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile: Option<crate::profile::ProfileSection>,
+    /// Written by `profile --fork`: fork cost per fork and the footprint
+    /// ([`crate::attribute::fork_cost::ForkSection`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fork: Option<crate::attribute::fork_cost::ForkSection>,
 }
 
 impl Document {
@@ -78,6 +83,7 @@ impl Document {
                 summary,
             }),
             profile: None,
+            fork: None,
         }
     }
 
@@ -93,6 +99,7 @@ impl Document {
             target: target.into(),
             deps: None,
             profile: None,
+            fork: None,
         }
     }
 }

@@ -7,6 +7,9 @@
 //! loop checks, so the target is killed and reaped rather than left stopped.
 
 pub mod breakpoint;
+pub mod footprint;
+pub mod fork;
+pub mod inject;
 pub mod launch;
 mod segments;
 pub mod startup;

@@ -56,11 +56,11 @@ const TAG_INIT: u32 = 3;
 const TAG_INIT_RET: u32 = 4;
 const TAG_DEBUG_STATE: u32 = 5;
 const TAG_ENTRY: u32 = 6;
-const TAG_LIBC_START_MAIN: u32 = 7;
-const TAG_MAIN: u32 = 8;
+pub(super) const TAG_LIBC_START_MAIN: u32 = 7;
+pub(super) const TAG_MAIN: u32 = 8;
 
 /// Reads AT_* values from /proc/PID/auxv.
-fn auxv(pid: Pid) -> std::collections::HashMap<u64, u64> {
+pub(super) fn auxv(pid: Pid) -> std::collections::HashMap<u64, u64> {
     let mut m = std::collections::HashMap::new();
     if let Ok(b) = std::fs::read(format!("/proc/{pid}/auxv")) {
         for c in b.chunks_exact(16) {
@@ -77,7 +77,7 @@ fn auxv(pid: Pid) -> std::collections::HashMap<u64, u64> {
 
 /// The lowest mapping address of `path` in the tracee (its load base for a library whose first
 /// PT_LOAD has vaddr 0), and the path exactly as /proc/PID/maps names it.
-fn mapped_base(pid: Pid, pred: impl Fn(&str) -> bool) -> Option<(u64, String)> {
+pub(super) fn mapped_base(pid: Pid, pred: impl Fn(&str) -> bool) -> Option<(u64, String)> {
     let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).ok()?;
     for l in maps.lines() {
         let mut f = l.split_whitespace();
@@ -466,7 +466,7 @@ pub(super) struct Forked {
     released: bool,
 }
 
-fn note_fork(forked: &mut Vec<Forked>, child: Pid, vfork: bool, bps: &Breakpoints) {
+pub(super) fn note_fork(forked: &mut Vec<Forked>, child: Pid, vfork: bool, bps: &Breakpoints) {
     match forked.iter().position(|f| f.pid == child) {
         // Seen stopped before this event: already released.
         Some(i) if forked[i].released => {
@@ -482,7 +482,7 @@ fn note_fork(forked: &mut Vec<Forked>, child: Pid, vfork: bool, bps: &Breakpoint
     }
 }
 
-fn other_tracee(
+pub(super) fn other_tracee(
     main: Pid,
     tid: Pid,
     st: &WaitStatus,
@@ -606,7 +606,7 @@ fn link_map_name(pid: Pid, exe: &Path) -> String {
 
 /// Plants the breakpoint that marks main: at `main` itself when the executable's symbol table
 /// has it, else at `__libc_start_main` (whose first argument is main).
-fn plant_main(
+pub(super) fn plant_main(
     pid: Pid,
     exe: &Path,
     at_entry: u64,

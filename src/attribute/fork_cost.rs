@@ -1,0 +1,384 @@
+//! Fork cost per fork: the probe's raw records ([`crate::trace::fork::ForkRun`]) summarised
+//! into medians with 95% intervals, forks per second (by wall time and by the parent's CPU
+//! time, which is what the seed forktest's `clock()` measures), the lazy-binding A/B, and the
+//! one-line reading.
+//!
+//! Pure: no process is touched here, so every figure is testable on hand-made records.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::stats::{summarize, Summary};
+use crate::trace::footprint::Footprint;
+use crate::trace::fork::{ExitBinding, ForkRun};
+use crate::trace::inject::{ProbeRecord, ProbeResult, Rusage, Spawn};
+use crate::trace::launch::Ending;
+
+/// Per-fork figures (each a summary over the iterations).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PerFork {
+    /// fork()/vfork()/posix_spawn() in the parent, call to return (ns, wall).
+    pub spawn_call_ns: Option<Summary>,
+    /// From that return to the reap by wait4 (ns, wall): the child's life.
+    pub child_to_reap_ns: Option<Summary>,
+    /// The whole round trip (ns, wall).
+    pub round_trip_ns: Option<Summary>,
+    /// The parent thread's CPU per iteration (getrusage(RUSAGE_THREAD) differences; the
+    /// total is the scheduler's exact runtime).
+    pub parent_cpu_ns: Option<Summary>,
+    /// The child's CPU (its rusage from wait4; includes its exit teardown). Only the total:
+    /// the kernel splits user/system by timer ticks, and a child that saw no tick is charged
+    /// entirely to user time (cputime_adjust), so a per-child split would be an artefact.
+    pub child_cpu_ns: Option<Summary>,
+    /// Minor faults in the parent per iteration (copy-on-write after each fork, mostly).
+    pub parent_minor_faults: Option<Summary>,
+    pub child_minor_faults: Option<Summary>,
+    pub child_major_faults: Option<Summary>,
+}
+
+/// The interleaved A/B: children calling `exit` through the GOT (binding it) vs directly.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LazyBinding {
+    pub iterations: u64,
+    pub through_got_child_cpu_ns: Option<Summary>,
+    pub direct_child_cpu_ns: Option<Summary>,
+    pub through_got_child_faults: Option<Summary>,
+    pub direct_child_faults: Option<Summary>,
+    /// Difference of the medians (ns of child CPU per child): the binding's cost.
+    pub cost_ns: Option<f64>,
+    /// The two intervals do not overlap.
+    pub significant: bool,
+}
+
+/// The `fork` section of the report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ForkSection {
+    pub at: String,
+    pub at_address: u64,
+    pub spawn: Spawn,
+    pub child: String,
+    pub iterations: u64,
+    pub completed: u64,
+    /// The first failure of fork/spawn/wait in the loop, if any.
+    pub error: Option<String>,
+    pub exit_binding: Option<ExitBinding>,
+    pub libc_fork: bool,
+    /// "vdso" or "syscall": how the probe read CLOCK_MONOTONIC.
+    pub clock: String,
+    pub per_fork: PerFork,
+    pub loop_wall_ns: u64,
+    pub loop_parent_cpu_ns: u64,
+    /// The parent's user and system time over the whole loop, per fork: the kernel's
+    /// tick-sampled split (hundreds of ticks over a loop, so meaningful there).
+    pub parent_user_ns_per_fork: Option<f64>,
+    pub parent_sys_ns_per_fork: Option<f64>,
+    pub forks_per_sec_wall: Option<f64>,
+    /// By the parent's CPU time, as the seed forktest's clock() counts.
+    pub forks_per_sec_parent_cpu: Option<f64>,
+    /// "exited 0" -> count, "killed by SIGSEGV" -> count ...
+    pub child_endings: BTreeMap<String, u64>,
+    pub lazy_binding: Option<LazyBinding>,
+    pub footprint: Option<Footprint>,
+    pub footprint_error: Option<String>,
+    /// What the probe itself adds to each fork.
+    pub probe_adds: String,
+    pub reading: String,
+    pub target_ending: Ending,
+}
+
+fn nonneg(a: u64, b: u64) -> f64 {
+    a.saturating_sub(b) as f64
+}
+
+fn describe_status(st: u64) -> String {
+    let st = st as i32;
+    if st & 0x7f == 0 {
+        format!("exited {}", (st >> 8) & 0xff)
+    } else {
+        let sig = st & 0x7f;
+        let name = nix::sys::signal::Signal::try_from(sig)
+            .map(|s| s.as_str().to_string())
+            .unwrap_or_else(|_| format!("signal {sig}"));
+        format!("killed by {name}")
+    }
+}
+
+/// Per-iteration vectors of one loop.
+struct Columns {
+    spawn: Vec<f64>,
+    reap: Vec<f64>,
+    trip: Vec<f64>,
+    p_cpu: Vec<f64>,
+    c_cpu: Vec<f64>,
+    p_flt: Vec<f64>,
+    c_flt: Vec<f64>,
+    c_maj: Vec<f64>,
+}
+
+fn columns<'a>(
+    start: &Rusage,
+    recs: impl Iterator<Item = (&'a Rusage, &'a ProbeRecord)>,
+) -> Columns {
+    let mut c = Columns {
+        spawn: Vec::new(),
+        reap: Vec::new(),
+        trip: Vec::new(),
+        p_cpu: Vec::new(),
+        c_cpu: Vec::new(),
+        p_flt: Vec::new(),
+        c_flt: Vec::new(),
+        c_maj: Vec::new(),
+    };
+    let _ = start;
+    for (prev, r) in recs {
+        c.spawn.push(nonneg(r.t1, r.t0));
+        c.reap.push(nonneg(r.t2, r.t1));
+        c.trip.push(nonneg(r.t2, r.t0));
+        c.p_cpu.push(nonneg(
+            r.parent.user_ns() + r.parent.sys_ns(),
+            prev.user_ns() + prev.sys_ns(),
+        ));
+        c.c_cpu.push((r.child.user_ns() + r.child.sys_ns()) as f64);
+        c.p_flt.push((r.parent.minflt - prev.minflt).max(0) as f64);
+        c.c_flt.push(r.child.minflt as f64);
+        c.c_maj.push(r.child.majflt as f64);
+    }
+    c
+}
+
+/// Pairs each record with the parent's rusage before it.
+fn with_prev(res: &ProbeResult) -> Vec<(&Rusage, &ProbeRecord)> {
+    let mut out = Vec::with_capacity(res.records.len());
+    let mut prev = &res.ru_start;
+    for r in &res.records {
+        out.push((prev, r));
+        prev = &r.parent;
+    }
+    out
+}
+
+pub fn per_fork(res: &ProbeResult) -> PerFork {
+    let c = columns(&res.ru_start, with_prev(res).into_iter());
+    PerFork {
+        spawn_call_ns: summarize(&c.spawn),
+        child_to_reap_ns: summarize(&c.reap),
+        round_trip_ns: summarize(&c.trip),
+        parent_cpu_ns: summarize(&c.p_cpu),
+        child_cpu_ns: summarize(&c.c_cpu),
+        parent_minor_faults: summarize(&c.p_flt),
+        child_minor_faults: summarize(&c.c_flt),
+        child_major_faults: summarize(&c.c_maj),
+    }
+}
+
+/// Even iterations went through the GOT, odd ones called libc's exit directly.
+pub fn lazy_binding(res: &ProbeResult) -> LazyBinding {
+    let pairs = with_prev(res);
+    let (mut got, mut direct) = (Vec::new(), Vec::new());
+    let (mut got_f, mut direct_f) = (Vec::new(), Vec::new());
+    for (i, (_, r)) in pairs.iter().enumerate() {
+        let cpu = (r.child.user_ns() + r.child.sys_ns()) as f64;
+        if i % 2 == 0 {
+            got.push(cpu);
+            got_f.push(r.child.minflt as f64);
+        } else {
+            direct.push(cpu);
+            direct_f.push(r.child.minflt as f64);
+        }
+    }
+    let a = summarize(&got);
+    let b = summarize(&direct);
+    let (cost_ns, significant) = match (&a, &b) {
+        (Some(a), Some(b)) => (
+            Some(a.median - b.median),
+            a.ci95.0 > b.ci95.1 || b.ci95.0 > a.ci95.1,
+        ),
+        _ => (None, false),
+    };
+    LazyBinding {
+        iterations: res.records.len() as u64,
+        through_got_child_cpu_ns: a,
+        direct_child_cpu_ns: b,
+        through_got_child_faults: summarize(&got_f),
+        direct_child_faults: summarize(&direct_f),
+        cost_ns,
+        significant,
+    }
+}
+
+fn errno_text(e: i64) -> String {
+    let errno = nix::errno::Errno::from_raw((-e) as i32);
+    format!("{} ({})", errno.desc(), errno)
+}
+
+fn mib(b: u64) -> String {
+    if b >= 1 << 20 {
+        format!("{:.1} MiB", b as f64 / (1u64 << 20) as f64)
+    } else {
+        format!("{} KiB", b / 1024)
+    }
+}
+
+/// The one-line reading: what each fork copies and where the child's time goes.
+pub fn reading(s: &ForkSection) -> String {
+    let mut parts = Vec::new();
+    if let Some(f) = &s.footprint {
+        let pte = f
+            .page_table_bytes
+            .value()
+            .map(|b| format!(" and {} of page tables", mib(b)))
+            .unwrap_or_default();
+        parts.push(format!(
+            "each {} copies {} VMAs{pte}",
+            s.spawn.label(),
+            f.vmas.total
+        ));
+    }
+    if let (Some(call), Some(reap)) = (&s.per_fork.spawn_call_ns, &s.per_fork.child_to_reap_ns) {
+        parts.push(format!(
+            "{} {:.0} µs in the parent, the child lives {:.0} µs more",
+            s.spawn.label(),
+            call.median / 1e3,
+            reap.median / 1e3
+        ));
+    }
+    if let Some(f) = &s.per_fork.child_minor_faults {
+        parts.push(format!("{:.0} page faults per child", f.median));
+    }
+    if let Some(l) = &s.lazy_binding {
+        if let (Some(c), true) = (l.cost_ns, l.significant) {
+            parts.push(format!(
+                "binding exit lazily costs each child {:.1} µs",
+                c / 1e3
+            ));
+        }
+    }
+    parts.join("; ")
+}
+
+/// Summarises a fork run.
+pub fn section(run: &ForkRun, iterations: u64) -> ForkSection {
+    let res = &run.main;
+    let completed = res.records.len() as u64;
+    let mut child_endings = BTreeMap::new();
+    for r in &res.records {
+        *child_endings.entry(describe_status(r.status)).or_insert(0) += 1;
+    }
+    let wall = res.t_end.saturating_sub(res.t_start);
+    let last = res.records.last().map(|r| r.parent).unwrap_or(res.ru_start);
+    let cpu = (last.user_ns() + last.sys_ns())
+        .saturating_sub(res.ru_start.user_ns() + res.ru_start.sys_ns());
+    let rate = |ns: u64| (ns > 0 && completed > 0).then(|| completed as f64 * 1e9 / ns as f64);
+    let mut s = ForkSection {
+        at: run.at.label(),
+        at_address: run.at_address,
+        spawn: run.spawn,
+        child: run.child.label(),
+        iterations,
+        completed,
+        error: res.error.map(errno_text),
+        exit_binding: run.exit_binding.clone(),
+        libc_fork: run.libc_fork,
+        clock: if run.vdso_clock { "vdso" } else { "syscall" }.into(),
+        per_fork: per_fork(res),
+        loop_wall_ns: wall,
+        loop_parent_cpu_ns: cpu,
+        parent_user_ns_per_fork: (completed > 0).then(|| {
+            last.user_ns().saturating_sub(res.ru_start.user_ns()) as f64 / completed as f64
+        }),
+        parent_sys_ns_per_fork: (completed > 0).then(|| {
+            last.sys_ns().saturating_sub(res.ru_start.sys_ns()) as f64 / completed as f64
+        }),
+        forks_per_sec_wall: rate(wall),
+        forks_per_sec_parent_cpu: rate(cpu),
+        child_endings,
+        lazy_binding: run.lazy_ab.as_ref().map(lazy_binding),
+        footprint: run.footprint.clone(),
+        footprint_error: run.footprint_error.clone(),
+        probe_adds: format!(
+            "one anonymous rwx VMA of {} (code, parameters, its stack; a few pages touched) that every child inherits; the records are MADV_DONTFORK and pre-faulted",
+            mib(res.page_bytes)
+        ),
+        reading: String::new(),
+        target_ending: run.ending.clone(),
+    };
+    s.reading = reading(&s);
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ru(user_us: i64, sys_us: i64, minflt: i64) -> Rusage {
+        Rusage {
+            utime: [user_us / 1_000_000, user_us % 1_000_000],
+            stime: [sys_us / 1_000_000, sys_us % 1_000_000],
+            minflt,
+            ..Default::default()
+        }
+    }
+
+    fn result() -> ProbeResult {
+        // Three forks: parent CPU grows by 30, 40, 50 µs; faults by 5, 6, 7.
+        let mut records = Vec::new();
+        let mut t = 1_000_000u64;
+        let (mut u, mut s, mut f) = (100, 200, 10);
+        for i in 0..3i64 {
+            let r0 = t;
+            let r1 = t + 50_000 + i as u64 * 1000;
+            let r2 = r1 + 80_000;
+            u += 10;
+            s += 20 + 10 * i;
+            f += 5 + i;
+            records.push(ProbeRecord {
+                t0: r0,
+                t1: r1,
+                t2: r2,
+                pid: 100 + i as u64,
+                status: if i == 2 { 9 } else { 0 },
+                child: ru(5, 60 + i, 40 + i),
+                parent: ru(u, s, f),
+                ..Default::default()
+            });
+            t = r2 + 1000;
+        }
+        ProbeResult {
+            records,
+            ru_start: ru(100, 200, 10),
+            t_start: 999_000,
+            t_end: t,
+            error: None,
+            page_bytes: 266240,
+        }
+    }
+
+    #[test]
+    fn per_fork_differences_and_medians() {
+        let p = per_fork(&result());
+        assert_eq!(p.spawn_call_ns.as_ref().unwrap().median, 51_000.0);
+        assert_eq!(p.child_to_reap_ns.as_ref().unwrap().median, 80_000.0);
+        assert_eq!(p.parent_cpu_ns.as_ref().unwrap().median, 40_000.0);
+        assert_eq!(p.parent_minor_faults.as_ref().unwrap().median, 6.0);
+        assert_eq!(p.child_cpu_ns.as_ref().unwrap().median, 66_000.0);
+        assert_eq!(p.child_minor_faults.as_ref().unwrap().max, 42.0);
+    }
+
+    #[test]
+    fn statuses_are_described() {
+        assert_eq!(describe_status(0), "exited 0");
+        assert_eq!(describe_status(42 << 8), "exited 42");
+        assert_eq!(describe_status(9), "killed by SIGKILL");
+    }
+
+    #[test]
+    fn lazy_ab_splits_even_and_odd() {
+        let l = lazy_binding(&result());
+        assert_eq!(l.iterations, 3);
+        // Even: records 0 and 2 (65 and 67 µs), odd: record 1 (66 µs).
+        assert_eq!(l.through_got_child_cpu_ns.unwrap().median, 66_000.0);
+        assert_eq!(l.direct_child_cpu_ns.unwrap().median, 66_000.0);
+        assert_eq!(l.cost_ns, Some(0.0));
+    }
+}

@@ -1,0 +1,222 @@
+//! The fork part of the `profile` report: per-fork figures with their intervals, forks per
+//! second both ways, the lazy-binding A/B, the footprint table and the one-line reading.
+
+use std::fmt::Write as _;
+
+use comfy_table::{presets, CellAlignment, ContentArrangement, Table};
+
+use crate::attribute::fork_cost::ForkSection;
+use crate::attribute::stats::Summary;
+use crate::trace::footprint::Figure;
+use crate::trace::fork::ExitBinding;
+
+fn table() -> Table {
+    let mut t = Table::new();
+    t.load_preset(presets::NOTHING)
+        .set_content_arrangement(ContentArrangement::Disabled);
+    t
+}
+
+fn us_row(t: &mut Table, name: &str, s: &Option<Summary>) {
+    let cells = match s {
+        Some(s) => vec![
+            name.to_string(),
+            format!("{:.1}", s.median / 1e3),
+            format!("[{:.1}, {:.1}]", s.ci95.0 / 1e3, s.ci95.1 / 1e3),
+            format!("{:.1}", s.min / 1e3),
+            format!("{:.1}", s.max / 1e3),
+        ],
+        None => vec![
+            name.to_string(),
+            "n/a".into(),
+            String::new(),
+            String::new(),
+            String::new(),
+        ],
+    };
+    t.add_row(cells);
+}
+
+fn count_row(t: &mut Table, name: &str, s: &Option<Summary>) {
+    let cells = match s {
+        Some(s) => vec![
+            name.to_string(),
+            format!("{:.0}", s.median),
+            format!("[{:.0}, {:.0}]", s.ci95.0, s.ci95.1),
+            format!("{:.0}", s.min),
+            format!("{:.0}", s.max),
+        ],
+        None => vec![
+            name.to_string(),
+            "n/a".into(),
+            String::new(),
+            String::new(),
+            String::new(),
+        ],
+    };
+    t.add_row(cells);
+}
+
+fn bytes(f: &Figure) -> String {
+    match f {
+        Figure::Measured(b) if *b >= 1 << 20 => {
+            format!("{:.1} MiB", *b as f64 / (1u64 << 20) as f64)
+        }
+        Figure::Measured(b) => format!("{} KiB", b / 1024),
+        Figure::Unavailable(why) => format!("not available ({why})"),
+    }
+}
+
+/// The fork section as text.
+pub fn fork(f: &ForkSection) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "fork cost: probe at {} ({:#x}), {} + child {}, {} of {} iterations{}",
+        super::text::clean(&f.at),
+        f.at_address,
+        f.spawn.label(),
+        super::text::clean(&f.child),
+        f.completed,
+        f.iterations,
+        if f.libc_fork { " (libc fork())" } else { "" }
+    );
+    if let Some(e) = &f.error {
+        let _ = writeln!(s, "the loop stopped early: {e}");
+    }
+    let endings: Vec<String> = f
+        .child_endings
+        .iter()
+        .map(|(k, v)| format!("{v} {k}"))
+        .collect();
+    let _ = writeln!(
+        s,
+        "children: {}; target afterwards: {}",
+        endings.join(", "),
+        f.target_ending.describe()
+    );
+    let mut t = table();
+    t.set_header(vec!["per fork (µs)", "median", "95% CI", "min", "max"]);
+    let p = &f.per_fork;
+    us_row(
+        &mut t,
+        &format!("{} call (parent, wall)", f.spawn.label()),
+        &p.spawn_call_ns,
+    );
+    us_row(&mut t, "child's life to reap (wall)", &p.child_to_reap_ns);
+    us_row(&mut t, "round trip (wall)", &p.round_trip_ns);
+    us_row(&mut t, "parent CPU", &p.parent_cpu_ns);
+    us_row(&mut t, "child CPU (incl. exit teardown)", &p.child_cpu_ns);
+    count_row(&mut t, "parent minor faults", &p.parent_minor_faults);
+    count_row(&mut t, "child minor faults", &p.child_minor_faults);
+    count_row(&mut t, "child major faults", &p.child_major_faults);
+    for i in 1..5 {
+        if let Some(c) = t.column_mut(i) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    let _ = writeln!(s, "{t}");
+    if let (Some(u), Some(k)) = (f.parent_user_ns_per_fork, f.parent_sys_ns_per_fork) {
+        let _ = writeln!(
+            s,
+            "parent CPU over the loop, per fork: {:.1} µs user, {:.1} µs kernel (the kernel's tick-sampled split; per child it would be an artefact, see the sampling breakdown)",
+            u / 1e3,
+            k / 1e3
+        );
+    }
+    let rate = |r: Option<f64>| r.map(|r| format!("{r:.0}")).unwrap_or_else(|| "n/a".into());
+    let _ = writeln!(
+        s,
+        "forks per second: {} by wall time, {} by the parent's CPU time (what the seed forktest's clock() counts)",
+        rate(f.forks_per_sec_wall),
+        rate(f.forks_per_sec_parent_cpu)
+    );
+    match &f.exit_binding {
+        Some(ExitBinding::Lazy { got }) => {
+            let _ = writeln!(s, "exit: through the executable's GOT slot {got:#x}, not yet bound: every child binds it (lazy binding)");
+        }
+        Some(ExitBinding::Bound { got }) => {
+            let _ = writeln!(s, "exit: through the GOT slot {got:#x}, already bound: no lazy binding in the children");
+        }
+        Some(ExitBinding::Direct) => {
+            let _ = writeln!(
+                s,
+                "exit: libc's exit called directly (the executable has no GOT slot for exit)"
+            );
+        }
+        Some(ExitBinding::Static) => {
+            let _ = writeln!(s, "exit: the static executable's own exit");
+        }
+        None => {}
+    }
+    if let Some(l) = &f.lazy_binding {
+        let med = |x: &Option<Summary>| {
+            x.as_ref()
+                .map(|s| {
+                    format!(
+                        "{:.1} µs [{:.1}, {:.1}]",
+                        s.median / 1e3,
+                        s.ci95.0 / 1e3,
+                        s.ci95.1 / 1e3
+                    )
+                })
+                .unwrap_or_else(|| "n/a".into())
+        };
+        let _ = writeln!(
+            s,
+            "lazy binding A/B ({} interleaved children): child CPU through the GOT {}, calling exit directly {}; difference {}{}",
+            l.iterations,
+            med(&l.through_got_child_cpu_ns),
+            med(&l.direct_child_cpu_ns),
+            l.cost_ns.map(|c| format!("{:.1} µs", c / 1e3)).unwrap_or_else(|| "n/a".into()),
+            if l.significant { "" } else { " (intervals overlap: not significant)" }
+        );
+    }
+    if let Some(fp) = &f.footprint {
+        let mut t = table();
+        t.set_header(vec!["footprint at the probe", "value"]);
+        let v = &fp.vmas;
+        t.add_row(vec!["VMAs".to_string(), v.total.to_string()]);
+        for (name, n) in [
+            ("  file text", v.file_text),
+            ("  file read-only", v.file_readonly),
+            ("  relro", v.relro),
+            ("  file writable", v.file_writable),
+            ("  anonymous", v.anon),
+            ("  heap", v.heap),
+            ("  stack", v.stack),
+            ("  guard", v.guard),
+            ("  special", v.special),
+            ("  other", v.other),
+        ] {
+            if n > 0 {
+                t.add_row(vec![name.to_string(), n.to_string()]);
+            }
+        }
+        t.add_row(vec![
+            "page tables (VmPTE)".to_string(),
+            bytes(&fp.page_table_bytes),
+        ]);
+        t.add_row(vec!["RSS".to_string(), bytes(&fp.rss_bytes)]);
+        t.add_row(vec!["  anonymous".to_string(), bytes(&fp.rss_anon_bytes)]);
+        t.add_row(vec!["  file".to_string(), bytes(&fp.rss_file_bytes)]);
+        t.add_row(vec!["  shmem".to_string(), bytes(&fp.rss_shmem_bytes)]);
+        t.add_row(vec![
+            "private dirty".to_string(),
+            bytes(&fp.private_dirty_bytes),
+        ]);
+        t.add_row(vec![
+            "loaded ELF objects".to_string(),
+            fp.elf_objects.to_string(),
+        ]);
+        if let Some(c) = t.column_mut(1) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+        let _ = writeln!(s, "{t}");
+    } else if let Some(e) = &f.footprint_error {
+        let _ = writeln!(s, "footprint: not available ({e})");
+    }
+    let _ = writeln!(s, "the probe adds {}", f.probe_adds);
+    let _ = writeln!(s, "reading: {}", f.reading);
+    s
+}

@@ -1,0 +1,565 @@
+//! The fork run: the target is run to an injection point (its entry, `main`, `exit`, or a
+//! symbol), its footprint is read, the fork probe ([`super::inject`]) forks it N times at
+//! native speed, and it runs on to its normal end.
+//!
+//! In: a [`Command`] and [`ForkOptions`]. Out: a [`ForkRun`] — the raw per-iteration records,
+//! the footprint, how `exit` was bound, and how the target ended (its output and exit status
+//! are its own: nothing it sees changes).
+
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::Duration;
+
+use nix::sys::ptrace;
+use nix::sys::signal::{self, Signal};
+use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
+use nix::unistd::Pid;
+use serde::{Deserialize, Serialize};
+
+use super::breakpoint::Breakpoints;
+use super::inject::{self, ChildAction, InjectError, ProbeRequest, ProbeResult, Spawn};
+use super::launch::{launch, Command, Ending, TraceError};
+use super::startup::{
+    auxv, mapped_base, other_tracee, plant_main, Forked, TAG_LIBC_START_MAIN, TAG_MAIN,
+};
+use crate::symbolize::ObjectSymbols;
+
+/// Where the probe is injected.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum At {
+    /// The program's entry point: ld.so is done, the program's own start-up has not begun.
+    Entry,
+    /// `main`.
+    Main,
+    /// libc's `exit`, when the program calls it (or returns from main): the largest footprint.
+    Exit,
+    /// The first call of this function (the executable's symbols, then each loaded object's).
+    Symbol(String),
+}
+
+impl At {
+    pub fn label(&self) -> String {
+        match self {
+            At::Entry => "entry".into(),
+            At::Main => "main".into(),
+            At::Exit => "exit".into(),
+            At::Symbol(s) => s.clone(),
+        }
+    }
+}
+
+/// What each child does.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChildSpec {
+    /// `_exit(0)`, as the seed forktime.
+    RawExit,
+    /// libc `exit(0)`, as the seed forktest: atexit handlers, stdio flush, and `exit` bound
+    /// lazily in every child if the parent never called it.
+    Exit,
+    /// execve of a program (seed 003's matrix).
+    Exec(PathBuf),
+}
+
+impl ChildSpec {
+    pub fn label(&self) -> String {
+        match self {
+            ChildSpec::RawExit => "_exit".into(),
+            ChildSpec::Exit => "exit".into(),
+            ChildSpec::Exec(p) => format!("exec:{}", p.display()),
+        }
+    }
+}
+
+/// What `--fork` asked for.
+#[derive(Debug, Clone)]
+pub struct ForkOptions {
+    pub at: At,
+    pub spawn: Spawn,
+    pub child: ChildSpec,
+    pub iterations: u64,
+    pub timeout: Option<Duration>,
+    pub debug_roots: Vec<PathBuf>,
+    /// With `ChildSpec::Exit` and a lazily bound `exit`: also run an interleaved loop calling
+    /// libc's `exit` directly in every other child, to measure the lazy binding.
+    pub lazy_ab_iterations: u64,
+}
+
+/// How the children's `exit` is reached.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum ExitBinding {
+    /// Through the executable's GOT slot, still pointing into its PLT: every child binds it.
+    Lazy { got: u64 },
+    /// Through the GOT slot, already bound (the parent called exit before, or BIND_NOW).
+    Bound { got: u64 },
+    /// No GOT slot for exit in the executable: libc's exit called directly.
+    Direct,
+    /// A static executable's own exit.
+    Static,
+}
+
+/// One fork run.
+#[derive(Debug, Clone)]
+pub struct ForkRun {
+    pub at: At,
+    pub at_address: u64,
+    pub spawn: Spawn,
+    pub child: ChildSpec,
+    pub exit_binding: Option<ExitBinding>,
+    /// libc's fork() was called (false: the raw fork syscall).
+    pub libc_fork: bool,
+    /// The vDSO's clock_gettime timed the loop (false: the syscall).
+    pub vdso_clock: bool,
+    pub footprint: Option<super::footprint::Footprint>,
+    pub footprint_error: Option<String>,
+    pub main: ProbeResult,
+    /// The interleaved A/B loop (even iterations through the GOT, odd direct).
+    pub lazy_ab: Option<ProbeResult>,
+    pub ending: Ending,
+    pub pid: i32,
+}
+
+/// Errors of a fork run.
+#[derive(Debug, thiserror::Error)]
+pub enum ForkError {
+    #[error(transparent)]
+    Trace(#[from] TraceError),
+    #[error("the target ended before reaching {at} ({ending}); nothing was forked")]
+    NotReached { at: String, ending: String },
+    #[error("{what} not found in the target (pid {pid})")]
+    NotFound { what: String, pid: i32 },
+    #[error("injecting the fork probe: {0}")]
+    Inject(#[from] InjectError),
+    #[error("the target ran past --timeout before the fork loop finished")]
+    TimedOut,
+    #[error("{0}")]
+    Unsupported(String),
+}
+
+const TAG_ENTRY: u32 = 101;
+const TAG_AT: u32 = 102;
+
+/// Runs the target once with the fork probe.
+pub fn run(cmd: &Command, opts: &ForkOptions) -> Result<ForkRun, ForkError> {
+    if opts.spawn == Spawn::Vfork && opts.child == ChildSpec::Exit {
+        return Err(ForkError::Unsupported(
+            "--spawn vfork with --child exit: a vfork child may only _exit or exec (it shares the parent's memory)".into(),
+        ));
+    }
+    if opts.spawn == Spawn::PosixSpawn && !matches!(opts.child, ChildSpec::Exec(_)) {
+        return Err(ForkError::Unsupported(
+            "--spawn posix_spawn needs --child exec:PATH (posix_spawn always execs)".into(),
+        ));
+    }
+    let mut tracee = launch(cmd)?;
+    let pid = tracee.pid;
+    super::set_current_target(pid.as_raw());
+    let timed_out = Arc::new(AtomicBool::new(false));
+    let (cancel, cancelled) = mpsc::channel::<()>();
+    if let Some(t) = opts.timeout {
+        let flag = timed_out.clone();
+        std::thread::spawn(move || {
+            if let Err(mpsc::RecvTimeoutError::Timeout) = cancelled.recv_timeout(t) {
+                flag.store(true, Ordering::SeqCst);
+                let _ = signal::kill(pid, Signal::SIGKILL);
+            }
+        });
+    }
+    tracee.run_to_exec()?;
+    let aux = auxv(pid);
+    let at_base = aux.get(&7).copied().unwrap_or(0);
+    let at_entry = aux.get(&9).copied().unwrap_or(0);
+    let exe = std::fs::read_link(format!("/proc/{pid}/exe")).unwrap_or(cmd.program.clone());
+    let is_static = at_base == 0;
+    let mut bps = Breakpoints::default();
+    let lost = |t: &super::launch::Tracee, e: nix::Error| {
+        ForkError::Trace(t.lost(format!("breakpoint: {e}")))
+    };
+
+    // The first stop we need: the entry point (at once for a static program).
+    let mut at_entry_now = is_static;
+    if !is_static {
+        bps.insert(pid, at_entry, TAG_ENTRY, false)
+            .map_err(|e| lost(&tracee, e))?;
+        ptrace::cont(pid, None).map_err(|e| tracee.lost(format!("PTRACE_CONT: {e}")))?;
+    }
+    let mut forked: Vec<Forked> = Vec::new();
+    let mut result: Option<(u64, ForkRun)> = None;
+    let mut ending = None;
+    loop {
+        if at_entry_now {
+            at_entry_now = false;
+            if opts.at == At::Entry {
+                let r = inject_here(pid, at_entry, opts, &exe, is_static, &mut forked)?;
+                result = Some((at_entry, r));
+                bps.clear(pid).ok();
+            } else {
+                plant_at(pid, opts, &exe, at_entry, is_static, &mut bps)?;
+            }
+            ptrace::cont(pid, None).map_err(|e| tracee.lost(format!("PTRACE_CONT: {e}")))?;
+        }
+        if super::interrupted() {
+            tracee.kill();
+            return Err(TraceError::Interrupted.into());
+        }
+        let st = match waitpid(Pid::from_raw(-1), Some(WaitPidFlag::__WALL)) {
+            Ok(st) => st,
+            Err(nix::errno::Errno::EINTR) => continue,
+            Err(e) => return Err(tracee.lost(format!("waitpid: {e}")).into()),
+        };
+        if let Some(other) = st.pid().filter(|p| *p != pid) {
+            other_tracee(pid, other, &st, &mut bps, &mut forked);
+            continue;
+        }
+        match st {
+            WaitStatus::Exited(_, code) => {
+                tracee.reaped();
+                ending.get_or_insert(Ending::Exited(code));
+                break;
+            }
+            WaitStatus::Signaled(_, sig, _) => {
+                tracee.reaped();
+                ending = Some(if timed_out.load(Ordering::SeqCst) {
+                    Ending::TimedOut
+                } else {
+                    Ending::Killed(sig as i32)
+                });
+                break;
+            }
+            WaitStatus::Stopped(_, Signal::SIGTRAP) if result.is_none() => {
+                let hit = bps.hit(pid).map_err(|e| lost(&tracee, e))?;
+                match hit {
+                    Some((_, TAG_ENTRY)) => {
+                        at_entry_now = true;
+                        continue;
+                    }
+                    Some((_, TAG_LIBC_START_MAIN)) => {
+                        let main = ptrace::getregs(pid).map(|r| r.rdi).unwrap_or(0);
+                        if main != 0 {
+                            bps.insert(pid, main, TAG_MAIN, false)
+                                .map_err(|e| lost(&tracee, e))?;
+                        }
+                    }
+                    Some((addr, TAG_MAIN | TAG_AT)) => {
+                        bps.clear(pid).ok();
+                        let r = match inject_here(pid, addr, opts, &exe, is_static, &mut forked) {
+                            Ok(r) => r,
+                            Err(e) => {
+                                tracee.kill();
+                                return Err(e);
+                            }
+                        };
+                        result = Some((addr, r));
+                    }
+                    Some(_) => {}
+                    None => {
+                        let _ = ptrace::cont(pid, Some(Signal::SIGTRAP));
+                        continue;
+                    }
+                }
+                let _ = ptrace::cont(pid, None);
+            }
+            WaitStatus::Stopped(_, sig) => {
+                let _ = ptrace::cont(pid, Some(sig));
+            }
+            WaitStatus::PtraceEvent(_, _, ev)
+                if ev == ptrace::Event::PTRACE_EVENT_FORK as i32
+                    || ev == ptrace::Event::PTRACE_EVENT_VFORK as i32 =>
+            {
+                if let Ok(child) = ptrace::getevent(pid) {
+                    super::startup::note_fork(
+                        &mut forked,
+                        Pid::from_raw(child as i32),
+                        ev == ptrace::Event::PTRACE_EVENT_VFORK as i32,
+                        &bps,
+                    );
+                }
+                let _ = ptrace::cont(pid, None);
+            }
+            _ => {
+                let _ = ptrace::cont(pid, None);
+            }
+        }
+    }
+    drop(cancel);
+    let ending = ending.unwrap_or(Ending::Exited(0));
+    match result {
+        Some((_, mut r)) => {
+            r.ending = ending;
+            Ok(r)
+        }
+        None if ending == Ending::TimedOut => Err(ForkError::TimedOut),
+        None => Err(ForkError::NotReached {
+            at: opts.at.label(),
+            ending: ending.describe(),
+        }),
+    }
+}
+
+/// The load bias of the executable (AT_ENTRY minus its e_entry).
+fn exe_bias(exe: &Path, at_entry: u64) -> u64 {
+    let e = crate::deps::analyze_file(exe, true)
+        .map(|i| i.entry)
+        .unwrap_or(0);
+    at_entry.wrapping_sub(e)
+}
+
+/// A function's address in the target: the executable's symbols, then libc's, then every
+/// other mapped object's.
+fn find_function(pid: Pid, exe: &Path, at_entry: u64, name: &str) -> Option<u64> {
+    if let Ok(s) = ObjectSymbols::load(exe, &[]) {
+        if let Some(sym) = s.lookup(name).filter(|s| s.value != 0) {
+            return Some(exe_bias(exe, at_entry).wrapping_add(sym.value));
+        }
+    }
+    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).ok()?;
+    let mut paths: Vec<String> = Vec::new();
+    for l in maps.lines() {
+        let path = l.split_whitespace().nth(5).unwrap_or("");
+        if path.starts_with('/') && !paths.iter().any(|p| p == path) {
+            paths.push(path.to_string());
+        }
+    }
+    // libc first: `exit`, `fork`, `posix_spawn` must be libc's, not a same-named symbol of
+    // some other library.
+    paths.sort_by_key(|p| !p.contains("/libc.so"));
+    let exe_canon = std::fs::canonicalize(exe).ok();
+    for p in paths {
+        if std::fs::canonicalize(&p).ok() == exe_canon {
+            continue;
+        }
+        let Ok(s) = ObjectSymbols::load(Path::new(&p), &[]) else {
+            continue;
+        };
+        let Some(sym) = s.lookup(name).filter(|s| s.value != 0) else {
+            continue;
+        };
+        let (base, _) = mapped_base(pid, |m| m == p)?;
+        return Some(base + sym.value);
+    }
+    None
+}
+
+fn plant_at(
+    pid: Pid,
+    opts: &ForkOptions,
+    exe: &Path,
+    at_entry: u64,
+    is_static: bool,
+    bps: &mut Breakpoints,
+) -> Result<(), ForkError> {
+    let nf = |what: &str| ForkError::NotFound {
+        what: what.into(),
+        pid: pid.as_raw(),
+    };
+    match &opts.at {
+        At::Entry => Ok(()),
+        At::Main => {
+            let libc = if is_static {
+                None
+            } else {
+                mapped_base(pid, |p| p.contains("/libc.so") || p.contains("/libc-"))
+            };
+            plant_main(pid, exe, at_entry, libc, bps);
+            if bps.is_empty() {
+                return Err(nf("main (no symbol main or __libc_start_main)"));
+            }
+            Ok(())
+        }
+        At::Exit => {
+            let a = find_function(pid, exe, at_entry, "exit").ok_or_else(|| nf("exit"))?;
+            bps.insert(pid, a, TAG_AT, false).map_err(|e| {
+                ForkError::Inject(InjectError::Ptrace {
+                    what: "POKE",
+                    pid: pid.as_raw(),
+                    errno: e,
+                })
+            })
+        }
+        At::Symbol(name) => {
+            let a = find_function(pid, exe, at_entry, name)
+                .ok_or_else(|| nf(&format!("symbol {name}")))?;
+            bps.insert(pid, a, TAG_AT, false).map_err(|e| {
+                ForkError::Inject(InjectError::Ptrace {
+                    what: "POKE",
+                    pid: pid.as_raw(),
+                    errno: e,
+                })
+            })
+        }
+    }
+}
+
+/// The executable's GOT slot for `exit` (a JUMP_SLOT or GLOB_DAT relocation), run-time address.
+fn exit_got_slot(exe: &Path, bias: u64) -> Option<u64> {
+    let bytes = std::fs::read(exe).ok()?;
+    let elf = goblin::elf::Elf::parse(&bytes).ok()?;
+    let name_of = |r: &goblin::elf::Reloc| {
+        elf.dynsyms
+            .get(r.r_sym)
+            .and_then(|s| elf.dynstrtab.get_at(s.st_name))
+    };
+    elf.pltrelocs
+        .iter()
+        .chain(elf.dynrelas.iter())
+        .find(|r| r.r_sym != 0 && name_of(r) == Some("exit"))
+        .map(|r| bias.wrapping_add(r.r_offset))
+}
+
+fn inject_here(
+    pid: Pid,
+    at_address: u64,
+    opts: &ForkOptions,
+    exe: &Path,
+    is_static: bool,
+    forked: &mut Vec<Forked>,
+) -> Result<ForkRun, ForkError> {
+    let aux = auxv(pid);
+    let at_entry = aux.get(&9).copied().unwrap_or(0);
+    let (footprint, footprint_error) = match super::footprint::footprint(pid.as_raw()) {
+        Ok(f) => (Some(f), None),
+        Err(e) => (None, Some(e.to_string())),
+    };
+    let mem = inject::Memory::open(pid)?;
+    let clock_fn = inject::vdso_clock_gettime(pid, &mem);
+    let fork_fn = if opts.spawn == Spawn::Fork {
+        find_function(pid, exe, at_entry, "fork")
+    } else {
+        None
+    };
+    let spawn_fn = if opts.spawn == Spawn::PosixSpawn {
+        Some(
+            find_function(pid, exe, at_entry, "posix_spawn").ok_or(ForkError::NotFound {
+                what: "posix_spawn".into(),
+                pid: pid.as_raw(),
+            })?,
+        )
+    } else {
+        None
+    };
+    let mut exit_binding = None;
+    let mut lazy_alt = None;
+    let action = match &opts.child {
+        ChildSpec::RawExit => ChildAction::RawExit,
+        ChildSpec::Exit => {
+            let libc_exit =
+                find_function(pid, exe, at_entry, "exit").ok_or(ForkError::NotFound {
+                    what: "exit".into(),
+                    pid: pid.as_raw(),
+                })?;
+            let slot = (!is_static)
+                .then(|| exit_got_slot(exe, exe_bias(exe, at_entry)))
+                .flatten();
+            let got_value = slot.and_then(|s| {
+                mem.read(s, 8)
+                    .ok()
+                    .map(|b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])))
+            });
+            let (binding, func) = match (is_static, slot, got_value) {
+                (true, _, _) => (ExitBinding::Static, libc_exit),
+                (false, Some(got), Some(v)) if v == libc_exit => (ExitBinding::Bound { got }, v),
+                (false, Some(got), Some(v)) if v != 0 => {
+                    lazy_alt = Some(libc_exit);
+                    (ExitBinding::Lazy { got }, v)
+                }
+                _ => (ExitBinding::Direct, libc_exit),
+            };
+            exit_binding = Some(binding);
+            ChildAction::CallExit { func, alt: None }
+        }
+        ChildSpec::Exec(path) => {
+            let mut argv = vec![path.as_os_str().as_bytes().to_vec()];
+            argv.truncate(1);
+            let envp = std::fs::read(format!("/proc/{pid}/environ"))
+                .unwrap_or_default()
+                .split(|&b| b == 0)
+                .filter(|s| !s.is_empty())
+                .map(|s| s.to_vec())
+                .collect();
+            ChildAction::Exec {
+                path: path.as_os_str().as_bytes().to_vec(),
+                argv,
+                envp,
+            }
+        }
+    };
+    let req = ProbeRequest {
+        spawn: opts.spawn,
+        iterations: opts.iterations,
+        action: action.clone(),
+        fork_fn,
+        spawn_fn,
+        clock_fn,
+        exit_code: 0,
+    };
+    let mut bps_none = Breakpoints::default();
+    let mut on_other = |tid: Pid, st: &WaitStatus| {
+        other_tracee(pid, tid, st, &mut bps_none, forked);
+    };
+    let main = inject::run_probe(pid, &req, &mut on_other)?;
+    let lazy_ab = match (lazy_alt, &action) {
+        (Some(alt), ChildAction::CallExit { func, .. }) if opts.lazy_ab_iterations > 0 => {
+            let ab = ProbeRequest {
+                iterations: opts.lazy_ab_iterations,
+                action: ChildAction::CallExit {
+                    func: *func,
+                    alt: Some(alt),
+                },
+                ..req.clone()
+            };
+            Some(inject::run_probe(pid, &ab, &mut on_other)?)
+        }
+        _ => None,
+    };
+    // Put the fork/clone tracing back (constructors' and the program's own children).
+    let _ = ptrace::setoptions(
+        pid,
+        inject::trace_options_without_children()
+            | ptrace::Options::PTRACE_O_TRACECLONE
+            | ptrace::Options::PTRACE_O_TRACEFORK
+            | ptrace::Options::PTRACE_O_TRACEVFORK,
+    );
+    Ok(ForkRun {
+        at: opts.at.clone(),
+        at_address,
+        spawn: opts.spawn,
+        child: opts.child.clone(),
+        exit_binding,
+        libc_fork: fork_fn.is_some(),
+        vdso_clock: clock_fn.is_some(),
+        footprint,
+        footprint_error,
+        main,
+        lazy_ab,
+        ending: Ending::Exited(0),
+        pid: pid.as_raw(),
+    })
+}
+
+/// Parses `--child`: `_exit`, `exit` or `exec:PATH`.
+pub fn parse_child(s: &str) -> Result<ChildSpec, String> {
+    match s {
+        "_exit" => Ok(ChildSpec::RawExit),
+        "exit" => Ok(ChildSpec::Exit),
+        _ => match s.strip_prefix("exec:") {
+            Some(p) if !p.is_empty() => Ok(ChildSpec::Exec(PathBuf::from(p))),
+            _ => Err(format!(
+                "'{s}' is not a child action: use _exit, exit or exec:PATH"
+            )),
+        },
+    }
+}
+
+/// Parses `--at`.
+pub fn parse_at(s: &str) -> At {
+    match s {
+        "entry" => At::Entry,
+        "main" => At::Main,
+        "exit" => At::Exit,
+        other => At::Symbol(other.to_string()),
+    }
+}
