@@ -37,6 +37,17 @@ pub struct PerFork {
     pub child_major_faults: Option<Summary>,
 }
 
+/// Page faults per fork by kind, from the kernel's fault tracepoint counted over the loop
+/// (means: counters give totals).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FaultsPerFork {
+    pub parent_cow: f64,
+    pub parent_not_present: f64,
+    pub child_cow: f64,
+    /// File-backed pages the child had no PTE for, or new anonymous pages.
+    pub child_not_present: f64,
+}
+
 /// The interleaved A/B: children calling `exit` through the GOT (binding it) vs directly.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LazyBinding {
@@ -79,6 +90,9 @@ pub struct ForkSection {
     /// "exited 0" -> count, "killed by SIGSEGV" -> count ...
     pub child_endings: BTreeMap<String, u64>,
     pub lazy_binding: Option<LazyBinding>,
+    pub faults: Option<FaultsPerFork>,
+    /// Why the fault kinds are missing.
+    pub faults_error: Option<String>,
     pub footprint: Option<Footprint>,
     pub footprint_error: Option<String>,
     /// What the probe itself adds to each fork.
@@ -243,7 +257,13 @@ pub fn reading(s: &ForkSection) -> String {
             reap.median / 1e3
         ));
     }
-    if let Some(f) = &s.per_fork.child_minor_faults {
+    if let Some(f) = &s.faults {
+        parts.push(format!(
+            "each child takes {:.0} faults on pages it was not given ({:.0} copy-on-write)",
+            f.child_not_present + f.child_cow,
+            f.child_cow
+        ));
+    } else if let Some(f) = &s.per_fork.child_minor_faults {
         parts.push(format!("{:.0} page faults per child", f.median));
     }
     if let Some(l) = &s.lazy_binding {
@@ -294,6 +314,19 @@ pub fn section(run: &ForkRun, iterations: u64) -> ForkSection {
         forks_per_sec_parent_cpu: rate(cpu),
         child_endings,
         lazy_binding: run.lazy_ab.as_ref().map(lazy_binding),
+        faults: match (&run.faults, completed) {
+            (Ok((p, c)), n) if n > 0 => {
+                let n = n as f64;
+                Some(FaultsPerFork {
+                    parent_cow: p.cow as f64 / n,
+                    parent_not_present: p.not_present() as f64 / n,
+                    child_cow: c.cow as f64 / n,
+                    child_not_present: c.not_present() as f64 / n,
+                })
+            }
+            _ => None,
+        },
+        faults_error: run.faults.as_ref().err().cloned(),
         footprint: run.footprint.clone(),
         footprint_error: run.footprint_error.clone(),
         probe_adds: format!(
@@ -301,7 +334,7 @@ pub fn section(run: &ForkRun, iterations: u64) -> ForkSection {
             mib(res.page_bytes)
         ),
         reading: String::new(),
-        target_ending: run.ending.clone(),
+        target_ending: run.ending,
     };
     s.reading = reading(&s);
     s

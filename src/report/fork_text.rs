@@ -172,6 +172,22 @@ pub fn fork(f: &ForkSection) -> String {
             if l.significant { "" } else { " (intervals overlap: not significant)" }
         );
     }
+    match (&f.faults, &f.faults_error) {
+        (Some(k), _) => {
+            let _ = writeln!(
+                s,
+                "page faults per fork (kernel fault tracepoint, means): parent {:.1} copy-on-write + {:.1} not present; child {:.1} copy-on-write + {:.1} not present (file-backed pages fork did not copy, or new anonymous pages)",
+                k.parent_cow, k.parent_not_present, k.child_cow, k.child_not_present
+            );
+        }
+        (None, Some(e)) => {
+            let _ = writeln!(
+                s,
+                "page faults by kind: not available on this machine ({e})"
+            );
+        }
+        _ => {}
+    }
     if let Some(fp) = &f.footprint {
         let mut t = table();
         t.set_header(vec!["footprint at the probe", "value"]);

@@ -117,6 +117,14 @@ pub struct ForkRun {
     pub footprint: Option<super::footprint::Footprint>,
     pub footprint_error: Option<String>,
     pub main: ProbeResult,
+    /// Page faults by kind over the main loop: (the parent's, the children's), or why not.
+    pub faults: Result<
+        (
+            crate::perf::faults::FaultKinds,
+            crate::perf::faults::FaultKinds,
+        ),
+        String,
+    >,
     /// The interleaved A/B loop (even iterations through the GOT, odd direct).
     pub lazy_ab: Option<ProbeResult>,
     pub ending: Ending,
@@ -500,7 +508,13 @@ fn inject_here(
     let mut on_other = |tid: Pid, st: &WaitStatus| {
         other_tracee(pid, tid, st, &mut bps_none, forked);
     };
+    let mut counters = crate::perf::faults::FaultCounters::start(pid.as_raw());
     let main = inject::run_probe(pid, &req, &mut on_other)?;
+    let faults = match counters.as_mut() {
+        Ok(c) => c.read().map_err(|e| e.to_string()),
+        Err(e) => Err(e.to_string()),
+    };
+    drop(counters);
     let lazy_ab = match (lazy_alt, &action) {
         (Some(alt), ChildAction::CallExit { func, .. }) if opts.lazy_ab_iterations > 0 => {
             let ab = ProbeRequest {
@@ -534,6 +548,7 @@ fn inject_here(
         footprint,
         footprint_error,
         main,
+        faults,
         lazy_ab,
         ending: Ending::Exited(0),
         pid: pid.as_raw(),
