@@ -78,6 +78,10 @@ pub struct Segment {
     /// ptrace stops charged to this segment: the one that ends it, and the single-step over
     /// a persistent breakpoint that started it.
     pub stops: u64,
+    /// CLOCK_MONOTONIC (ns) at its start and end: the stops that bound it. Samples taken with
+    /// the same clock fall into the segment by time.
+    #[serde(default)]
+    pub span_ns: Option<(u64, u64)>,
 }
 
 /// Whether a run had per-object breakpoints.

@@ -27,6 +27,20 @@ pub(super) struct Boundary {
     pub(super) running_ns: u64,
     pub(super) stops: u64,
     pub(super) counters: Snapshot,
+    /// CLOCK_MONOTONIC when the tracer saw the stop (the target is stopped: samples before
+    /// and after it fall cleanly on either side).
+    pub(super) mono_ns: u64,
+}
+
+/// CLOCK_MONOTONIC in ns (the clock the sampler's records use).
+pub(crate) fn mono_now() -> u64 {
+    let mut ts = nix::libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec into a live local.
+    unsafe { nix::libc::clock_gettime(nix::libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 impl Boundary {
@@ -36,6 +50,7 @@ impl Boundary {
             running_ns,
             stops,
             counters,
+            mono_ns: mono_now(),
         }
     }
     pub(super) fn at(mark: Mark, (running_ns, stops): (u64, u64), counters: Snapshot) -> Boundary {
@@ -55,6 +70,7 @@ pub(super) fn segments_from(marks: &[Boundary], detail: &Detail) -> Vec<Segment>
         wall_ns: first.running_ns,
         counters: first.counters.clone(),
         stops: 1,
+        span_ns: Some((first.mono_ns.saturating_sub(first.running_ns), first.mono_ns)),
     });
     // The phase in force between marks: a stack for nested relocation/init segments.
     let base_after_mapping = match detail {
@@ -97,6 +113,7 @@ pub(super) fn segments_from(marks: &[Boundary], detail: &Detail) -> Vec<Segment>
             wall_ns: b1.running_ns.saturating_sub(b0.running_ns),
             counters: b1.counters.delta(&b0.counters),
             stops: b1.stops.saturating_sub(b0.stops),
+            span_ns: Some((b0.mono_ns, b1.mono_ns)),
         });
     }
     merge_adjacent(out)
@@ -111,6 +128,9 @@ fn merge_adjacent(v: Vec<Segment>) -> Vec<Segment> {
                 last.wall_ns += s.wall_ns;
                 last.stops += s.stops;
                 last.counters.add(&s.counters);
+                if let (Some(a), Some(b)) = (last.span_ns, s.span_ns) {
+                    last.span_ns = Some((a.0, b.1));
+                }
                 continue;
             }
         }
