@@ -91,6 +91,27 @@ pub struct ProfileArgs {
     /// Only the fork measurement: skip the exec runs.
     #[arg(long, requires = "fork")]
     pub no_exec: bool,
+    /// Sample with kernel and user call chains (system-wide per CPU as root, keeping the
+    /// target's process tree) in separate runs and loops, and show the cost by category.
+    /// Implied by --flamegraph and --folded.
+    #[arg(long)]
+    pub sample: bool,
+    /// Samples per second of CPU time (cpu-clock here; at most
+    /// kernel.perf_event_max_sample_rate).
+    #[arg(long, value_name = "HZ", default_value_t = 20000,
+          value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub frequency: u64,
+    /// Sampled exec runs (and, with --fork, the sampled loop has min(N, 2000) forks).
+    #[arg(long, value_name = "N", default_value_t = 10,
+          value_parser = clap::value_parser!(u64).range(1..=10000))]
+    pub sample_runs: u64,
+    /// Write a flame graph (SVG, inferno) of the sampled stacks, rooted by exec/fork and
+    /// category.
+    #[arg(long, value_name = "FILE.svg")]
+    pub flamegraph: Option<PathBuf>,
+    /// Write the sampled stacks in the folded format (inferno, FlameGraph, speedscope).
+    #[arg(long, value_name = "FILE")]
+    pub folded: Option<PathBuf>,
 }
 
 fn parse_child(s: &str) -> Result<crate::trace::fork::ChildSpec, String> {

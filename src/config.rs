@@ -45,6 +45,11 @@ pub struct ProfileRun {
     pub fork: Option<crate::trace::fork::ForkOptions>,
     /// The exec runs (off with `--no-exec`).
     pub exec: bool,
+    /// `--sample` (or --flamegraph/--folded): the sampler's settings.
+    pub sampling: Option<crate::perf::SamplerConfig>,
+    pub sample_runs: usize,
+    pub flamegraph: Option<PathBuf>,
+    pub folded: Option<PathBuf>,
     pub json: Option<PathBuf>,
     pub text: bool,
 }
@@ -62,7 +67,19 @@ impl ProfileRun {
             .timeout
             .filter(|t| t.is_finite() && *t > 0.0)
             .map(std::time::Duration::from_secs_f64);
+        let sampling = (a.sample || a.flamegraph.is_some() || a.folded.is_some()).then(|| {
+            let max = std::fs::read_to_string("/proc/sys/kernel/perf_event_max_sample_rate")
+                .ok()
+                .and_then(|s| s.trim().parse::<u64>().ok())
+                .unwrap_or(a.frequency);
+            crate::perf::SamplerConfig {
+                frequency_hz: a.frequency.min(max.max(1)),
+                ..Default::default()
+            }
+        });
         let fork = a.fork.map(|n| crate::trace::fork::ForkOptions {
+            sample: sampling.clone(),
+            sample_iterations: n.min(2000),
             at: crate::trace::fork::parse_at(&a.at),
             spawn: match a.spawn {
                 crate::cli::SpawnArg::Fork => crate::trace::inject::Spawn::Fork,
@@ -77,6 +94,10 @@ impl ProfileRun {
             lazy_ab_iterations: n.clamp(200, 2000),
         });
         ProfileRun {
+            sampling,
+            sample_runs: a.sample_runs as usize,
+            flamegraph: a.flamegraph,
+            folded: a.folded,
             fork,
             exec: !a.no_exec,
             profile: crate::profile::ProfileConfig {

@@ -33,14 +33,22 @@ pub fn deps(cfg: &DepsConfig) -> Result<ExitCode, Error> {
 /// `ldcost profile`.
 pub fn profile(cfg: &crate::config::ProfileRun) -> Result<ExitCode, Error> {
     crate::trace::install_signal_handlers();
+    let mut folded = Vec::new();
     let fork = match &cfg.fork {
         Some(f) => {
             let run = crate::trace::fork::run(&cfg.profile.command, f)?;
-            Some(crate::attribute::fork_cost::section(&run, f.iterations))
+            let mut s = crate::attribute::fork_cost::section(&run, f.iterations);
+            let (b, e, stacks) =
+                crate::attribute::fork_cost::fork_breakdown(&run, &cfg.profile.debug_roots);
+            s.breakdown = b;
+            s.breakdown_error = e;
+            folded.extend(stacks);
+            Some(s)
         }
         None => None,
     };
     if !cfg.exec {
+        write_graphs(cfg, &folded, fork.as_ref(), None)?;
         return fork_only(cfg, fork);
     }
     let mut section = crate::profile::profile(&cfg.profile)?;
@@ -121,4 +129,58 @@ fn fork_only(
         report::write_json(&doc, path)?;
     }
     Ok(ExitCode::Ok)
+}
+
+/// `--folded` and `--flamegraph`: the sampled stacks of exec and fork in one graph, rooted by
+/// section, then category.
+fn write_graphs(
+    cfg: &crate::config::ProfileRun,
+    folded: &[report::flamegraph::FoldedStack],
+    fork: Option<&crate::attribute::fork_cost::ForkSection>,
+    exec: Option<&crate::attribute::breakdown::Breakdown>,
+) -> Result<(), Error> {
+    let err = |path: &std::path::Path, e: std::io::Error| {
+        Error::Report(crate::error::ReportError::Write {
+            path: path.to_path_buf(),
+            source: e,
+        })
+    };
+    if let Some(path) = &cfg.folded {
+        let f = std::fs::File::create(path).map_err(|e| err(path, e))?;
+        report::flamegraph::write_folded(folded, std::io::BufWriter::new(f))
+            .map_err(|e| err(path, e))?;
+    }
+    if let Some(path) = &cfg.flamegraph {
+        if folded.is_empty() {
+            eprintln!(
+                "ldcost: warning: no samples to draw; {} not written",
+                path.display()
+            );
+            return Ok(());
+        }
+        let target = cfg.profile.command.program.display().to_string();
+        let mut head = Vec::new();
+        if let Some(b) = exec {
+            head.push(format!("exec: {} samples over {} runs", b.samples, b.units));
+        }
+        if let Some(f) = fork {
+            if let Some(b) = &f.breakdown {
+                head.push(format!(
+                    "fork: {} samples over {} forks",
+                    b.samples, b.covered as u64
+                ));
+            }
+            if !f.reading.is_empty() {
+                head.push(f.reading.clone());
+            }
+        }
+        let opts = report::flamegraph::FlameOptions {
+            title: format!("ldcost profile {target}"),
+            subtitle: Some(head.join(" · ")),
+        };
+        let f = std::fs::File::create(path).map_err(|e| err(path, e))?;
+        report::flamegraph::write_svg(folded, &opts, std::io::BufWriter::new(f))
+            .map_err(|e| err(path, e))?;
+    }
+    Ok(())
 }

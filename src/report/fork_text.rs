@@ -232,6 +232,11 @@ pub fn fork(f: &ForkSection) -> String {
     } else if let Some(e) = &f.footprint_error {
         let _ = writeln!(s, "footprint: not available ({e})");
     }
+    if let Some(b) = &f.breakdown {
+        s.push_str(&super::breakdown_text::breakdown(b, "fork"));
+    } else if let Some(e) = &f.breakdown_error {
+        let _ = writeln!(s, "fork cost by category: not available ({e})");
+    }
     let _ = writeln!(s, "the probe adds {}", f.probe_adds);
     let _ = writeln!(s, "reading: {}", f.reading);
     s

@@ -86,6 +86,10 @@ pub struct ForkOptions {
     /// With `ChildSpec::Exit` and a lazily bound `exit`: also run an interleaved loop calling
     /// libc's `exit` directly in every other child, to measure the lazy binding.
     pub lazy_ab_iterations: u64,
+    /// Sample a further loop of `sample_iterations` (the measured loops are never sampled:
+    /// sampling costs the target CPU).
+    pub sample: Option<crate::perf::SamplerConfig>,
+    pub sample_iterations: u64,
 }
 
 /// How the children's `exit` is reached.
@@ -125,6 +129,8 @@ pub struct ForkRun {
         ),
         String,
     >,
+    /// The sampled loop and its recording, or why there is none.
+    pub sampled: Option<Result<(ProbeResult, crate::perf::Recording), String>>,
     /// The interleaved A/B loop (even iterations through the GOT, odd direct).
     pub lazy_ab: Option<ProbeResult>,
     pub ending: Ending,
@@ -529,6 +535,13 @@ fn inject_here(
         }
         _ => None,
     };
+    let sampled = opts.sample.as_ref().map(|cfg| {
+        let req = ProbeRequest {
+            iterations: opts.sample_iterations,
+            ..req.clone()
+        };
+        sample_loop(pid, &req, cfg, &mut on_other)
+    });
     // Put the fork/clone tracing back (constructors' and the program's own children).
     let _ = ptrace::setoptions(
         pid,
@@ -549,10 +562,37 @@ fn inject_here(
         footprint_error,
         main,
         faults,
+        sampled,
         lazy_ab,
         ending: Ending::Exited(0),
         pid: pid.as_raw(),
     })
+}
+
+/// One more probe loop with the sampler running over the target's process tree (system-wide
+/// where allowed, else per task, which does not see the children's exit teardown).
+fn sample_loop(
+    pid: Pid,
+    req: &ProbeRequest,
+    cfg: &crate::perf::SamplerConfig,
+    on_other: &mut impl FnMut(Pid, &WaitStatus),
+) -> Result<(ProbeResult, crate::perf::Recording), String> {
+    use crate::perf::{Sampler, Scope};
+    let sampler = match Sampler::start(cfg, pid.as_raw()) {
+        Ok(s) => s,
+        Err(e) if e.is_denied() && cfg.scope == Scope::SystemWide => {
+            let per_task = crate::perf::SamplerConfig {
+                scope: Scope::PerTask,
+                ..cfg.clone()
+            };
+            Sampler::start(&per_task, pid.as_raw()).map_err(|e| e.to_string())?
+        }
+        Err(e) => return Err(e.to_string()),
+    };
+    let res = inject::run_probe(pid, req, on_other);
+    let rec = sampler.stop().map_err(|e| e.to_string())?;
+    let res = res.map_err(|e| e.to_string())?;
+    Ok((res, rec))
 }
 
 /// Parses `--child`: `_exit`, `exit` or `exec:PATH`.
