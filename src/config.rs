@@ -94,7 +94,7 @@ impl ProfileRun {
             lazy_ab_iterations: n.clamp(200, 2000),
         });
         ProfileRun {
-            sampling,
+            sampling: sampling.clone(),
             sample_runs: a.sample_runs as usize,
             flamegraph: a.flamegraph,
             folded: a.folded,
@@ -115,6 +115,8 @@ impl ProfileRun {
                 debug_roots,
                 reference: !a.no_reference,
                 ld_debug: !a.no_ld_debug,
+                sample: sampling.clone(),
+                sample_runs: a.sample_runs as usize,
             },
             json: a.json,
             text,

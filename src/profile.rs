@@ -31,6 +31,9 @@ pub struct ProfileConfig {
     pub reference: bool,
     /// Gather LD_DEBUG=statistics in a separate run (default on).
     pub ld_debug: bool,
+    /// Sampled runs for the category breakdown (separate from the measured runs).
+    pub sample: Option<crate::perf::SamplerConfig>,
+    pub sample_runs: usize,
 }
 
 /// One phase (and object) over the runs.
@@ -121,6 +124,14 @@ pub struct ProfileSection {
     /// The kernel's tick-sampled user and kernel CPU time of the whole process (medians).
     pub user_ns: Option<Summary>,
     pub kernel_ns: Option<Summary>,
+    /// The sampled runs' category breakdown, or why there is none.
+    #[serde(default)]
+    pub breakdown: Option<crate::attribute::breakdown::Breakdown>,
+    #[serde(default)]
+    pub breakdown_error: Option<String>,
+    /// The sampled stacks, for --folded/--flamegraph (not in the JSON).
+    #[serde(skip)]
+    pub folded: Vec<crate::report::flamegraph::FoldedStack>,
     /// Every run, raw.
     pub raw: Vec<Run>,
 }
@@ -131,6 +142,7 @@ pub fn profile(cfg: &ProfileConfig) -> Result<ProfileSection, RunError> {
         instrumentation: Instrumentation::PerObject,
         timeout: cfg.timeout,
         debug_roots: cfg.debug_roots.clone(),
+        sample: None,
     };
     let coarse = RunOptions {
         instrumentation: Instrumentation::Coarse,
@@ -176,7 +188,124 @@ pub fn profile(cfg: &ProfileConfig) -> Result<ProfileSection, RunError> {
             )
         })
         .collect();
-    Ok(aggregate(cfg, detail, raw, ld_debug, counters))
+    // CPU per exec (the target and its threads and children), without ptrace: what the
+    // sampled shares are scaled to.
+    let cpu: Vec<f64> = raw
+        .iter()
+        .filter(|r| r.instrumentation == Instrumentation::None)
+        .filter_map(|r| {
+            let own = ns(&r.total)?;
+            Some(own + r.children.as_ref().and_then(ns).unwrap_or(0.0))
+        })
+        .collect();
+    let mut section = aggregate(cfg, detail, raw, ld_debug, counters);
+    if let Some(sc) = &cfg.sample {
+        let measured = summarize(&cpu).or(section.total_task_clock_ns.clone()).map(|s| s.median);
+        match sampled_runs(cfg, sc, &coarse, measured) {
+            Ok((b, f)) => {
+                section.breakdown = Some(b);
+                section.folded = f;
+            }
+            Err(e) => section.breakdown_error = Some(e),
+        }
+    }
+    Ok(section)
+}
+
+/// The sampled exec runs (boundaries only, so each sample falls into a phase by time), sorted
+/// into categories per run.
+fn sampled_runs(
+    cfg: &ProfileConfig,
+    sc: &crate::perf::SamplerConfig,
+    coarse: &RunOptions,
+    measured_cpu_ns: Option<f64>,
+) -> Result<
+    (
+        crate::attribute::breakdown::Breakdown,
+        Vec<crate::report::flamegraph::FoldedStack>,
+    ),
+    String,
+> {
+    use crate::attribute::breakdown::{Span, Unit};
+    let opts = RunOptions {
+        sample: Some(sc.clone()),
+        ..coarse.clone()
+    };
+    let mut symbolizer = crate::perf::sampler::Symbolizer::new(&cfg.debug_roots);
+    let (mut stacks, mut units, mut notes) = (Vec::new(), Vec::new(), Vec::new());
+    let mut sampled_cpu = Vec::new();
+    for _ in 0..cfg.sample_runs.max(1) {
+        if crate::trace::interrupted() {
+            return Err("interrupted".into());
+        }
+        let (run, _) = run_once(&cfg.command, &opts).map_err(|e| e.to_string())?;
+        let rec = match run.sampled {
+            Some(Ok(r)) => r,
+            Some(Err(e)) => return Err(e),
+            None => return Err("the sampler did not run".into()),
+        };
+        if let Some(t) = ns(&run.total) {
+            sampled_cpu.push(t + run.children.as_ref().and_then(ns).unwrap_or(0.0));
+        }
+        let mut phases: Vec<Span> = run
+            .segments
+            .iter()
+            .filter_map(|s| {
+                let (a, b) = s.span_ns?;
+                Some(Span {
+                    label: match &s.object {
+                        Some(o) => format!("{}: {}", s.phase.label(), o.rsplit('/').next().unwrap_or(o)),
+                        None => s.phase.label().to_string(),
+                    },
+                    start_ns: a,
+                    end_ns: b,
+                })
+            })
+            .collect();
+        let (Some(first), Some(last)) = (phases.first().cloned(), phases.last().cloned()) else {
+            continue;
+        };
+        // The address space is torn down after the exit stop.
+        let end = last.end_ns + 50_000_000;
+        phases.push(Span {
+            label: "after the exit stop".into(),
+            start_ns: last.end_ns,
+            end_ns: end,
+        });
+        units.push(Unit {
+            start_ns: first.start_ns,
+            end_ns: end,
+            per_unit: 1.0,
+            phases,
+            main_pid: rec.root_pid,
+        });
+        if notes.is_empty() {
+            notes = crate::attribute::breakdown::recording_notes(&rec);
+        }
+        stacks.extend(symbolizer.symbolize(&rec, &rec.maps_at_start));
+    }
+    // Units must not overlap: each ends where the next begins at the latest.
+    units.sort_by_key(|u| u.start_ns);
+    for i in 1..units.len() {
+        let next = units[i].start_ns;
+        if units[i - 1].end_ns >= next {
+            units[i - 1].end_ns = next - 1;
+        }
+    }
+    let (mut b, folded) =
+        crate::attribute::breakdown::breakdown("exec", &stacks, &units, "threads and children", false);
+    b.notes = notes;
+    b.notes.extend(symbolizer.problems().iter().cloned());
+    if let Some(m) = measured_cpu_ns {
+        crate::attribute::breakdown::scale_to_measured(&mut b, m);
+        let s = summarize(&sampled_cpu).map(|s| s.median).unwrap_or(0.0);
+        b.notes.push(format!(
+            "µs per exec = share × the CPU per run without ptrace or sampling ({:.1} µs); the sampled runs took {:.1} µs",
+            m / 1e3,
+            s / 1e3
+        ));
+    }
+    Ok((b, folded))
 }
 
 /// Stops between runs once ldcost has been asked to.
@@ -349,6 +478,9 @@ pub fn aggregate(
                 .collect::<Vec<_>>(),
         ),
         raw,
+        breakdown: None,
+        breakdown_error: None,
+        folded: Vec::new(),
     }
 }
 

@@ -116,6 +116,9 @@ pub struct Run {
     /// exclude_user/exclude_kernel). None for runs shorter than one tick.
     #[serde(default)]
     pub user_kernel_ns: Option<(u64, u64)>,
+    /// A sampled run's recording (or why sampling failed); saved apart, not in the JSON.
+    #[serde(skip)]
+    pub sampled: Option<Result<crate::perf::Recording, String>>,
 }
 
 impl Run {

@@ -73,8 +73,16 @@ pub fn profile(cfg: &crate::config::ProfileRun) -> Result<ExitCode, Error> {
     if let Some(c) = &closure {
         section.prediction = Some(crate::attribute::link_cost::prediction(c));
     }
+    folded.extend(std::mem::take(&mut section.folded));
+    write_graphs(cfg, &folded, fork.as_ref(), section.breakdown.as_ref())?;
     if cfg.text {
         let mut text = report::profile_text::profile(&section);
+        if let Some(b) = &section.breakdown {
+            text.push('\n');
+            text.push_str(&report::breakdown_text::breakdown(b, "exec"));
+        } else if let Some(e) = &section.breakdown_error {
+            text.push_str(&format!("\nexec cost by category: not available ({e})\n"));
+        }
         if let Some(f) = &fork {
             text.push('\n');
             text.push_str(&report::fork_text::fork(f));

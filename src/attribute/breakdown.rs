@@ -167,7 +167,7 @@ pub fn breakdown(
             phases: phases.remove(&cat).unwrap_or_default(),
         });
     }
-    cats.sort_by(|a, b| b.samples.cmp(&a.samples));
+    cats.sort_by_key(|c| std::cmp::Reverse(c.samples));
     let mut folded: Vec<FoldedStack> = folded
         .into_iter()
         .map(|((category, frames), count)| FoldedStack {

@@ -577,18 +577,7 @@ fn sample_loop(
     cfg: &crate::perf::SamplerConfig,
     on_other: &mut impl FnMut(Pid, &WaitStatus),
 ) -> Result<(ProbeResult, crate::perf::Recording), String> {
-    use crate::perf::{Sampler, Scope};
-    let sampler = match Sampler::start(cfg, pid.as_raw()) {
-        Ok(s) => s,
-        Err(e) if e.is_denied() && cfg.scope == Scope::SystemWide => {
-            let per_task = crate::perf::SamplerConfig {
-                scope: Scope::PerTask,
-                ..cfg.clone()
-            };
-            Sampler::start(&per_task, pid.as_raw()).map_err(|e| e.to_string())?
-        }
-        Err(e) => return Err(e.to_string()),
-    };
+    let sampler = super::startup::start_sampler(cfg, pid.as_raw())?;
     let res = inject::run_probe(pid, req, on_other);
     let rec = sampler.stop().map_err(|e| e.to_string())?;
     let res = res.map_err(|e| e.to_string())?;

@@ -48,6 +48,8 @@ pub struct RunOptions {
     pub instrumentation: Instrumentation,
     pub timeout: Option<Duration>,
     pub debug_roots: Vec<PathBuf>,
+    /// Sample the run (from before exec to the end) over the target's process tree.
+    pub sample: Option<crate::perf::SamplerConfig>,
 }
 
 const TAG_RELOC: u32 = 1;
@@ -126,6 +128,8 @@ pub fn ldso_detail(interp: &Path, debug_roots: &[PathBuf]) -> (Detail, Option<Ob
 pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunError> {
     let mut tracee = launch(cmd)?;
     let pid = tracee.pid;
+    // Started while the target waits before its exec: the exec and everything after are seen.
+    let mut sampler = opts.sample.as_ref().map(|cfg| start_sampler(cfg, pid.as_raw()));
     let mut counters = CounterSet::open(pid.as_raw(), true)?;
     // The same counters inherited by threads and children: the difference is theirs.
     let mut inherited = CounterSet::open_inherited(pid.as_raw(), true).ok();
@@ -450,9 +454,31 @@ pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunEr
             stops,
             children,
             user_kernel_ns,
+            sampled: sampler
+                .take()
+                .map(|s| s.and_then(|s| s.stop().map_err(|e| e.to_string()))),
         },
         detail,
     ))
+}
+
+/// Starts the sampler on `pid`'s tree: system-wide where allowed, else per task.
+pub(super) fn start_sampler(
+    cfg: &crate::perf::SamplerConfig,
+    pid: i32,
+) -> Result<crate::perf::Sampler, String> {
+    use crate::perf::{Sampler, Scope};
+    match Sampler::start(cfg, pid) {
+        Ok(s) => Ok(s),
+        Err(e) if e.is_denied() && cfg.scope == Scope::SystemWide => {
+            let per_task = crate::perf::SamplerConfig {
+                scope: Scope::PerTask,
+                ..cfg.clone()
+            };
+            Sampler::start(&per_task, pid).map_err(|e| e.to_string())
+        }
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 /// A stop of a thread or child of the target (not the target's first thread).
@@ -688,5 +714,6 @@ pub fn run_uninstrumented(cmd: &Command, timeout: Option<Duration>) -> Result<Ru
         stops: 0,
         children: None,
         user_kernel_ns: None,
+        sampled: None,
     })
 }
