@@ -4,6 +4,8 @@
 //! reading of what dominates its link cost. The sampled categories of `profile` will live here
 //! too, so there is one place that defines the taxonomy.
 
+pub mod breakdown;
+pub mod categories;
 pub mod fork_cost;
 pub mod link_cost;
 pub mod lookups;

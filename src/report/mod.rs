@@ -5,7 +5,9 @@
 //! incompatible changes; `profile`, `compare` and `diff` add sections beside `deps` rather than
 //! changing it.
 
+pub mod breakdown_text;
 pub mod color;
+pub mod flamegraph;
 pub mod fork_text;
 pub mod profile_text;
 pub mod text;
