@@ -21,6 +21,7 @@ pub mod config;
 pub mod deps;
 pub mod elf;
 pub mod error;
+pub mod experiment;
 pub mod perf;
 pub mod profile;
 pub mod record;

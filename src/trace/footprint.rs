@@ -360,7 +360,10 @@ fn unavailable(pid: i32, file: &str, e: ProcError) -> Result<Figure, FootprintEr
 /// Maps a procfs error on `/proc/PID/FILE` to ours, telling a vanished process from a missing
 /// file (a kernel without that file) by whether `/proc/PID` is still there.
 fn error(pid: i32, file: &str, e: ProcError) -> FootprintError {
-    let path = PathBuf::from(format!("/proc/{pid}/{file}"));
+    let path = match file {
+        "" => PathBuf::from(format!("/proc/{pid}")),
+        _ => PathBuf::from(format!("/proc/{pid}/{file}")),
+    };
     let alive = || Path::new(&format!("/proc/{pid}")).exists();
     match e {
         ProcError::PermissionDenied(_) => FootprintError::Denied { pid, path },
