@@ -95,6 +95,12 @@ pub struct ForkSection {
     pub breakdown: Option<super::breakdown::Breakdown>,
     #[serde(default)]
     pub breakdown_error: Option<String>,
+    /// The target's pid and the sampled loop's CLOCK_MONOTONIC window (ns), to line up
+    /// other tools' recordings of the same run (`perf record -k mono`).
+    #[serde(default)]
+    pub pid: i32,
+    #[serde(default)]
+    pub sampled_window_ns: Option<(u64, u64)>,
     pub faults: Option<FaultsPerFork>,
     /// Why the fault kinds are missing.
     pub faults_error: Option<String>,
@@ -321,6 +327,11 @@ pub fn section(run: &ForkRun, iterations: u64) -> ForkSection {
         lazy_binding: run.lazy_ab.as_ref().map(lazy_binding),
         breakdown: None,
         breakdown_error: None,
+        pid: run.pid,
+        sampled_window_ns: match &run.sampled {
+            Some(Ok((r, _))) => Some((r.t_start, r.t_end)),
+            _ => None,
+        },
         faults: match (&run.faults, completed) {
             (Ok((p, c)), n) if n > 0 => {
                 let n = n as f64;
