@@ -72,11 +72,14 @@
 mod counters;
 mod cputime;
 mod error;
+pub mod faults;
+pub mod sampler;
 mod snapshot;
 
 pub use counters::{machine_support, CounterSet};
 pub use cputime::{cpu_times, user_kernel_split, CpuTimes};
 pub use error::{is_perf_privileged, paranoid_hint, read_paranoid_level, PerfError, PARANOID_PATH};
+pub use sampler::{Recording, Sampler, SamplerConfig, SamplerError, Scope};
 pub use snapshot::Snapshot;
 
 use serde::{Deserialize, Serialize};
