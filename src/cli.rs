@@ -98,7 +98,7 @@ pub struct ProfileArgs {
     pub sample: bool,
     /// Samples per second of CPU time (cpu-clock here; at most
     /// kernel.perf_event_max_sample_rate).
-    #[arg(long, value_name = "HZ", default_value_t = 20000,
+    #[arg(long, value_name = "HZ", default_value_t = 10000,
           value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub frequency: u64,
     /// Sampled exec runs (and, with --fork, the sampled loop has min(N, 2000) forks).

@@ -133,7 +133,17 @@ pub fn breakdown(
             .or_default()
             .entry(phase_of(u, s.pid, s.time_ns, other_label))
             .or_insert(0) += 1;
-        let frames: Vec<String> = s.frames.iter().rev().map(|f| f.label()).collect();
+        // A frame-pointer walk through code built without frame pointers wanders through
+        // garbage: runs of unnamed frames become one, so the graph keeps its height for
+        // what is known.
+        let mut frames: Vec<String> = Vec::with_capacity(s.frames.len());
+        for f in s.frames.iter().rev() {
+            let l = f.label();
+            if l.starts_with("[unknown]") && frames.last().is_some_and(|p| p == &l) {
+                continue;
+            }
+            frames.push(l);
+        }
         *folded.entry((cat, frames)).or_insert(0) += 1;
     }
     let mut cats: Vec<CategoryShare> = Vec::new();
