@@ -200,7 +200,9 @@ pub fn profile(cfg: &ProfileConfig) -> Result<ProfileSection, RunError> {
         .collect();
     let mut section = aggregate(cfg, detail, raw, ld_debug, counters);
     if let Some(sc) = &cfg.sample {
-        let measured = summarize(&cpu).or(section.total_task_clock_ns.clone()).map(|s| s.median);
+        let measured = summarize(&cpu)
+            .or(section.total_task_clock_ns.clone())
+            .map(|s| s.median);
         match sampled_runs(cfg, sc, &coarse, measured) {
             Ok((b, f)) => {
                 section.breakdown = Some(b);
@@ -232,7 +234,7 @@ fn sampled_runs(
         ..coarse.clone()
     };
     let mut symbolizer = crate::perf::sampler::Symbolizer::new(&cfg.debug_roots);
-    let (mut stacks, mut units, mut notes) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut stacks, mut units, mut recordings) = (Vec::new(), Vec::new(), Vec::new());
     let mut sampled_cpu = Vec::new();
     for _ in 0..cfg.sample_runs.max(1) {
         if crate::trace::interrupted() {
@@ -254,7 +256,9 @@ fn sampled_runs(
                 let (a, b) = s.span_ns?;
                 Some(Span {
                     label: match &s.object {
-                        Some(o) => format!("{}: {}", s.phase.label(), o.rsplit('/').next().unwrap_or(o)),
+                        Some(o) => {
+                            format!("{}: {}", s.phase.label(), o.rsplit('/').next().unwrap_or(o))
+                        }
                         None => s.phase.label().to_string(),
                     },
                     start_ns: a,
@@ -279,10 +283,8 @@ fn sampled_runs(
             phases,
             main_pid: rec.root_pid,
         });
-        if notes.is_empty() {
-            notes = crate::attribute::breakdown::recording_notes(&rec);
-        }
         stacks.extend(symbolizer.symbolize(&rec, &rec.maps_at_start));
+        recordings.push(rec);
     }
     // Units must not overlap: each ends where the next begins at the latest.
     units.sort_by_key(|u| u.start_ns);
@@ -292,9 +294,14 @@ fn sampled_runs(
             units[i - 1].end_ns = next - 1;
         }
     }
-    let (mut b, folded) =
-        crate::attribute::breakdown::breakdown("exec", &stacks, &units, "threads and children", false);
-    b.notes = notes;
+    let (mut b, folded) = crate::attribute::breakdown::breakdown(
+        "exec",
+        &stacks,
+        &units,
+        "threads and children",
+        false,
+    );
+    b.notes = crate::attribute::breakdown::recording_notes(&recordings.iter().collect::<Vec<_>>());
     b.notes.extend(symbolizer.problems().iter().cloned());
     if let Some(m) = measured_cpu_ns {
         crate::attribute::breakdown::scale_to_measured(&mut b, m);

@@ -215,29 +215,47 @@ pub fn scale_to_measured(b: &mut Breakdown, cpu_ns: f64) {
     }
 }
 
-/// What a report must say about a recording: event, frequency, scope, losses, visibility.
-pub fn recording_notes(rec: &crate::perf::Recording) -> Vec<String> {
+/// What a report must say about the recordings of one breakdown: event, frequency, scope,
+/// losses (summed over all of them), visibility.
+pub fn recording_notes(recs: &[&crate::perf::Recording]) -> Vec<String> {
+    let Some(first) = recs.first() else {
+        return Vec::new();
+    };
+    let samples: usize = recs.iter().map(|r| r.samples.len()).sum();
+    let lost: u64 = recs.iter().map(|r| r.lost).sum();
+    let throttled: u64 = recs.iter().map(|r| r.throttled).sum();
     let mut v = vec![format!(
-        "{} samples of {} at {} Hz, {}",
-        rec.samples.len(),
-        rec.event,
-        rec.frequency_hz,
-        match rec.scope {
-            crate::perf::Scope::SystemWide => "system-wide per CPU, the target's process tree kept",
-            crate::perf::Scope::PerTask =>
-                "per task (inherited): children's exit teardown is not visible",
+        "{} samples of {} at {} Hz in {} recording{}, {}",
+        samples,
+        first.event,
+        first.frequency_hz,
+        recs.len(),
+        if recs.len() == 1 { "" } else { "s" },
+        if recs
+            .iter()
+            .all(|r| r.scope == crate::perf::Scope::SystemWide)
+        {
+            "system-wide per CPU, the target's process tree kept"
+        } else {
+            "per task (inherited): children's exit teardown is not visible"
         }
     )];
-    if rec.lost > 0 || rec.throttled > 0 {
+    if lost > 0 || throttled > 0 {
         v.push(format!(
-            "{} records lost, throttled {} times: shares are of what was recorded",
-            rec.lost, rec.throttled
+            "{lost} records lost, throttled {throttled} times: shares are of what was recorded"
         ));
     }
-    if !rec.kernel_frames_visible {
+    if recs.iter().any(|r| !r.kernel_frames_visible) {
         v.push("kernel frames are not visible (perf_event_paranoid or kptr_restrict): kernel time shows as unknown".into());
     }
-    v.extend(rec.notes.iter().cloned());
+    let mut seen = std::collections::BTreeSet::new();
+    for r in recs {
+        for n in &r.notes {
+            if seen.insert(n.clone()) {
+                v.push(n.clone());
+            }
+        }
+    }
     v
 }
 

@@ -412,7 +412,7 @@ pub fn fork_breakdown(
             let units = fork_units(res, run.pid, 10);
             let (mut b, folded) =
                 super::breakdown::breakdown("fork", &stacks, &units, "child", true);
-            b.notes.extend(super::breakdown::recording_notes(rec));
+            b.notes.extend(super::breakdown::recording_notes(&[rec]));
             // Time per fork from the unsampled loop: its parent CPU plus its children's.
             let cpu = |r: &ProbeResult| -> Option<f64> {
                 let n = r.records.len();
