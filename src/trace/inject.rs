@@ -448,17 +448,21 @@ impl Remote {
     }
 }
 
-/// Finds a `syscall` instruction (0f 05) in the target's vDSO.
-pub fn vdso_syscall(pid: Pid, mem: &Memory) -> Option<u64> {
+/// The target's vDSO: its address and bytes.
+fn vdso(pid: Pid, mem: &Memory) -> Option<(u64, Vec<u8>)> {
     let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).ok()?;
     let line = maps.lines().find(|l| l.ends_with("[vdso]"))?;
-    let range = line.split_whitespace().next()?;
-    let (a, b) = range.split_once('-')?;
+    let (a, b) = line.split_whitespace().next()?.split_once('-')?;
     let (a, b) = (
         u64::from_str_radix(a, 16).ok()?,
         u64::from_str_radix(b, 16).ok()?,
     );
-    let bytes = mem.read(a, (b - a) as usize).ok()?;
+    Some((a, mem.read(a, b.checked_sub(a)? as usize).ok()?))
+}
+
+/// Finds a `syscall` instruction (0f 05) in the target's vDSO.
+pub fn vdso_syscall(pid: Pid, mem: &Memory) -> Option<u64> {
+    let (a, bytes) = vdso(pid, mem)?;
     bytes
         .windows(2)
         .position(|w| w == [0x0f, 0x05])
@@ -467,14 +471,7 @@ pub fn vdso_syscall(pid: Pid, mem: &Memory) -> Option<u64> {
 
 /// The vDSO's `__vdso_clock_gettime`, from its dynamic symbol table.
 pub fn vdso_clock_gettime(pid: Pid, mem: &Memory) -> Option<u64> {
-    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).ok()?;
-    let line = maps.lines().find(|l| l.ends_with("[vdso]"))?;
-    let (a, b) = line.split_whitespace().next()?.split_once('-')?;
-    let (a, b) = (
-        u64::from_str_radix(a, 16).ok()?,
-        u64::from_str_radix(b, 16).ok()?,
-    );
-    let bytes = mem.read(a, (b - a) as usize).ok()?;
+    let (a, bytes) = vdso(pid, mem)?;
     let elf = goblin::elf::Elf::parse(&bytes).ok()?;
     let sym = elf.dynsyms.iter().find(|s| {
         s.st_value != 0
