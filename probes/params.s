@@ -28,7 +28,9 @@
 .set P_PPID,       280    # execve: the parent's pid (the getppid check after PR_SET_PDEATHSIG)
 .set P_ATTR,       288    # posix_spawn: posix_spawnattr_t * (the target's signal mask for the child)
 .set P_FORK_FN,    296    # probe_fork: libc's fork(), or 0 for the raw fork syscall
-.set P_SIZE,       304
+.set P_DEVNULL,    304    # "/dev/null": the child's stdin, stdout and stderr (the target's
+                          # output must stay its own: exit() would flush its stdio buffers)
+.set P_SIZE,       312
 
 # One record per iteration.
 .set R_T0,         0      # CLOCK_MONOTONIC ns before fork/vfork/posix_spawn

@@ -84,6 +84,34 @@ ldcost_probe_fork:
 
 # The child. It never returns into the loop.
 .Lfork_child:
+    cmpq $0, P_DEVNULL(%r12)      # stdin/stdout/stderr to /dev/null (registers only)
+    je 4f
+    mov $2, %eax                  # open("/dev/null", O_RDWR)
+    mov P_DEVNULL(%r12), %rdi
+    mov $2, %esi
+    xor %edx, %edx
+    syscall
+    test %rax, %rax
+    js 4f
+    mov %rax, %rbx
+    mov $33, %eax                 # dup2(fd, 0), (fd, 1), (fd, 2)
+    mov %rbx, %rdi
+    xor %esi, %esi
+    syscall
+    mov $33, %eax
+    mov %rbx, %rdi
+    mov $1, %esi
+    syscall
+    mov $33, %eax
+    mov %rbx, %rdi
+    mov $2, %esi
+    syscall
+    cmp $2, %rbx
+    jbe 4f
+    mov $3, %eax                  # close(fd)
+    mov %rbx, %rdi
+    syscall
+4:
     mov P_ACTION(%r12), %rax
     cmp $2, %rax
     je .Lfork_exec

@@ -79,6 +79,34 @@ ldcost_probe_vfork:
     syscall
     ud2
 .Lvfork_exec:
+    cmpq $0, P_DEVNULL(%r12)      # stdin/stdout/stderr to /dev/null (registers only)
+    je 4f
+    mov $2, %eax                  # open("/dev/null", O_RDWR)
+    mov P_DEVNULL(%r12), %rdi
+    mov $2, %esi
+    xor %edx, %edx
+    syscall
+    test %rax, %rax
+    js 4f
+    mov %rax, %rbx
+    mov $33, %eax                 # dup2(fd, 0), (fd, 1), (fd, 2)
+    mov %rbx, %rdi
+    xor %esi, %esi
+    syscall
+    mov $33, %eax
+    mov %rbx, %rdi
+    mov $1, %esi
+    syscall
+    mov $33, %eax
+    mov %rbx, %rdi
+    mov $2, %esi
+    syscall
+    cmp $2, %rbx
+    jbe 4f
+    mov $3, %eax                  # close(fd)
+    mov %rbx, %rdi
+    syscall
+4:
     cmpq $0, P_PDEATH(%r12)
     je 2f
     mov $157, %eax                # prctl(PR_SET_PDEATHSIG, SIGKILL)

@@ -194,13 +194,13 @@ pub fn run(cmd: &Command, opts: &ForkOptions) -> Result<ForkRun, ForkError> {
         ForkError::Trace(t.lost(format!("breakpoint: {e}")))
     };
 
-    // The first stop we need: the entry point (at once for a static program).
-    let mut at_entry_now = is_static;
-    if !is_static {
-        bps.insert(pid, at_entry, TAG_ENTRY, false)
-            .map_err(|e| lost(&tracee, e))?;
-        ptrace::cont(pid, None).map_err(|e| tracee.lost(format!("PTRACE_CONT: {e}")))?;
-    }
+    // The first stop we need: the entry point. A static program's exec stop is at its entry
+    // already, but still inside execve (the kernel writes execve's return value into rax
+    // after the stop): a breakpoint there stops it again outside the system call.
+    let mut at_entry_now = false;
+    bps.insert(pid, at_entry, TAG_ENTRY, false)
+        .map_err(|e| lost(&tracee, e))?;
+    ptrace::cont(pid, None).map_err(|e| tracee.lost(format!("PTRACE_CONT: {e}")))?;
     let mut forked: Vec<Forked> = Vec::new();
     let mut result: Option<(u64, ForkRun)> = None;
     let mut ending = None;
@@ -208,9 +208,15 @@ pub fn run(cmd: &Command, opts: &ForkOptions) -> Result<ForkRun, ForkError> {
         if at_entry_now {
             at_entry_now = false;
             if opts.at == At::Entry {
-                let r = inject_here(pid, at_entry, opts, &exe, is_static, &mut forked)?;
-                result = Some((at_entry, r));
                 bps.clear(pid).ok();
+                let r = match inject_here(pid, at_entry, opts, &exe, is_static, &mut forked) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        tracee.kill();
+                        return Err(probe_failed(e, &timed_out));
+                    }
+                };
+                result = Some((at_entry, r));
             } else {
                 plant_at(pid, opts, &exe, at_entry, is_static, &mut bps)?;
             }
@@ -264,7 +270,7 @@ pub fn run(cmd: &Command, opts: &ForkOptions) -> Result<ForkRun, ForkError> {
                             Ok(r) => r,
                             Err(e) => {
                                 tracee.kill();
-                                return Err(e);
+                                return Err(probe_failed(e, &timed_out));
                             }
                         };
                         result = Some((addr, r));
@@ -311,6 +317,19 @@ pub fn run(cmd: &Command, opts: &ForkOptions) -> Result<ForkRun, ForkError> {
             at: opts.at.label(),
             ending: ending.describe(),
         }),
+    }
+}
+
+/// The error to report when the probe failed: the timeout's, when the watchdog killed the
+/// target mid-loop; the interruption, when ldcost was asked to stop.
+fn probe_failed(e: ForkError, timed_out: &AtomicBool) -> ForkError {
+    if timed_out.load(Ordering::SeqCst) {
+        return ForkError::TimedOut;
+    }
+    match e {
+        ForkError::Inject(InjectError::Interrupted) => ForkError::Trace(TraceError::Interrupted),
+        _ if super::interrupted() => ForkError::Trace(TraceError::Interrupted),
+        e => e,
     }
 }
 

@@ -126,6 +126,7 @@ pub struct ProbeParams {
     pub ppid: u64,
     pub attr: u64,
     pub fork_fn: u64,
+    pub devnull: u64,
 }
 
 /// `struct rusage` as the kernel writes it (x86-64).
@@ -531,6 +532,7 @@ fn build_image(
         }
         at
     };
+    params.devnull = push(&mut data, b"/dev/null");
     if let ChildAction::Exec { path, argv, envp } = action {
         params.path = push(&mut data, path);
         let argv_ptrs: Vec<u64> = argv.iter().map(|a| push(&mut data, a)).collect();
@@ -579,6 +581,20 @@ fn spawn_attr(mask: u64) -> Vec<u8> {
         libc::posix_spawnattr_destroy(&mut attr);
         bytes
     }
+}
+
+/// Whether SIGCHLD (signal 17) is pending for the thread or its process (/proc/PID/status).
+fn sigchld_pending(pid: Pid) -> bool {
+    let Ok(st) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
+        return false;
+    };
+    st.lines()
+        .filter_map(|l| {
+            l.strip_prefix("SigPnd:")
+                .or_else(|| l.strip_prefix("ShdPnd:"))
+        })
+        .filter_map(|v| u64::from_str_radix(v.trim(), 16).ok())
+        .any(|m| m & (1 << 16) != 0)
 }
 
 /// Options the target was traced with, to put back after the loop.
@@ -673,7 +689,7 @@ pub fn run_probe(
             // Scratch space at the bottom of the stack area (the stack grows down from the
             // top and never reaches it; the image written below does not cover it).
             let scratch = page + dry.size - STACK_BYTES;
-            mem.write(scratch, &[0u8; 192])?;
+            mem.write(scratch, &[0u8; 256])?;
             let full = u64::MAX;
             mem.write(scratch, &full.to_le_bytes())?;
             remote.checked("rt_sigprocmask", 14, [2, scratch, scratch + 8, 8, 0, 0])?;
@@ -684,7 +700,18 @@ pub fn run_probe(
             let old_act = scratch + 128;
             mem.write(act, &[0u8; 32])?;
             remote.checked("rt_sigaction(SIGCHLD)", 13, [17, act, old_act, 8, 0, 0])?;
+            // The children's SIGCHLDs stay pending while the thread blocks everything; unless
+            // one was pending before, they are discarded (setting SIG_IGN drops a pending
+            // signal) so that the target's handler does not see children it never had.
+            let pending_before = sigchld_pending(pid);
+            let ign = scratch + 160;
+            let mut ign_act = [0u8; 32];
+            ign_act[0] = 1; // SIG_IGN
+            mem.write(ign, &ign_act)?;
             let restore_signals = |remote: &Remote| -> Result<(), InjectError> {
+                if !pending_before {
+                    remote.checked("rt_sigaction(SIGCHLD, SIG_IGN)", 13, [17, ign, 0, 8, 0, 0])?;
+                }
                 remote.checked("rt_sigaction(SIGCHLD)", 13, [17, old_act, 0, 8, 0, 0])?;
                 mem.write(scratch, &old_mask.to_le_bytes())?;
                 remote.checked("rt_sigprocmask", 14, [2, scratch, 0, 8, 0, 0])?;
@@ -882,6 +909,7 @@ mod tests {
             ("P_PPID", offset_of!(ProbeParams, ppid)),
             ("P_ATTR", offset_of!(ProbeParams, attr)),
             ("P_FORK_FN", offset_of!(ProbeParams, fork_fn)),
+            ("P_DEVNULL", offset_of!(ProbeParams, devnull)),
             ("P_SIZE", std::mem::size_of::<ProbeParams>()),
             ("R_T0", offset_of!(ProbeRecord, t0)),
             ("R_T1", offset_of!(ProbeRecord, t1)),
