@@ -78,16 +78,31 @@ pub struct Breakdown {
     pub notes: Vec<String>,
 }
 
-fn phase_of(unit: &Unit, pid: i32, t: u64, other_label: &str) -> String {
+fn phase_of<'a>(unit: &'a Unit, pid: i32, t: u64, other_label: &'a str) -> &'a str {
     if pid != unit.main_pid {
-        return other_label.to_string();
+        return other_label;
     }
     // Phases are few per exec run; for fork blocks they are sorted: binary search.
     let i = unit.phases.partition_point(|p| p.end_ns < t);
     match unit.phases.get(i) {
-        Some(p) if p.start_ns <= t => p.label.clone(),
-        _ => "other".into(),
+        Some(p) if p.start_ns <= t => &p.label,
+        _ => "other",
     }
+}
+
+/// The flame-graph frames of a stack, root first. A frame-pointer walk through code built
+/// without frame pointers wanders through garbage: runs of unnamed frames become one, so the
+/// graph keeps its height for what is known.
+fn folded_frames(s: &SymbolizedStack) -> Vec<String> {
+    let mut frames: Vec<String> = Vec::with_capacity(s.frames.len());
+    for f in s.frames.iter().rev() {
+        let l = f.label();
+        if l.starts_with("[unknown]") && frames.last().is_some_and(|p| p == &l) {
+            continue;
+        }
+        frames.push(l);
+    }
+    frames
 }
 
 /// Sorts `stacks` into categories per unit. Samples outside every unit are left out.
@@ -104,9 +119,17 @@ pub fn breakdown(
     let starts: Vec<u64> = order.iter().map(|&i| units[i].start_ns).collect();
     // per unit: category -> weight
     let mut per_unit: Vec<HashMap<Category, (u64, u64)>> = vec![HashMap::new(); units.len()];
-    let mut phases: BTreeMap<Category, BTreeMap<String, u64>> = BTreeMap::new();
-    let mut folded: HashMap<(Category, Vec<String>), u64> = HashMap::new();
+    // Samples repeat a few thousand distinct stacks: each is classified and labelled once,
+    // keyed by its frames' interned names (the symbolizer shares one string per address).
+    let mut distinct: HashMap<Vec<(usize, bool)>, (Category, usize)> = HashMap::new();
+    let mut folded_keys: Vec<(Category, Vec<String>)> = Vec::new();
+    let mut folded_counts: Vec<u64> = Vec::new();
+    let mut folded_index: HashMap<(Category, Vec<String>), usize> = HashMap::new();
+    let mut phase_counts: HashMap<(Category, &str), u64> = HashMap::new();
     let mut total = 0u64;
+    let mut key: Vec<(usize, bool)> = Vec::new();
+    let mut by_ptr: HashMap<usize, usize> = HashMap::new();
+    let mut by_text: HashMap<std::sync::Arc<str>, usize> = HashMap::new();
     for s in stacks {
         let k = starts.partition_point(|&st| st <= s.time_ns);
         if k == 0 {
@@ -117,34 +140,64 @@ pub fn breakdown(
         if s.time_ns > u.end_ns {
             continue;
         }
-        let mut cat = classify(&s.frames);
         // ld.so has no frame pointers, so a do_lookup_x leaf rarely shows _dl_fixup above it.
         // In a forked child start-up is long over: a symbol lookup there is lazy binding
         // (or a dlsym, which the probe's children do not make).
-        if lazy_context && s.pid != u.main_pid && cat == Category::SymbolLookup {
-            cat = Category::LazyBinding;
+        let lazy = lazy_context && s.pid != u.main_pid;
+        key.clear();
+        for f in &s.frames {
+            // One id per distinct name: looked up by the string's address first (the
+            // symbolizer shares one string per address), by its text only when new.
+            let ptr = std::sync::Arc::as_ptr(&f.name) as *const u8 as usize;
+            let id = match by_ptr.get(&ptr) {
+                Some(id) => *id,
+                None => {
+                    let next = by_text.len();
+                    let id = *by_text.entry(f.name.clone()).or_insert(next);
+                    by_ptr.insert(ptr, id);
+                    id
+                }
+            };
+            key.push((id, f.kind == FrameKind::Kernel));
         }
+        key.push((usize::from(lazy), false));
+        let (cat, fi) = match distinct.get(&key) {
+            Some(v) => *v,
+            None => {
+                let mut cat = classify(&s.frames);
+                if lazy && cat == Category::SymbolLookup {
+                    cat = Category::LazyBinding;
+                }
+                let fk = (cat, folded_frames(s));
+                let fi = match folded_index.get(&fk) {
+                    Some(i) => *i,
+                    None => {
+                        folded_keys.push(fk.clone());
+                        folded_counts.push(0);
+                        folded_index.insert(fk, folded_keys.len() - 1);
+                        folded_keys.len() - 1
+                    }
+                };
+                distinct.insert(key.clone(), (cat, fi));
+                (cat, fi)
+            }
+        };
         total += 1;
         let e = per_unit[ui].entry(cat).or_insert((0, 0));
         e.0 += 1;
         e.1 += s.weight_ns;
+        *phase_counts
+            .entry((cat, phase_of(u, s.pid, s.time_ns, other_label)))
+            .or_insert(0) += 1;
+        folded_counts[fi] += 1;
+    }
+    let mut phases: BTreeMap<Category, BTreeMap<String, u64>> = BTreeMap::new();
+    for ((cat, label), n) in phase_counts {
         *phases
             .entry(cat)
             .or_default()
-            .entry(phase_of(u, s.pid, s.time_ns, other_label))
-            .or_insert(0) += 1;
-        // A frame-pointer walk through code built without frame pointers wanders through
-        // garbage: runs of unnamed frames become one, so the graph keeps its height for
-        // what is known.
-        let mut frames: Vec<String> = Vec::with_capacity(s.frames.len());
-        for f in s.frames.iter().rev() {
-            let l = f.label();
-            if l.starts_with("[unknown]") && frames.last().is_some_and(|p| p == &l) {
-                continue;
-            }
-            frames.push(l);
-        }
-        *folded.entry((cat, frames)).or_insert(0) += 1;
+            .entry(label.to_string())
+            .or_insert(0) += n;
     }
     let mut cats: Vec<CategoryShare> = Vec::new();
     for cat in Category::ALL {
@@ -178,8 +231,9 @@ pub fn breakdown(
         });
     }
     cats.sort_by_key(|c| std::cmp::Reverse(c.samples));
-    let mut folded: Vec<FoldedStack> = folded
+    let mut folded: Vec<FoldedStack> = folded_keys
         .into_iter()
+        .zip(folded_counts)
         .map(|((category, frames), count)| FoldedStack {
             category,
             section: section.to_string(),
