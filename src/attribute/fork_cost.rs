@@ -71,6 +71,11 @@ pub struct ForkSection {
     pub child: String,
     pub iterations: u64,
     pub completed: u64,
+    /// Every child the probe created: the measured loop, plus the loops that count fault
+    /// kinds (min(N, 2000)), sample, and time the lazy-binding A/B. An exec'd program runs
+    /// this many times.
+    #[serde(default)]
+    pub children_total: u64,
     /// The first failure of fork/spawn/wait in the loop, if any.
     pub error: Option<String>,
     pub exit_binding: Option<ExitBinding>,
@@ -308,6 +313,13 @@ pub fn section(run: &ForkRun, iterations: u64) -> ForkSection {
         child: run.child.label(),
         iterations,
         completed,
+        children_total: completed
+            + run.faults.as_ref().map(|f| f.2).unwrap_or(0)
+            + run.lazy_ab.as_ref().map_or(0, |r| r.records.len() as u64)
+            + match &run.sampled {
+                Some(Ok((r, _))) => r.records.len() as u64,
+                _ => 0,
+            },
         error: res.error.map(errno_text),
         exit_binding: run.exit_binding.clone(),
         libc_fork: run.libc_fork,
@@ -332,9 +344,9 @@ pub fn section(run: &ForkRun, iterations: u64) -> ForkSection {
             Some(Ok((r, _))) => Some((r.t_start, r.t_end)),
             _ => None,
         },
-        faults: match (&run.faults, completed) {
-            (Ok((p, c)), n) if n > 0 => {
-                let n = n as f64;
+        faults: match &run.faults {
+            Ok((p, c, n)) if *n > 0 => {
+                let n = *n as f64;
                 Some(FaultsPerFork {
                     parent_cow: p.cow as f64 / n,
                     parent_not_present: p.not_present() as f64 / n,
@@ -348,7 +360,7 @@ pub fn section(run: &ForkRun, iterations: u64) -> ForkSection {
         footprint: run.footprint.clone(),
         footprint_error: run.footprint_error.clone(),
         probe_adds: format!(
-            "one anonymous rwx VMA of {} (code, parameters, its stack; a few pages touched) that every child inherits; the records are MADV_DONTFORK and pre-faulted",
+            "one shared anonymous VMA of {} (code and parameters: fork copies no page-table entry for it, each child faults its page in); its stack is the target's own, below rsp (saved and restored), or a private mapping when there is no room; the records are MADV_DONTFORK",
             mib(res.page_bytes)
         ),
         reading: String::new(),

@@ -18,11 +18,11 @@ use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::Pid;
 use serde::{Deserialize, Serialize};
 
-use super::breakpoint::Breakpoints;
+use super::breakpoint::{Breakpoints, HwBreakpoints};
 use super::inject::{self, ChildAction, InjectError, ProbeRequest, ProbeResult, Spawn};
 use super::launch::{launch, Command, Ending, TraceError};
 use super::startup::{
-    auxv, mapped_base, other_tracee, plant_main, Forked, TAG_LIBC_START_MAIN, TAG_MAIN,
+    auxv, main_target, mapped_base, other_tracee, Forked, TAG_LIBC_START_MAIN, TAG_MAIN,
 };
 use crate::symbolize::ObjectSymbols;
 
@@ -121,11 +121,13 @@ pub struct ForkRun {
     pub footprint: Option<super::footprint::Footprint>,
     pub footprint_error: Option<String>,
     pub main: ProbeResult,
-    /// Page faults by kind over the main loop: (the parent's, the children's), or why not.
+    /// Page faults by kind over a loop of their own (no perf event touches the measured
+    /// loop): (the parent's, the children's, forks), or why not.
     pub faults: Result<
         (
             crate::perf::faults::FaultKinds,
             crate::perf::faults::FaultKinds,
+            u64,
         ),
         String,
     >,
@@ -189,7 +191,9 @@ pub fn run(cmd: &Command, opts: &ForkOptions) -> Result<ForkRun, ForkError> {
     let at_entry = aux.get(&9).copied().unwrap_or(0);
     let exe = std::fs::read_link(format!("/proc/{pid}/exe")).unwrap_or(cmd.program.clone());
     let is_static = at_base == 0;
-    let mut bps = Breakpoints::default();
+    let mut bps = HwBreakpoints::default();
+    // No int3 is ever written into the target here; other tracees get an empty set.
+    let mut sw_none = Breakpoints::default();
     let lost = |t: &super::launch::Tracee, e: nix::Error| {
         ForkError::Trace(t.lost(format!("breakpoint: {e}")))
     };
@@ -198,7 +202,7 @@ pub fn run(cmd: &Command, opts: &ForkOptions) -> Result<ForkRun, ForkError> {
     // already, but still inside execve (the kernel writes execve's return value into rax
     // after the stop): a breakpoint there stops it again outside the system call.
     let mut at_entry_now = false;
-    bps.insert(pid, at_entry, TAG_ENTRY, false)
+    bps.insert(pid, at_entry, TAG_ENTRY)
         .map_err(|e| lost(&tracee, e))?;
     ptrace::cont(pid, None).map_err(|e| tracee.lost(format!("PTRACE_CONT: {e}")))?;
     let mut forked: Vec<Forked> = Vec::new();
@@ -217,10 +221,11 @@ pub fn run(cmd: &Command, opts: &ForkOptions) -> Result<ForkRun, ForkError> {
                     }
                 };
                 result = Some((at_entry, r));
+                detach_after_probe(pid);
             } else {
                 plant_at(pid, opts, &exe, at_entry, is_static, &mut bps)?;
+                ptrace::cont(pid, None).map_err(|e| tracee.lost(format!("PTRACE_CONT: {e}")))?;
             }
-            ptrace::cont(pid, None).map_err(|e| tracee.lost(format!("PTRACE_CONT: {e}")))?;
         }
         if super::interrupted() {
             tracee.kill();
@@ -232,7 +237,7 @@ pub fn run(cmd: &Command, opts: &ForkOptions) -> Result<ForkRun, ForkError> {
             Err(e) => return Err(tracee.lost(format!("waitpid: {e}")).into()),
         };
         if let Some(other) = st.pid().filter(|p| *p != pid) {
-            other_tracee(pid, other, &st, &mut bps, &mut forked);
+            other_tracee(pid, other, &st, &mut sw_none, &mut forked);
             continue;
         }
         match st {
@@ -260,7 +265,7 @@ pub fn run(cmd: &Command, opts: &ForkOptions) -> Result<ForkRun, ForkError> {
                     Some((_, TAG_LIBC_START_MAIN)) => {
                         let main = ptrace::getregs(pid).map(|r| r.rdi).unwrap_or(0);
                         if main != 0 {
-                            bps.insert(pid, main, TAG_MAIN, false)
+                            bps.insert(pid, main, TAG_MAIN)
                                 .map_err(|e| lost(&tracee, e))?;
                         }
                     }
@@ -274,6 +279,8 @@ pub fn run(cmd: &Command, opts: &ForkOptions) -> Result<ForkRun, ForkError> {
                             }
                         };
                         result = Some((addr, r));
+                        detach_after_probe(pid);
+                        continue;
                     }
                     Some(_) => {}
                     None => {
@@ -295,7 +302,7 @@ pub fn run(cmd: &Command, opts: &ForkOptions) -> Result<ForkRun, ForkError> {
                         &mut forked,
                         Pid::from_raw(child as i32),
                         ev == ptrace::Event::PTRACE_EVENT_VFORK as i32,
-                        &bps,
+                        &sw_none,
                     );
                 }
                 let _ = ptrace::cont(pid, None);
@@ -318,6 +325,14 @@ pub fn run(cmd: &Command, opts: &ForkOptions) -> Result<ForkRun, ForkError> {
             ending: ending.describe(),
         }),
     }
+}
+
+/// Lets the target run on untraced after the probe. Traced, every signal it gets would stop
+/// it — even an ignored SIGCHLD, at each of its own children's exits — and the rest of its run
+/// (the seed forktest's own loop, compared with ours) would pay a ptrace stop per fork. It
+/// stays our child (its exit status is waited for) and dies with us (PR_SET_PDEATHSIG).
+fn detach_after_probe(pid: Pid) {
+    let _ = ptrace::detach(pid, None);
 }
 
 /// The error to report when the probe failed: the timeout's, when the watchdog killed the
@@ -383,7 +398,7 @@ fn plant_at(
     exe: &Path,
     at_entry: u64,
     is_static: bool,
-    bps: &mut Breakpoints,
+    bps: &mut HwBreakpoints,
 ) -> Result<(), ForkError> {
     let nf = |what: &str| ForkError::NotFound {
         what: what.into(),
@@ -397,15 +412,19 @@ fn plant_at(
             } else {
                 mapped_base(pid, |p| p.contains("/libc.so") || p.contains("/libc-"))
             };
-            plant_main(pid, exe, at_entry, libc, bps);
-            if bps.is_empty() {
-                return Err(nf("main (no symbol main or __libc_start_main)"));
-            }
-            Ok(())
+            let (addr, tag) = main_target(exe, at_entry, libc)
+                .ok_or_else(|| nf("main (no symbol main or __libc_start_main)"))?;
+            bps.insert(pid, addr, tag).map_err(|e| {
+                ForkError::Inject(InjectError::Ptrace {
+                    what: "POKEUSER (debug register)",
+                    pid: pid.as_raw(),
+                    errno: e,
+                })
+            })
         }
         At::Exit => {
             let a = find_function(pid, exe, at_entry, "exit").ok_or_else(|| nf("exit"))?;
-            bps.insert(pid, a, TAG_AT, false).map_err(|e| {
+            bps.insert(pid, a, TAG_AT).map_err(|e| {
                 ForkError::Inject(InjectError::Ptrace {
                     what: "POKE",
                     pid: pid.as_raw(),
@@ -416,7 +435,7 @@ fn plant_at(
         At::Symbol(name) => {
             let a = find_function(pid, exe, at_entry, name)
                 .ok_or_else(|| nf(&format!("symbol {name}")))?;
-            bps.insert(pid, a, TAG_AT, false).map_err(|e| {
+            bps.insert(pid, a, TAG_AT).map_err(|e| {
                 ForkError::Inject(InjectError::Ptrace {
                     what: "POKE",
                     pid: pid.as_raw(),
@@ -533,13 +552,23 @@ fn inject_here(
     let mut on_other = |tid: Pid, st: &WaitStatus| {
         other_tracee(pid, tid, st, &mut bps_none, forked);
     };
-    let mut counters = crate::perf::faults::FaultCounters::start(pid.as_raw());
+    // The measured loop runs with no perf event on the target: inherited events cost every
+    // fork (perf copies them into the child and sums them at its exit: 20-35% fewer forks
+    // per second measured here). The fault kinds come from a loop of their own.
     let main = inject::run_probe(pid, &req, &mut on_other)?;
-    let faults = match counters.as_mut() {
-        Ok(c) => c.read().map_err(|e| e.to_string()),
+    let counted = ProbeRequest {
+        iterations: opts.iterations.min(2000),
+        ..req.clone()
+    };
+    let faults = match crate::perf::faults::FaultCounters::start(pid.as_raw()) {
+        Ok(mut c) => {
+            let res = inject::run_probe(pid, &counted, &mut on_other)?;
+            c.read()
+                .map(|(p, ch)| (p, ch, res.records.len() as u64))
+                .map_err(|e| e.to_string())
+        }
         Err(e) => Err(e.to_string()),
     };
-    drop(counters);
     let lazy_ab = match (lazy_alt, &action) {
         (Some(alt), ChildAction::CallExit { func, .. }) if opts.lazy_ab_iterations > 0 => {
             let ab = ProbeRequest {
@@ -561,14 +590,9 @@ fn inject_here(
         };
         sample_loop(pid, &req, cfg, &mut on_other)
     });
-    // Put the fork/clone tracing back (constructors' and the program's own children).
-    let _ = ptrace::setoptions(
-        pid,
-        inject::trace_options_without_children()
-            | ptrace::Options::PTRACE_O_TRACECLONE
-            | ptrace::Options::PTRACE_O_TRACEFORK
-            | ptrace::Options::PTRACE_O_TRACEVFORK,
-    );
+    // Fork/clone tracing stays off: nothing is measured after the probe, and following
+    // the program's own forks would slow them (the seed forktest's own loop runs after ours
+    // and is compared with it).
     Ok(ForkRun {
         at: opts.at.clone(),
         at_address,

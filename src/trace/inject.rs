@@ -493,6 +493,7 @@ pub fn vdso_clock_gettime(pid: Pid, mem: &Memory) -> Option<u64> {
 
 const PAGE: u64 = 4096;
 const STACK_BYTES: u64 = 256 * 1024;
+const MAP_SHARED: u64 = 0x01;
 const MAP_PRIVATE: u64 = 0x02;
 const MAP_ANONYMOUS: u64 = 0x20;
 const MAP_NORESERVE: u64 = 0x4000;
@@ -545,7 +546,8 @@ fn build_image(
             data.extend_from_slice(&0u64.to_le_bytes());
         }
     }
-    let size = round_up(data_off + data.len() as u64) + STACK_BYTES;
+    // A last page of scratch space for the remote syscalls' arguments.
+    let size = round_up(data_off + data.len() as u64) + PAGE;
     let mut bytes = vec![0u8; (data_off as usize) + data.len()];
     bytes[..code.len()].copy_from_slice(code);
     if let Some(a) = attr {
@@ -580,6 +582,101 @@ fn spawn_attr(mask: u64) -> Vec<u8> {
         let bytes = as_bytes(&attr).to_vec();
         libc::posix_spawnattr_destroy(&mut attr);
         bytes
+    }
+}
+
+/// The probe's stack. Preferably the target's own main stack, a page below its rsp (the bytes
+/// it overwrites are saved and put back): no mapping of ours then has private pages, so fork
+/// copies no page-table entry and clones no anon_vma for the probe. Otherwise (a thread's or a
+/// tiny stack) a private mapping of its own.
+enum Stack {
+    Target {
+        top: u64,
+        saved_at: u64,
+        saved: Vec<u8>,
+    },
+    Own {
+        base: u64,
+    },
+}
+
+const PROBE_STACK_USE: u64 = 64 * 1024;
+
+impl Stack {
+    fn choose(pid: Pid, rsp: u64, mem: &Memory, remote: &Remote) -> Result<Stack, InjectError> {
+        if let Some(s) = Self::on_target_stack(pid, rsp, mem) {
+            return Ok(s);
+        }
+        let base = remote.checked(
+            "mmap (probe stack)",
+            9,
+            [
+                0,
+                STACK_BYTES,
+                3,
+                MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                u64::MAX,
+                0,
+            ],
+        )?;
+        Ok(Stack::Own { base })
+    }
+
+    fn on_target_stack(pid: Pid, rsp: u64, mem: &Memory) -> Option<Stack> {
+        let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).ok()?;
+        let line = maps.lines().find(|l| l.ends_with("[stack]"))?;
+        let (a, b) = line.split_whitespace().next()?.split_once('-')?;
+        let (start, end) = (
+            u64::from_str_radix(a, 16).ok()?,
+            u64::from_str_radix(b, 16).ok()?,
+        );
+        if !(start..end).contains(&rsp) {
+            return None;
+        }
+        let limits = std::fs::read_to_string(format!("/proc/{pid}/limits")).ok()?;
+        let soft = limits
+            .lines()
+            .find(|l| l.starts_with("Max stack size"))?
+            .split_whitespace()
+            .nth(3)?
+            .to_string();
+        let rlimit = if soft == "unlimited" {
+            u64::MAX
+        } else {
+            soft.parse().ok()?
+        };
+        // Below the red zone and a page more; the probe uses far less than 64 KiB.
+        let top = (rsp - 4096) & !15;
+        let low = top.checked_sub(PROBE_STACK_USE)?;
+        // The stack may grow to `low` (RLIMIT_STACK), with a margin for the program's own.
+        if end - low > rlimit / 2 {
+            return None;
+        }
+        let saved_at = low.max(start);
+        let saved = mem.read(saved_at, (top - saved_at) as usize).ok()?;
+        Some(Stack::Target {
+            top,
+            saved_at,
+            saved,
+        })
+    }
+
+    fn top(&self) -> u64 {
+        match self {
+            Stack::Target { top, .. } => *top,
+            Stack::Own { base } => base + STACK_BYTES,
+        }
+    }
+
+    fn release(&self, mem: &Memory, remote: &Remote) -> Result<(), InjectError> {
+        match self {
+            Stack::Target {
+                saved_at, saved, ..
+            } => mem.write(*saved_at, saved),
+            Stack::Own { base } => remote
+                .checked("munmap (probe stack)", 11, [*base, STACK_BYTES, 0, 0, 0, 0])
+                .map(|_| ()),
+        }
     }
 }
 
@@ -644,14 +741,7 @@ pub fn run_probe(
         let page = remote.checked(
             "mmap (probe page)",
             9,
-            [
-                0,
-                dry.size,
-                7,
-                MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                u64::MAX,
-                0,
-            ],
+            [0, dry.size, 7, MAP_SHARED | MAP_ANONYMOUS, u64::MAX, 0],
         )?;
         if let Some(orig) = patched.take() {
             mem.write(rip, &orig)?;
@@ -686,9 +776,8 @@ pub fn run_probe(
             )?;
             // 2. Signals: all blocked in this thread; SIGCHLD to SIG_DFL (old action saved in
             // the page, read back and restored after).
-            // Scratch space at the bottom of the stack area (the stack grows down from the
-            // top and never reaches it; the image written below does not cover it).
-            let scratch = page + dry.size - STACK_BYTES;
+            // Scratch space: the page's last page (the image written below does not cover it).
+            let scratch = page + dry.size - PAGE;
             mem.write(scratch, &[0u8; 256])?;
             let full = u64::MAX;
             mem.write(scratch, &full.to_le_bytes())?;
@@ -742,14 +831,18 @@ pub fn run_probe(
                 // 3. Children must not stop: no fork/clone tracing during the loop.
                 ptrace::setoptions(pid, trace_options_without_children())
                     .map_err(perr("SETOPTIONS", pid))?;
+                let stack = Stack::choose(pid, saved.regs().rsp, &mem, &remote)?;
                 let mut r = *saved.regs();
                 r.rip = page + PROBE_ENTRY;
                 r.rdi = page + img.params_off;
-                r.rsp = page + dry.size; // the top of the page: 16-byte aligned
+                r.rsp = stack.top();
                 r.orig_rax = u64::MAX;
                 ptrace::setregs(pid, r).map_err(perr("SETREGS", pid))?;
                 ptrace::cont(pid, None).map_err(perr("CONT", pid))?;
-                wait_for_int3(pid, page, dry.size, &mut on_other)?;
+                let waited = wait_for_int3(pid, page, dry.size, &mut on_other);
+                let released = stack.release(&mem, &remote);
+                waited?;
+                released?;
                 let out: ProbeParams = from_bytes(
                     &mem.read(page + img.params_off, std::mem::size_of::<ProbeParams>())?,
                 );
@@ -963,6 +1056,6 @@ mod tests {
         assert_eq!(cstr(at(ptr(at(p.envp)))), "A=1");
         assert_eq!(ptr(at(p.envp) + 8), 0);
         assert_eq!(img.size % 4096, 0);
-        assert!(img.size >= STACK_BYTES + 4096);
+        assert!(img.size >= 2 * 4096);
     }
 }

@@ -186,6 +186,10 @@ pub fn launch(cmd: &Command) -> Result<Tracee, TraceError> {
         Err(e) => Err(TraceError::Spawn { path, source: e }),
         Ok(ForkResult::Child) => {
             drop(rd);
+            // If ldcost dies, so does the target, traced or not (a fork run detaches after
+            // its probe; PTRACE_O_EXITKILL covers the traced part).
+            // SAFETY: prctl is async-signal-safe.
+            unsafe { nix::libc::prctl(nix::libc::PR_SET_PDEATHSIG, nix::libc::SIGKILL) };
             if ptrace::traceme().is_err() {
                 let _ = nix::unistd::write(&wr, &(Errno::EPERM as i32).to_ne_bytes());
                 unsafe { nix::libc::_exit(127) };

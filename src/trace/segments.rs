@@ -70,7 +70,10 @@ pub(super) fn segments_from(marks: &[Boundary], detail: &Detail) -> Vec<Segment>
         wall_ns: first.running_ns,
         counters: first.counters.clone(),
         stops: 1,
-        span_ns: Some((first.mono_ns.saturating_sub(first.running_ns), first.mono_ns)),
+        span_ns: Some((
+            first.mono_ns.saturating_sub(first.running_ns),
+            first.mono_ns,
+        )),
     });
     // The phase in force between marks: a stack for nested relocation/init segments.
     let base_after_mapping = match detail {

@@ -129,7 +129,10 @@ pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunEr
     let mut tracee = launch(cmd)?;
     let pid = tracee.pid;
     // Started while the target waits before its exec: the exec and everything after are seen.
-    let mut sampler = opts.sample.as_ref().map(|cfg| start_sampler(cfg, pid.as_raw()));
+    let mut sampler = opts
+        .sample
+        .as_ref()
+        .map(|cfg| start_sampler(cfg, pid.as_raw()));
     let mut counters = CounterSet::open(pid.as_raw(), true)?;
     // The same counters inherited by threads and children: the difference is theirs.
     let mut inherited = CounterSet::open_inherited(pid.as_raw(), true).ok();
@@ -639,28 +642,34 @@ pub(super) fn plant_main(
     libc: Option<(u64, String)>,
     bps: &mut Breakpoints,
 ) {
-    let Ok(exe_syms) = ObjectSymbols::load(exe, &[]) else {
-        return;
-    };
+    if let Some((addr, tag)) = main_target(exe, at_entry, libc) {
+        let _ = bps.insert(pid, addr, tag, false);
+    }
+}
+
+/// Where main is marked: `main` itself when the executable's symbol table has it
+/// ([`TAG_MAIN`]), else `__libc_start_main` ([`TAG_LIBC_START_MAIN`]: its first argument is
+/// main), in the executable or in libc.
+pub(super) fn main_target(
+    exe: &Path,
+    at_entry: u64,
+    libc: Option<(u64, String)>,
+) -> Option<(u64, u32)> {
+    let exe_syms = ObjectSymbols::load(exe, &[]).ok()?;
     let exe_entry = crate::deps::analyze_file(exe, true)
         .map(|i| i.entry)
         .unwrap_or(0);
     let bias = at_entry.wrapping_sub(exe_entry);
     if let Some(m) = exe_syms.lookup("main") {
-        let _ = bps.insert(pid, bias.wrapping_add(m.value), TAG_MAIN, false);
-        return;
+        return Some((bias.wrapping_add(m.value), TAG_MAIN));
     }
     if let Some(s) = exe_syms.lookup("__libc_start_main") {
-        let _ = bps.insert(pid, bias.wrapping_add(s.value), TAG_LIBC_START_MAIN, false);
-        return;
+        return Some((bias.wrapping_add(s.value), TAG_LIBC_START_MAIN));
     }
-    if let Some((base, path)) = libc {
-        if let Ok(ls) = ObjectSymbols::load(Path::new(&path), &[]) {
-            if let Some(s) = ls.lookup("__libc_start_main") {
-                let _ = bps.insert(pid, base + s.value, TAG_LIBC_START_MAIN, false);
-            }
-        }
-    }
+    let (base, path) = libc?;
+    let ls = ObjectSymbols::load(Path::new(&path), &[]).ok()?;
+    let s = ls.lookup("__libc_start_main")?;
+    Some((base + s.value, TAG_LIBC_START_MAIN))
 }
 
 /// Runs the command without ptrace, with the same counters: the reference measurement.
