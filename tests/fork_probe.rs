@@ -1008,6 +1008,65 @@ fn posix_spawn_missing_from_a_static_target() {
     case.finish();
 }
 
+/// At a static program's entry __libc_start_main has not run: no thread pointer, and libc's
+/// fork() faults on its stack-protector read of %fs:0x28 (the static seed forktest links it;
+/// this once ended the run with "stopped with SIGSEGV"). There the probe forks by the raw
+/// system call: forktest at entry with `--child _exit` forks 50 times and then runs its own
+/// loop to its end; `--child exit` and `--spawn posix_spawn`, which need libc, are usage
+/// errors (exit 2, one line naming the option) that leave nothing behind.
+#[test]
+fn static_entry_forks_without_libc() {
+    let name = "static_entry_forks_without_libc";
+    let Some(mut case) = Case::new(name) else {
+        return;
+    };
+    let Some(stat) = case.seed(name, Seed::Forktest, Linkage::Static) else {
+        return;
+    };
+    assert!(
+        symbol_value(&stat, "fork").is_some(),
+        "the oracle: fork is linked"
+    );
+    let (out, fork) = profile(
+        &case,
+        &stat,
+        &["--fork", "50", "--at", "entry"],
+        &["20"],
+        &[],
+    );
+    let f = assert_forked(&out, &fork, 50);
+    assert_eq!(f.target_ending, Ending::Exited(0));
+    assert!(
+        target_part(&out).contains("forks per second"),
+        "forktest ran its own loop:\n{}",
+        out.stdout
+    );
+    let (out, fork) = profile(
+        &case,
+        &stat,
+        &["--fork", "50", "--at", "entry", "--child", "exit"],
+        &["20"],
+        &[],
+    );
+    assert_error(&out, 2, "--child exit");
+    assert!(fork.is_none(), "no report");
+    let target = case.build("target-s", TARGET, &["-static"]);
+    let exec = format!("exec:{}", stat.display());
+    let args = [
+        "--fork",
+        "5",
+        "--at",
+        "entry",
+        "--spawn",
+        "posix_spawn",
+        "--child",
+        &exec,
+    ];
+    let (out, _) = profile(&case, &target, &args, &[], &[]);
+    assert_error(&out, 2, "--spawn posix_spawn");
+    case.finish();
+}
+
 // ---------------------------------------------------------------------------------------------
 // 3. How the children's exit is bound.
 

@@ -191,6 +191,23 @@ pub fn run(cmd: &Command, opts: &ForkOptions) -> Result<ForkRun, ForkError> {
     let at_entry = aux.get(&9).copied().unwrap_or(0);
     let exe = std::fs::read_link(format!("/proc/{pid}/exe")).unwrap_or(cmd.program.clone());
     let is_static = at_base == 0;
+    // A static program's entry runs before __libc_start_main has set up its thread pointer:
+    // libc's fork, exit and posix_spawn read TLS (the stack-protector canary at %fs:0x28) and
+    // fault there. The raw fork syscall is used instead; the libc calls are refused.
+    if is_static && opts.at == At::Entry {
+        let libc_call = match (&opts.child, opts.spawn) {
+            (_, Spawn::PosixSpawn) => Some("--spawn posix_spawn"),
+            (ChildSpec::Exit, _) => Some("--child exit"),
+            _ => None,
+        };
+        if let Some(what) = libc_call {
+            tracee.kill();
+            return Err(ForkError::Unsupported(format!(
+                "{what} at the entry of a static program: libc is not initialised there (no \
+                 thread pointer yet); use --at main"
+            )));
+        }
+    }
     let mut bps = HwBreakpoints::default();
     // No int3 is ever written into the target here; other tracees get an empty set.
     let mut sw_none = Breakpoints::default();
@@ -478,7 +495,9 @@ fn inject_here(
     };
     let mem = inject::Memory::open(pid)?;
     let clock_fn = inject::vdso_clock_gettime(pid, &mem);
-    let fork_fn = if opts.spawn == Spawn::Fork {
+    // libc's fork() at a static program's entry would fault (see run()): the raw syscall.
+    let libc_ready = !(is_static && at_address == at_entry && opts.at == At::Entry);
+    let fork_fn = if opts.spawn == Spawn::Fork && libc_ready {
         find_function(pid, exe, at_entry, "fork")
     } else {
         None
