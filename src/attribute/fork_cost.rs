@@ -360,7 +360,7 @@ pub fn section(run: &ForkRun, iterations: u64) -> ForkSection {
         footprint: run.footprint.clone(),
         footprint_error: run.footprint_error.clone(),
         probe_adds: format!(
-            "one shared anonymous VMA of {} (code and parameters: fork copies no page-table entry for it, each child faults its page in); its stack is the target's own, below rsp (saved and restored), or a private mapping when there is no room; the records are MADV_DONTFORK",
+            "one shared anonymous VMA of {} (code, parameters and the pre-faulted records: fork copies no page-table entry for it, each child faults in the pages it runs); its stack is the target's own, below rsp (saved and restored), or a private mapping when there is no room",
             mib(res.page_bytes)
         ),
         reading: String::new(),
