@@ -571,10 +571,6 @@ fn inject_here(
     let mut on_other = |tid: Pid, st: &WaitStatus| {
         other_tracee(pid, tid, st, &mut bps_none, forked);
     };
-    // The measured loop runs with no perf event on the target: inherited events cost every
-    // fork (perf copies them into the child and sums them at its exit: 20-35% fewer forks
-    // per second measured here). The fault kinds come from a loop of their own.
-    let main = inject::run_probe(pid, &req, &mut on_other)?;
     let counted = ProbeRequest {
         iterations: opts.iterations.min(2000),
         ..req.clone()
@@ -609,6 +605,13 @@ fn inject_here(
         };
         sample_loop(pid, &req, cfg, &mut on_other)
     });
+    // The measured loop runs last, with no perf event on the target: inherited events cost
+    // every fork (perf copies them into the child and sums them at its exit: 20-35% fewer
+    // forks per second measured here), so the fault kinds, the lazy-binding A/B and the
+    // samples come from loops of their own, run first. Last, the measured loop sees the
+    // process as the target's own code after it will (both after the same warm-up), right
+    // before the target resumes.
+    let main = inject::run_probe(pid, &req, &mut on_other)?;
     // Fork/clone tracing stays off: nothing is measured after the probe, and following
     // the program's own forks would slow them (the seed forktest's own loop runs after ours
     // and is compared with it).
