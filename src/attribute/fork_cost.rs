@@ -46,6 +46,12 @@ pub struct FaultsPerFork {
     pub child_cow: f64,
     /// File-backed pages the child had no PTE for, or new anonymous pages.
     pub child_not_present: f64,
+    /// Of the not-present faults, those in the target's file-backed VMAs (page-cache
+    /// faults); None when the kernel did not count them.
+    #[serde(default)]
+    pub parent_file: Option<f64>,
+    #[serde(default)]
+    pub child_file: Option<f64>,
 }
 
 /// The interleaved A/B: children calling `exit` through the GOT (binding it) vs directly.
@@ -274,8 +280,12 @@ pub fn reading(s: &ForkSection) -> String {
         ));
     }
     if let Some(f) = &s.faults {
+        let file = f
+            .child_file
+            .map(|x| format!(", {x:.0} file-backed"))
+            .unwrap_or_default();
         parts.push(format!(
-            "each child takes {:.0} faults on pages it was not given ({:.0} copy-on-write)",
+            "each child takes {:.0} faults on pages it was not given ({:.0} copy-on-write{file})",
             f.child_not_present + f.child_cow,
             f.child_cow
         ));
@@ -352,6 +362,8 @@ pub fn section(run: &ForkRun, iterations: u64) -> ForkSection {
                     parent_not_present: p.not_present() as f64 / n,
                     child_cow: c.cow as f64 / n,
                     child_not_present: c.not_present() as f64 / n,
+                    parent_file: p.file.map(|x| x as f64 / n),
+                    child_file: c.file.map(|x| x as f64 / n),
                 })
             }
             _ => None,

@@ -1,14 +1,15 @@
 //! Page faults by kind, counted in the kernel: the `exceptions:page_fault_user` tracepoint with
 //! an ftrace filter on the x86 page-fault error code (bit 0: the page was present, a protection
-//! fault; bit 1: a write).
+//! fault; bit 1: a write) and on the faulting address.
 //!
 //! * present + write: copy-on-write (after fork both sides' private pages are write-protected);
-//! * not present: the page was never mapped in this process — file-backed pages the child
-//!   does not inherit as PTEs (fork skips them; they are faulted back from the page cache) or
-//!   new anonymous pages.
+//! * not present, at an address in one of the target's file-backed VMAs (ranges taken from its
+//!   /proc/PID/maps at the injection point; a child has its parent's layout): file-backed pages
+//!   the child does not inherit as PTEs (fork skips VMAs without an anon_vma; the pages come
+//!   back from the page cache);
+//! * the other not-present faults: new anonymous pages (stack, heap, .bss), and pages of
+//!   mappings made after the ranges were read (the probe's own page).
 //!
-//! The kernel tells no more than that without sampling (the VMA's kind is not in the event);
-//! the sampling breakdown splits file from anonymous faults by their kernel stacks.
 //! Counting only (no ring buffer), so it costs the target nearly nothing. `inherit` counts the
 //! children too: their counts are added to ours when each exits.
 
@@ -24,6 +25,9 @@ pub struct FaultKinds {
     pub all: u64,
     /// Writes to a present page: copy-on-write.
     pub cow: u64,
+    /// Not present, in the target's file-backed VMAs; None when not counted (no ranges, or
+    /// the kernel refused the filter).
+    pub file: Option<u64>,
 }
 
 impl FaultKinds {
@@ -33,14 +37,40 @@ impl FaultKinds {
     }
 }
 
-/// Open counters for one thread, and for it and every child it creates from now on.
+/// Open counters for one thread, and for it and every child it creates from now on: all
+/// faults, copy-on-write, and (when ranges were given) not-present in file-backed VMAs.
 pub struct FaultCounters {
-    own: [Counter; 2],
-    tree: [Counter; 2],
+    own: Vec<Counter>,
+    tree: Vec<Counter>,
 }
 
 const PERF_EVENT_IOC_SET_FILTER: nix::libc::c_ulong = 0x4008_2406;
 const COW_FILTER: &str = "error_code & 1 && error_code & 2";
+/// The kernel copies at most a page of filter text (`strndup_user(arg, PAGE_SIZE)`).
+const FILTER_MAX: usize = 4095;
+
+/// The ftrace filter for not-present faults at an address in `ranges` ([start, end) pairs),
+/// adjacent ranges merged; None when there is none or the text would be too long.
+pub fn file_filter(ranges: &[(u64, u64)]) -> Option<String> {
+    let mut r: Vec<(u64, u64)> = ranges.iter().copied().filter(|(a, b)| a < b).collect();
+    r.sort();
+    let mut merged: Vec<(u64, u64)> = Vec::new();
+    for (a, b) in r {
+        match merged.last_mut() {
+            Some(last) if a <= last.1 => last.1 = last.1.max(b),
+            _ => merged.push((a, b)),
+        }
+    }
+    if merged.is_empty() {
+        return None;
+    }
+    let terms: Vec<String> = merged
+        .iter()
+        .map(|(a, b)| format!("(address >= {a:#x} && address < {b:#x})"))
+        .collect();
+    let f = format!("!(error_code & 1) && ({})", terms.join(" || "));
+    (f.len() <= FILTER_MAX).then_some(f)
+}
 
 fn tracepoint_id() -> std::io::Result<u64> {
     for root in ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"] {
@@ -81,28 +111,69 @@ fn open(pid: i32, inherit: bool, filter: Option<&str>) -> std::io::Result<Counte
 }
 
 impl FaultCounters {
-    /// Starts counting for thread `pid` (stopped or running).
-    pub fn start(pid: i32) -> std::io::Result<FaultCounters> {
-        Ok(FaultCounters {
-            own: [open(pid, false, None)?, open(pid, false, Some(COW_FILTER))?],
-            tree: [open(pid, true, None)?, open(pid, true, Some(COW_FILTER))?],
-        })
+    /// Starts counting for thread `pid` (stopped or running); `file_ranges` are the target's
+    /// file-backed VMAs (see the module docs). A file filter the kernel refuses leaves the
+    /// file count out rather than failing.
+    pub fn start(pid: i32, file_ranges: &[(u64, u64)]) -> std::io::Result<FaultCounters> {
+        let mut own = vec![open(pid, false, None)?, open(pid, false, Some(COW_FILTER))?];
+        let mut tree = vec![open(pid, true, None)?, open(pid, true, Some(COW_FILTER))?];
+        if let Some(f) = file_filter(file_ranges) {
+            if let (Ok(o), Ok(t)) = (open(pid, false, Some(&f)), open(pid, true, Some(&f))) {
+                own.push(o);
+                tree.push(t);
+            }
+        }
+        Ok(FaultCounters { own, tree })
     }
 
     /// (the thread's own, its children's) since start.
     pub fn read(&mut self) -> std::io::Result<(FaultKinds, FaultKinds)> {
-        let own = FaultKinds {
-            all: self.own[0].read()?,
-            cow: self.own[1].read()?,
+        let read = |cs: &mut Vec<Counter>| -> std::io::Result<FaultKinds> {
+            Ok(FaultKinds {
+                all: cs[0].read()?,
+                cow: cs[1].read()?,
+                file: match cs.get_mut(2) {
+                    Some(c) => Some(c.read()?),
+                    None => None,
+                },
+            })
         };
-        let tree = FaultKinds {
-            all: self.tree[0].read()?,
-            cow: self.tree[1].read()?,
-        };
+        let own = read(&mut self.own)?;
+        let tree = read(&mut self.tree)?;
         let children = FaultKinds {
             all: tree.all.saturating_sub(own.all),
             cow: tree.cow.saturating_sub(own.cow),
+            file: tree.file.zip(own.file).map(|(t, o)| t.saturating_sub(o)),
         };
         Ok((own, children))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_filter_merges_adjacent_ranges_and_bounds_its_length() {
+        assert_eq!(file_filter(&[]), None);
+        assert_eq!(
+            file_filter(&[(0x3000, 0x4000), (0x1000, 0x2000), (0x2000, 0x3000)]).as_deref(),
+            Some("!(error_code & 1) && ((address >= 0x1000 && address < 0x4000))")
+        );
+        assert_eq!(
+            file_filter(&[(0x1000, 0x2000), (0x5000, 0x6000)]).as_deref(),
+            Some(
+                "!(error_code & 1) && ((address >= 0x1000 && address < 0x2000) || \
+                 (address >= 0x5000 && address < 0x6000))"
+            )
+        );
+        let many: Vec<(u64, u64)> = (0..200u64)
+            .map(|i| (i * 0x10000, i * 0x10000 + 0x1000))
+            .collect();
+        assert_eq!(
+            file_filter(&many),
+            None,
+            "longer than a page of filter text"
+        );
     }
 }

@@ -174,10 +174,24 @@ pub fn fork(f: &ForkSection) -> String {
     }
     match (&f.faults, &f.faults_error) {
         (Some(k), _) => {
+            let split = |np: f64, file: Option<f64>| {
+                match file {
+                Some(f) => format!(
+                    "{np:.1} not present ({f:.1} in file-backed VMAs, {:.1} anonymous and other)",
+                    (np - f).max(0.0)
+                ),
+                None => format!(
+                    "{np:.1} not present (file-backed pages fork did not copy, or new anonymous pages)"
+                ),
+            }
+            };
             let _ = writeln!(
                 s,
-                "page faults per fork (kernel fault tracepoint, means): parent {:.1} copy-on-write + {:.1} not present; child {:.1} copy-on-write + {:.1} not present (file-backed pages fork did not copy, or new anonymous pages)",
-                k.parent_cow, k.parent_not_present, k.child_cow, k.child_not_present
+                "page faults per fork (kernel fault tracepoint, means): parent {:.1} copy-on-write + {}; child {:.1} copy-on-write + {}",
+                k.parent_cow,
+                split(k.parent_not_present, k.parent_file),
+                k.child_cow,
+                split(k.child_not_present, k.child_file)
             );
         }
         (None, Some(e)) => {

@@ -397,6 +397,23 @@ pub fn parse_maps(text: &str) -> Result<Vec<MemoryMap>, String> {
 }
 
 /// The kind of each VMA, in the order given (see the module docs for the rules).
+/// The [start, end) ranges of `pid`'s file-backed VMAs (text, read-only, RELRO, writable
+/// file data): where a not-present fault in a forked child is a page-cache fault.
+pub fn file_backed_ranges(pid: i32) -> Result<Vec<(u64, u64)>, FootprintError> {
+    let maps = read_maps(pid)?;
+    Ok(maps
+        .iter()
+        .zip(classify(&maps))
+        .filter(|(_, k)| {
+            matches!(
+                k,
+                VmaKind::FileText | VmaKind::FileReadonly | VmaKind::Relro | VmaKind::FileWritable
+            )
+        })
+        .map(|(m, _)| m.address)
+        .collect())
+}
+
 pub fn classify(maps: &[MemoryMap]) -> Vec<VmaKind> {
     maps.iter()
         .enumerate()

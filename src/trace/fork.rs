@@ -575,7 +575,8 @@ fn inject_here(
         iterations: opts.iterations.min(2000),
         ..req.clone()
     };
-    let faults = match crate::perf::faults::FaultCounters::start(pid.as_raw()) {
+    let file_ranges = super::footprint::file_backed_ranges(pid.as_raw()).unwrap_or_default();
+    let faults = match crate::perf::faults::FaultCounters::start(pid.as_raw(), &file_ranges) {
         Ok(mut c) => {
             let res = inject::run_probe(pid, &counted, &mut on_other)?;
             c.read()
