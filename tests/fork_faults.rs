@@ -66,7 +66,14 @@ fn perf_stat(
         .args(["-e", "exceptions:page_fault_user"])
         .args(["-e", "exceptions:page_fault_user", "--filter", &file, "--"])
         .arg(env!("CARGO_BIN_EXE_ldcost"))
-        .args(["profile", "--no-exec", "--quiet-target", "--child", "exit", "--fork"])
+        .args([
+            "profile",
+            "--no-exec",
+            "--quiet-target",
+            "--child",
+            "exit",
+            "--fork",
+        ])
         .arg(forks.to_string())
         .arg("--json")
         .arg(&json)
