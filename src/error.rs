@@ -8,6 +8,10 @@
 
 use std::path::PathBuf;
 
+pub use crate::deps::DepsError;
+pub use crate::elf::ElfError;
+use crate::symbolize::SymbolizeError;
+
 /// The documented exit codes (README "Exit codes", `ldcost --help`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
@@ -44,43 +48,8 @@ impl ExitCode {
     }
 }
 
-/// Errors from reading one ELF object (the `elf` layer).
-#[derive(Debug, thiserror::Error)]
-pub enum ElfError {
-    #[error("{path} does not exist")]
-    NotFound { path: PathBuf },
-    #[error("{path} is a directory, not an ELF file")]
-    IsDirectory { path: PathBuf },
-    #[error("{path} is not a regular file")]
-    NotRegular { path: PathBuf },
-    #[error("cannot read {path}: {source}")]
-    Io {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("{path} is empty")]
-    Empty { path: PathBuf },
-    #[error("{path} is a script for {interpreter}, not an ELF object")]
-    Script { path: PathBuf, interpreter: String },
-    #[error("{path} is not an ELF object ({what})")]
-    NotElf { path: PathBuf, what: String },
-    #[error("{path} is a malformed ELF file: {what}")]
-    Malformed { path: PathBuf, what: String },
-    #[error("{path} is {what}, not something ld.so loads")]
-    NotLoadable { path: PathBuf, what: String },
-    #[error("{path} is a 32-bit ELF object; ldcost analyses 64-bit objects only")]
-    Elf32 { path: PathBuf },
-    #[error("{path} is an ELF object for {machine}; ldcost analyses x86-64 and aarch64 objects")]
-    ForeignMachine { path: PathBuf, machine: String },
-    #[error("{path} is an {machine} object and this machine is {host}: its dependencies cannot be resolved here")]
-    ForeignHost {
-        path: PathBuf,
-        machine: String,
-        host: String,
-    },
-}
-
+// The exit code and hint of each layer's error live here, beside the others, so the layers
+// need nothing from this module (inherent impls may sit anywhere in the crate).
 impl ElfError {
     pub fn exit_code(&self) -> ExitCode {
         match self {
@@ -126,13 +95,6 @@ impl ElfError {
     }
 }
 
-/// Errors from resolving a dependency closure (the `deps` layer).
-#[derive(Debug, thiserror::Error)]
-pub enum DepsError {
-    #[error(transparent)]
-    Target(#[from] ElfError),
-}
-
 impl DepsError {
     pub fn exit_code(&self) -> ExitCode {
         match self {
@@ -142,6 +104,33 @@ impl DepsError {
     pub fn hint(&self) -> Option<String> {
         match self {
             DepsError::Target(e) => e.hint(),
+        }
+    }
+}
+
+impl SymbolizeError {
+    pub fn exit_code(&self) -> ExitCode {
+        match self {
+            SymbolizeError::Elf(e) => e.exit_code(),
+            SymbolizeError::DebugFileMismatch { .. } | SymbolizeError::KallsymsRead { .. } => {
+                ExitCode::Input
+            }
+            SymbolizeError::KallsymsMalformed { .. } => ExitCode::Malformed,
+        }
+    }
+
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            SymbolizeError::Elf(e) => e.hint(),
+            SymbolizeError::DebugFileMismatch { .. } => Some(
+                "the installed debug package is for another version of the library; \
+                 upgrade both together (e.g. `apt install libc6 libc6-dbg`)"
+                    .into(),
+            ),
+            SymbolizeError::KallsymsRead { .. } => {
+                Some("kernel symbols need /proc/kallsyms; run as root".into())
+            }
+            SymbolizeError::KallsymsMalformed { .. } => None,
         }
     }
 }

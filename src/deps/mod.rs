@@ -23,6 +23,7 @@
 //! found"), and the rest of the closure is still resolved.
 
 pub mod cache;
+mod error;
 mod resolver;
 pub mod rules;
 
@@ -31,9 +32,9 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::elf::{self, MappedFile, ObjectInfo, ObjectKind};
-use crate::error::{DepsError, ElfError};
+use crate::elf::{self, ElfError, MappedFile, ObjectInfo, ObjectKind};
 pub use cache::LdCache;
+pub use error::DepsError;
 use resolver::{file_id, origin_of, Loaded, Resolver};
 pub use rules::{RulesSource, SearchRules};
 

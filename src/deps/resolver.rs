@@ -5,11 +5,11 @@ use std::io::Read;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
+use super::DepsError;
 use super::{
     analyze_file, cache, Edge, FoundBy, LdCache, Missing, Object, ResolveOptions, SearchRules,
 };
 use crate::elf::{self, layout, ObjectInfo};
-use crate::error::DepsError;
 
 /// An object known to the namespace: the names it answers to and its file identity.
 pub(super) struct Loaded {

@@ -11,6 +11,7 @@
 //! Only 64-bit little-endian x86-64 and aarch64 objects are analysed; anything else gets a
 //! precise [`ElfError`].
 
+mod error;
 pub mod layout;
 mod parse;
 pub mod reloc;
@@ -25,7 +26,7 @@ use goblin::elf::program_header as ph;
 use goblin::elf::Elf;
 use serde::{Deserialize, Serialize};
 
-use crate::error::ElfError;
+pub use error::ElfError;
 pub use layout::{Segment, SegmentKind, Vma};
 pub use reloc::{RelocClass, Relocations};
 

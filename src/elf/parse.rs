@@ -8,7 +8,7 @@ use goblin::elf::program_header as ph;
 use goblin::elf::Elf;
 
 use super::vaddr_to_offset;
-use crate::error::ElfError;
+use super::ElfError;
 
 /// Parses only what ldcost reads, with goblin's pieces: the header, program headers, section
 /// headers, the dynamic section and lazily the dynamic symbols. `goblin::elf::Elf::parse`

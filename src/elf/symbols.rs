@@ -10,8 +10,8 @@
 use std::collections::HashSet;
 use std::path::Path;
 
+use super::ElfError;
 use super::{parse::parse_lean, reloc, vaddr_to_offset, DynValues};
-use crate::error::ElfError;
 use goblin::elf::dynamic as dt;
 
 /// What one object exports.

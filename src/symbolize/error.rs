@@ -1,9 +1,10 @@
 //! Errors of the symbolize layer. Each names the file it is about; [`SymbolizeError::hint`]
-//! says what to do. (Kept beside the code until `src/error.rs` gathers it with the others.)
+//! says what to do. Exit codes and hints are given in `crate::error`, which composes every
+//! layer's error.
 
 use std::path::PathBuf;
 
-use crate::error::{ElfError, ExitCode};
+use crate::elf::ElfError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum SymbolizeError {
@@ -36,31 +37,4 @@ pub enum SymbolizeError {
         line: usize,
         text: String,
     },
-}
-
-impl SymbolizeError {
-    pub fn exit_code(&self) -> ExitCode {
-        match self {
-            SymbolizeError::Elf(e) => e.exit_code(),
-            SymbolizeError::DebugFileMismatch { .. } | SymbolizeError::KallsymsRead { .. } => {
-                ExitCode::Input
-            }
-            SymbolizeError::KallsymsMalformed { .. } => ExitCode::Malformed,
-        }
-    }
-
-    pub fn hint(&self) -> Option<String> {
-        match self {
-            SymbolizeError::Elf(e) => e.hint(),
-            SymbolizeError::DebugFileMismatch { .. } => Some(
-                "the installed debug package is for another version of the library; \
-                 upgrade both together (e.g. `apt install libc6 libc6-dbg`)"
-                    .into(),
-            ),
-            SymbolizeError::KallsymsRead { .. } => {
-                Some("kernel symbols need /proc/kallsyms; run as root".into())
-            }
-            SymbolizeError::KallsymsMalformed { .. } => None,
-        }
-    }
 }

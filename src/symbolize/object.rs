@@ -13,8 +13,8 @@ use goblin::elf::sym;
 use super::index::AddrIndex;
 use super::tables::{Collected, ElfTables, Entry, SymTable};
 use super::{debug_file_for, Symbol, SymbolSource, SymbolTable, SymbolizeError};
+use crate::elf::ElfError;
 use crate::elf::MappedFile;
-use crate::error::ElfError;
 
 /// Symbols of one object, by name and by address.
 pub struct ObjectSymbols {

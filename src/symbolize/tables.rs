@@ -20,7 +20,7 @@ use goblin::elf::{Elf, ProgramHeader};
 use super::index::Candidate;
 use super::{SymbolKind, SymbolTable};
 use crate::elf::precheck;
-use crate::error::ElfError;
+use crate::elf::ElfError;
 
 /// NT_GNU_BUILD_ID.
 const NT_GNU_BUILD_ID: u32 = 3;
