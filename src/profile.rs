@@ -69,20 +69,7 @@ pub struct LdDebugStatistics {
     pub bindings: BTreeMap<String, u64>,
 }
 
-/// What `deps` predicted, for the cross-check.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Prediction {
-    pub objects: u64,
-    /// Start-up symbol lookups not answered by the cache, plus ld.so's own 10 (see README).
-    pub lookups: u64,
-    pub cache_hits: u64,
-    /// Sum of DT_RELACOUNT (what LD_DEBUG=statistics calls relative relocations).
-    pub relacount: u64,
-    pub relative_total: u64,
-    pub lazy_deferred: u64,
-    /// Per object: start-up lookups and relocations (path -> (lookups, total)).
-    pub per_object: BTreeMap<String, (u64, u64)>,
-}
+pub use crate::attribute::link_cost::Prediction;
 
 /// The instrumentation's cost.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -131,7 +118,7 @@ pub struct ProfileSection {
     pub breakdown_error: Option<String>,
     /// The sampled stacks, for --folded/--flamegraph (not in the JSON).
     #[serde(skip)]
-    pub folded: Vec<crate::report::flamegraph::FoldedStack>,
+    pub folded: Vec<crate::attribute::FoldedStack>,
     /// Every run, raw.
     pub raw: Vec<Run>,
 }
@@ -224,7 +211,7 @@ fn sampled_runs(
 ) -> Result<
     (
         crate::attribute::breakdown::Breakdown,
-        Vec<crate::report::flamegraph::FoldedStack>,
+        Vec<crate::attribute::FoldedStack>,
     ),
     String,
 > {

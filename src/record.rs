@@ -8,7 +8,32 @@
 use serde::{Deserialize, Serialize};
 
 use crate::perf::Snapshot;
-use crate::trace::launch::Ending;
+
+/// How the target ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "how", content = "value")]
+pub enum Ending {
+    Exited(i32),
+    Killed(i32),
+    TimedOut,
+}
+
+impl Ending {
+    pub fn describe(&self) -> String {
+        match self {
+            Ending::Exited(0) => "exited with status 0".into(),
+            Ending::Exited(c) => format!("exited with status {c}"),
+            Ending::Killed(s) => format!(
+                "killed by signal {} ({})",
+                s,
+                nix::sys::signal::Signal::try_from(*s)
+                    .map(|s| s.as_str())
+                    .unwrap_or("?")
+            ),
+            Ending::TimedOut => "killed by ldcost after --timeout".into(),
+        }
+    }
+}
 
 /// The phases of start-up, in the order they happen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

@@ -12,8 +12,8 @@ use serde::{Deserialize, Serialize};
 
 use super::categories::{classify, Category, StackFrame};
 use super::stats::{summarize, Summary};
+use super::FoldedStack;
 use crate::perf::sampler::{Frame, FrameKind, SymbolizedStack};
-use crate::report::flamegraph::FoldedStack;
 
 impl StackFrame for Frame {
     fn name(&self) -> &str {

@@ -426,7 +426,7 @@ pub fn fork_breakdown(
 ) -> (
     Option<super::breakdown::Breakdown>,
     Option<String>,
-    Vec<crate::report::flamegraph::FoldedStack>,
+    Vec<super::FoldedStack>,
 ) {
     match &run.sampled {
         None => (None, None, Vec::new()),

@@ -193,15 +193,30 @@ fn format_ratio(a: u64, b: u64) -> String {
 /// __libc_early_init. Checked against LD_DEBUG=statistics in tests/oracle.rs.
 pub const RTLD_INTERNAL_LOOKUPS: u64 = 10;
 
+/// What `deps` predicted, for the cross-check.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Prediction {
+    pub objects: u64,
+    /// Start-up symbol lookups not answered by the cache, plus ld.so's own 10 (see README).
+    pub lookups: u64,
+    pub cache_hits: u64,
+    /// Sum of DT_RELACOUNT (what LD_DEBUG=statistics calls relative relocations).
+    pub relacount: u64,
+    pub relative_total: u64,
+    pub lazy_deferred: u64,
+    /// Per object: start-up lookups and relocations (path -> (lookups, total)).
+    pub per_object: std::collections::BTreeMap<String, (u64, u64)>,
+}
+
 /// What `deps` predicts glibc's LD_DEBUG=statistics will say, and per object.
-pub fn prediction(c: &Closure) -> crate::profile::Prediction {
+pub fn prediction(c: &Closure) -> Prediction {
     let t = totals(c);
     let mut per_object = std::collections::BTreeMap::new();
     for o in &c.objects {
         let r = &o.info.relocations;
         per_object.insert(o.path.clone(), (r.startup_lookups, r.total));
     }
-    crate::profile::Prediction {
+    Prediction {
         objects: t.objects,
         lookups: t.startup_lookups - t.cache_hits + RTLD_INTERNAL_LOOKUPS,
         cache_hits: t.cache_hits,

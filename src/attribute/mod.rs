@@ -6,7 +6,10 @@
 
 pub mod breakdown;
 pub mod categories;
+pub mod folded;
 pub mod fork_cost;
 pub mod link_cost;
 pub mod lookups;
 pub mod stats;
+
+pub use folded::FoldedStack;

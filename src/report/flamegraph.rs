@@ -26,20 +26,10 @@ use std::io::{self, BufRead, Write};
 
 use inferno::flamegraph::color::BackgroundColor;
 use inferno::flamegraph::{self, FuncFrameAttrsMap, TextTruncateDirection};
-use serde::{Deserialize, Serialize};
 
 use crate::attribute::categories::{Category, Rgb};
 
-/// One distinct stack with its sample count.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FoldedStack {
-    pub category: Category,
-    /// `exec` or `fork`: the phase the sample was taken in.
-    pub section: String,
-    /// Root first (outermost caller first), as folded files are written.
-    pub frames: Vec<String>,
-    pub count: u64,
-}
+pub use crate::attribute::FoldedStack;
 
 /// What the SVG says about itself.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -71,29 +71,8 @@ fn ptrace_hint() -> String {
     }
 }
 
-/// How the target ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case", tag = "how", content = "value")]
-pub enum Ending {
-    Exited(i32),
-    Killed(i32),
-    TimedOut,
-}
-
-impl Ending {
-    pub fn describe(&self) -> String {
-        match self {
-            Ending::Exited(0) => "exited with status 0".into(),
-            Ending::Exited(c) => format!("exited with status {c}"),
-            Ending::Killed(s) => format!(
-                "killed by signal {} ({})",
-                s,
-                Signal::try_from(*s).map(|s| s.as_str()).unwrap_or("?")
-            ),
-            Ending::TimedOut => "killed by ldcost after --timeout".into(),
-        }
-    }
-}
+/// How the target ended: part of the recording, so defined there.
+pub use crate::record::Ending;
 
 /// A traced child. Dropping it kills and reaps the child if it is still there.
 pub struct Tracee {
