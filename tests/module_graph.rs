@@ -212,6 +212,20 @@ fn group_heads(c: &[char], open: usize) -> Vec<String> {
     heads
 }
 
+/// The top-level module names a path names right after its root (`crate::` or the last
+/// `super::`): one identifier, or the first identifier of each item of a `{…}` group.
+fn heads_after(c: &[char], j: usize) -> Vec<String> {
+    if c.get(j) == Some(&'{') {
+        return group_heads(c, j);
+    }
+    let h = ident_at(c, j);
+    if h.is_empty() {
+        Vec::new()
+    } else {
+        vec![h]
+    }
+}
+
 /// The top-level modules one file refers to, with the line of each reference. `path` is the
 /// file's module path; inline `mod x { … }` blocks extend it where they are open.
 fn references(text: &str, path: &[String]) -> Vec<(String, usize)> {
@@ -253,15 +267,8 @@ fn references(text: &str, path: &[String]) -> Vec<(String, usize)> {
                 pending_mod = Some(name);
             }
         } else if let Some(j) = path_head(&c, i, "crate") {
-            if c.get(j) == Some(&'{') {
-                for h in group_heads(&c, j) {
-                    refs.push((h, line));
-                }
-            } else {
-                let h = ident_at(&c, j);
-                if !h.is_empty() {
-                    refs.push((h, line));
-                }
+            for h in heads_after(&c, j) {
+                refs.push((h, line));
             }
         } else if word == "super" {
             // Climb: the current module path is the file's plus the open inline modules.
@@ -276,15 +283,8 @@ fn references(text: &str, path: &[String]) -> Vec<(String, usize)> {
                 j = k;
             }
             if here.is_empty() && j != i {
-                if c.get(j) == Some(&'{') {
-                    for h in group_heads(&c, j) {
-                        refs.push((h, line));
-                    }
-                } else {
-                    let h = ident_at(&c, j);
-                    if !h.is_empty() {
-                        refs.push((h, line));
-                    }
+                for h in heads_after(&c, j) {
+                    refs.push((h, line));
                 }
             }
             // Skip past the chain so the inner `super` words are not climbed again.

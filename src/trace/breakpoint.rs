@@ -1,4 +1,7 @@
-//! Software breakpoints (int3) in a ptrace-stopped process.
+//! Software breakpoints (int3) in a ptrace-stopped process, and hardware ones (debug registers).
+//!
+//! In: a stopped tracee, addresses and tags. Out: on a SIGTRAP stop, which breakpoint was hit
+//! (its address and tag), the tracee left ready to run on as if it had not been there.
 //!
 //! A breakpoint replaces the first byte of an instruction with 0xcc. When the tracee hits it
 //! (SIGTRAP with rip one past the address), [`Breakpoints::hit`] restores the byte, rewinds rip
@@ -20,6 +23,20 @@ struct Bp {
     persistent: bool,
 }
 
+/// The int3 opcode.
+const INT3: i64 = 0xcc;
+
+/// Writes the low byte of `byte` at `addr`, leaving the rest of the word as it is now (the
+/// tracee may have written its neighbours since we planted).
+fn set_low_byte(pid: Pid, addr: u64, byte: i64) -> nix::Result<()> {
+    let cur = ptrace::read(pid, addr as ptrace::AddressType)?;
+    ptrace::write(
+        pid,
+        addr as ptrace::AddressType,
+        (cur & !0xff) | (byte & 0xff),
+    )
+}
+
 /// The breakpoints planted in one process.
 #[derive(Default)]
 pub struct Breakpoints {
@@ -35,7 +52,7 @@ impl Breakpoints {
             return Ok(());
         }
         let orig = ptrace::read(pid, addr as ptrace::AddressType)?;
-        let patched = (orig & !0xff) | 0xcc;
+        let patched = (orig & !0xff) | INT3;
         ptrace::write(pid, addr as ptrace::AddressType, patched)?;
         self.map.insert(
             addr,
@@ -51,12 +68,7 @@ impl Breakpoints {
     /// Removes the breakpoint at `addr`, restoring the original byte.
     pub fn remove(&mut self, pid: Pid, addr: u64) -> nix::Result<()> {
         if let Some(bp) = self.map.remove(&addr) {
-            let cur = ptrace::read(pid, addr as ptrace::AddressType)?;
-            ptrace::write(
-                pid,
-                addr as ptrace::AddressType,
-                (cur & !0xff) | (bp.orig & 0xff),
-            )?;
+            set_low_byte(pid, addr, bp.orig)?;
         }
         Ok(())
     }
@@ -78,12 +90,7 @@ impl Breakpoints {
         let Some(bp) = self.map.get(&addr).copied() else {
             return Ok(None);
         };
-        let cur = ptrace::read(pid, addr as ptrace::AddressType)?;
-        ptrace::write(
-            pid,
-            addr as ptrace::AddressType,
-            (cur & !0xff) | (bp.orig & 0xff),
-        )?;
+        set_low_byte(pid, addr, bp.orig)?;
         regs.rip = addr;
         ptrace::setregs(pid, regs)?;
         Ok(Some((addr, bp)))
@@ -110,8 +117,7 @@ impl Breakpoints {
                     }
                 }
             }
-            let cur = ptrace::read(pid, addr as ptrace::AddressType)?;
-            ptrace::write(pid, addr as ptrace::AddressType, (cur & !0xff) | 0xcc)?;
+            set_low_byte(pid, addr, INT3)?;
         } else {
             self.map.remove(&addr);
         }
@@ -128,13 +134,7 @@ impl Breakpoints {
     /// bytes back at every breakpoint of `planted`. Our own breakpoints stay.
     pub fn restore_in(other: Pid, planted: &[(u64, i64)]) {
         for (addr, orig) in planted {
-            if let Ok(cur) = ptrace::read(other, *addr as ptrace::AddressType) {
-                let _ = ptrace::write(
-                    other,
-                    *addr as ptrace::AddressType,
-                    (cur & !0xff) | (orig & 0xff),
-                );
-            }
+            let _ = set_low_byte(other, *addr, *orig);
         }
     }
 
@@ -153,9 +153,7 @@ impl Breakpoints {
                 _ => return Ok(true),
             }
         }
-        if let Ok(cur) = ptrace::read(tid, addr as ptrace::AddressType) {
-            let _ = ptrace::write(tid, addr as ptrace::AddressType, (cur & !0xff) | 0xcc);
-        }
+        let _ = set_low_byte(tid, addr, INT3);
         Ok(true)
     }
 

@@ -8,23 +8,22 @@
 
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
 use nix::sys::ptrace;
-use nix::sys::signal::{self, Signal};
+use nix::sys::signal::Signal;
 use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::Pid;
 use serde::{Deserialize, Serialize};
 
 use super::breakpoint::{Breakpoints, HwBreakpoints};
 use super::inject::{self, ChildAction, InjectError, ProbeRequest, ProbeResult, Spawn};
-use super::launch::{launch, Command, Ending, TraceError};
-use super::startup::{
-    auxv, main_target, mapped_base, other_tracee, Forked, TAG_LIBC_START_MAIN, TAG_MAIN,
+use super::inspect::{
+    auxv, exe_bias, exe_path, exit_got_slot, find_function, fork_event, is_fork_event, libc_base,
+    main_target, other_tracee, start_sampler, Forked, AT_BASE, AT_ENTRY, TAG_LIBC_START_MAIN,
+    TAG_MAIN,
 };
-use crate::symbolize::ObjectSymbols;
+use super::launch::{launch, Command, Ending, TraceError, Watchdog};
 
 /// Where the probe is injected.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -174,22 +173,13 @@ pub fn run(cmd: &Command, opts: &ForkOptions) -> Result<ForkRun, ForkError> {
     let mut tracee = launch(cmd)?;
     let pid = tracee.pid;
     super::set_current_target(pid.as_raw());
-    let timed_out = Arc::new(AtomicBool::new(false));
-    let (cancel, cancelled) = mpsc::channel::<()>();
-    if let Some(t) = opts.timeout {
-        let flag = timed_out.clone();
-        std::thread::spawn(move || {
-            if let Err(mpsc::RecvTimeoutError::Timeout) = cancelled.recv_timeout(t) {
-                flag.store(true, Ordering::SeqCst);
-                let _ = signal::kill(pid, Signal::SIGKILL);
-            }
-        });
-    }
+    // --timeout: killed by a watchdog, cancelled when it is dropped.
+    let watchdog = Watchdog::start(pid, opts.timeout);
     tracee.run_to_exec()?;
     let aux = auxv(pid);
-    let at_base = aux.get(&7).copied().unwrap_or(0);
-    let at_entry = aux.get(&9).copied().unwrap_or(0);
-    let exe = std::fs::read_link(format!("/proc/{pid}/exe")).unwrap_or(cmd.program.clone());
+    let at_base = aux.get(&AT_BASE).copied().unwrap_or(0);
+    let at_entry = aux.get(&AT_ENTRY).copied().unwrap_or(0);
+    let exe = exe_path(pid, &cmd.program);
     let is_static = at_base == 0;
     // A static program's entry runs before __libc_start_main has set up its thread pointer:
     // libc's fork, exit and posix_spawn read TLS (the stack-protector canary at %fs:0x28) and
@@ -234,7 +224,7 @@ pub fn run(cmd: &Command, opts: &ForkOptions) -> Result<ForkRun, ForkError> {
                     Ok(r) => r,
                     Err(e) => {
                         tracee.kill();
-                        return Err(probe_failed(e, &timed_out));
+                        return Err(probe_failed(e, &watchdog));
                     }
                 };
                 result = Some((at_entry, r));
@@ -265,7 +255,7 @@ pub fn run(cmd: &Command, opts: &ForkOptions) -> Result<ForkRun, ForkError> {
             }
             WaitStatus::Signaled(_, sig, _) => {
                 tracee.reaped();
-                ending = Some(if timed_out.load(Ordering::SeqCst) {
+                ending = Some(if watchdog.fired() {
                     Ending::TimedOut
                 } else {
                     Ending::Killed(sig as i32)
@@ -292,7 +282,7 @@ pub fn run(cmd: &Command, opts: &ForkOptions) -> Result<ForkRun, ForkError> {
                             Ok(r) => r,
                             Err(e) => {
                                 tracee.kill();
-                                return Err(probe_failed(e, &timed_out));
+                                return Err(probe_failed(e, &watchdog));
                             }
                         };
                         result = Some((addr, r));
@@ -310,18 +300,8 @@ pub fn run(cmd: &Command, opts: &ForkOptions) -> Result<ForkRun, ForkError> {
             WaitStatus::Stopped(_, sig) => {
                 let _ = ptrace::cont(pid, Some(sig));
             }
-            WaitStatus::PtraceEvent(_, _, ev)
-                if ev == ptrace::Event::PTRACE_EVENT_FORK as i32
-                    || ev == ptrace::Event::PTRACE_EVENT_VFORK as i32 =>
-            {
-                if let Ok(child) = ptrace::getevent(pid) {
-                    super::startup::note_fork(
-                        &mut forked,
-                        Pid::from_raw(child as i32),
-                        ev == ptrace::Event::PTRACE_EVENT_VFORK as i32,
-                        &sw_none,
-                    );
-                }
+            WaitStatus::PtraceEvent(_, _, ev) if is_fork_event(ev) => {
+                fork_event(&mut forked, pid, ev, &sw_none);
                 let _ = ptrace::cont(pid, None);
             }
             _ => {
@@ -329,7 +309,7 @@ pub fn run(cmd: &Command, opts: &ForkOptions) -> Result<ForkRun, ForkError> {
             }
         }
     }
-    drop(cancel);
+    drop(watchdog);
     let ending = ending.unwrap_or(Ending::Exited(0));
     match result {
         Some((_, mut r)) => {
@@ -354,8 +334,8 @@ fn detach_after_probe(pid: Pid) {
 
 /// The error to report when the probe failed: the timeout's, when the watchdog killed the
 /// target mid-loop; the interruption, when ldcost was asked to stop.
-fn probe_failed(e: ForkError, timed_out: &AtomicBool) -> ForkError {
-    if timed_out.load(Ordering::SeqCst) {
+fn probe_failed(e: ForkError, watchdog: &Watchdog) -> ForkError {
+    if watchdog.fired() {
         return ForkError::TimedOut;
     }
     match e {
@@ -363,50 +343,6 @@ fn probe_failed(e: ForkError, timed_out: &AtomicBool) -> ForkError {
         _ if super::interrupted() => ForkError::Trace(TraceError::Interrupted),
         e => e,
     }
-}
-
-/// The load bias of the executable (AT_ENTRY minus its e_entry).
-fn exe_bias(exe: &Path, at_entry: u64) -> u64 {
-    let e = crate::deps::analyze_file(exe, true)
-        .map(|i| i.entry)
-        .unwrap_or(0);
-    at_entry.wrapping_sub(e)
-}
-
-/// A function's address in the target: the executable's symbols, then libc's, then every
-/// other mapped object's.
-fn find_function(pid: Pid, exe: &Path, at_entry: u64, name: &str) -> Option<u64> {
-    if let Ok(s) = ObjectSymbols::load(exe, &[]) {
-        if let Some(sym) = s.lookup(name).filter(|s| s.value != 0) {
-            return Some(exe_bias(exe, at_entry).wrapping_add(sym.value));
-        }
-    }
-    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).ok()?;
-    let mut paths: Vec<String> = Vec::new();
-    for l in maps.lines() {
-        let path = l.split_whitespace().nth(5).unwrap_or("");
-        if path.starts_with('/') && !paths.iter().any(|p| p == path) {
-            paths.push(path.to_string());
-        }
-    }
-    // libc first: `exit`, `fork`, `posix_spawn` must be libc's, not a same-named symbol of
-    // some other library.
-    paths.sort_by_key(|p| !p.contains("/libc.so"));
-    let exe_canon = std::fs::canonicalize(exe).ok();
-    for p in paths {
-        if std::fs::canonicalize(&p).ok() == exe_canon {
-            continue;
-        }
-        let Ok(s) = ObjectSymbols::load(Path::new(&p), &[]) else {
-            continue;
-        };
-        let Some(sym) = s.lookup(name).filter(|s| s.value != 0) else {
-            continue;
-        };
-        let (base, _) = mapped_base(pid, |m| m == p)?;
-        return Some(base + sym.value);
-    }
-    None
 }
 
 fn plant_at(
@@ -424,11 +360,7 @@ fn plant_at(
     match &opts.at {
         At::Entry => Ok(()),
         At::Main => {
-            let libc = if is_static {
-                None
-            } else {
-                mapped_base(pid, |p| p.contains("/libc.so") || p.contains("/libc-"))
-            };
+            let libc = if is_static { None } else { libc_base(pid) };
             let (addr, tag) = main_target(exe, at_entry, libc)
                 .ok_or_else(|| nf("main (no symbol main or __libc_start_main)"))?;
             bps.insert(pid, addr, tag).map_err(|e| {
@@ -463,22 +395,6 @@ fn plant_at(
     }
 }
 
-/// The executable's GOT slot for `exit` (a JUMP_SLOT or GLOB_DAT relocation), run-time address.
-fn exit_got_slot(exe: &Path, bias: u64) -> Option<u64> {
-    let bytes = std::fs::read(exe).ok()?;
-    let elf = goblin::elf::Elf::parse(&bytes).ok()?;
-    let name_of = |r: &goblin::elf::Reloc| {
-        elf.dynsyms
-            .get(r.r_sym)
-            .and_then(|s| elf.dynstrtab.get_at(s.st_name))
-    };
-    elf.pltrelocs
-        .iter()
-        .chain(elf.dynrelas.iter())
-        .find(|r| r.r_sym != 0 && name_of(r) == Some("exit"))
-        .map(|r| bias.wrapping_add(r.r_offset))
-}
-
 fn inject_here(
     pid: Pid,
     at_address: u64,
@@ -488,7 +404,7 @@ fn inject_here(
     forked: &mut Vec<Forked>,
 ) -> Result<ForkRun, ForkError> {
     let aux = auxv(pid);
-    let at_entry = aux.get(&9).copied().unwrap_or(0);
+    let at_entry = aux.get(&AT_ENTRY).copied().unwrap_or(0);
     let (footprint, footprint_error) = match super::footprint::footprint(pid.as_raw()) {
         Ok(f) => (Some(f), None),
         Err(e) => (None, Some(e.to_string())),
@@ -643,7 +559,7 @@ fn sample_loop(
     cfg: &crate::perf::SamplerConfig,
     on_other: &mut impl FnMut(Pid, &WaitStatus),
 ) -> Result<(ProbeResult, crate::perf::Recording), String> {
-    let sampler = super::startup::start_sampler(cfg, pid.as_raw())?;
+    let sampler = start_sampler(cfg, pid.as_raw())?;
     let res = inject::run_probe(pid, req, on_other);
     let rec = sampler.stop().map_err(|e| e.to_string())?;
     let res = res.map_err(|e| e.to_string())?;

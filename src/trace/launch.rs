@@ -12,6 +12,9 @@ use std::ffi::{CString, OsStr};
 use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::Duration;
 
 use nix::errno::Errno;
 use nix::sys::ptrace;
@@ -73,6 +76,39 @@ fn ptrace_hint() -> String {
 
 /// How the target ended: part of the recording, so defined there.
 pub use crate::record::Ending;
+
+/// The `--timeout` watchdog: a thread that SIGKILLs the target when the time is up. Dropping
+/// the watchdog cancels it (the thread's channel closes).
+pub struct Watchdog {
+    fired: Arc<AtomicBool>,
+    _cancel: mpsc::Sender<()>,
+}
+
+impl Watchdog {
+    /// Starts the watchdog on `pid` (with no timeout, one that never fires).
+    pub fn start(pid: Pid, timeout: Option<Duration>) -> Watchdog {
+        let fired = Arc::new(AtomicBool::new(false));
+        let (cancel, cancelled) = mpsc::channel::<()>();
+        if let Some(t) = timeout {
+            let flag = fired.clone();
+            std::thread::spawn(move || {
+                if let Err(mpsc::RecvTimeoutError::Timeout) = cancelled.recv_timeout(t) {
+                    flag.store(true, Ordering::SeqCst);
+                    let _ = signal::kill(pid, Signal::SIGKILL);
+                }
+            });
+        }
+        Watchdog {
+            fired,
+            _cancel: cancel,
+        }
+    }
+
+    /// Whether the watchdog killed the target.
+    pub fn fired(&self) -> bool {
+        self.fired.load(Ordering::SeqCst)
+    }
+}
 
 /// A traced child. Dropping it kills and reaps the child if it is still there.
 pub struct Tracee {

@@ -10,6 +10,7 @@ pub mod breakpoint;
 pub mod footprint;
 pub mod fork;
 pub mod inject;
+mod inspect;
 pub mod launch;
 mod segments;
 pub mod startup;

@@ -16,22 +16,25 @@
 //!
 //! At every boundary the target's perf counters are read (it is stopped, so they are still).
 
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use nix::sys::ptrace;
-use nix::sys::signal::{self, Signal};
+use nix::sys::signal::Signal;
 use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::Pid;
 
-use super::breakpoint::{read_cstring, read_u64, Breakpoints};
-use super::launch::{launch, Command, Ending, TraceError};
+use super::breakpoint::{read_u64, Breakpoints};
+pub use super::inspect::ldso_detail;
+use super::inspect::{
+    auxv, exe_path, fork_event, is_fork_event, libc_base, link_map_name, main_map_name,
+    mapped_base, other_tracee, plant_main, start_sampler, Forked, AT_BASE, AT_ENTRY,
+    TAG_LIBC_START_MAIN, TAG_MAIN,
+};
+use super::launch::{launch, Command, Ending, TraceError, Watchdog};
 use super::segments::{segments_from, Boundary, Mark};
 use crate::perf::CounterSet;
 use crate::record::{Detail, Instrumentation, Phase, Run};
-use crate::symbolize::ObjectSymbols;
 
 /// Errors of one profiled run.
 #[derive(Debug, thiserror::Error)]
@@ -58,71 +61,6 @@ const TAG_INIT: u32 = 3;
 const TAG_INIT_RET: u32 = 4;
 const TAG_DEBUG_STATE: u32 = 5;
 const TAG_ENTRY: u32 = 6;
-pub(super) const TAG_LIBC_START_MAIN: u32 = 7;
-pub(super) const TAG_MAIN: u32 = 8;
-
-/// Reads AT_* values from /proc/PID/auxv.
-pub(super) fn auxv(pid: Pid) -> std::collections::HashMap<u64, u64> {
-    let mut m = std::collections::HashMap::new();
-    if let Ok(b) = std::fs::read(format!("/proc/{pid}/auxv")) {
-        for c in b.chunks_exact(16) {
-            let k = u64::from_le_bytes(c[..8].try_into().unwrap_or([0; 8]));
-            let v = u64::from_le_bytes(c[8..].try_into().unwrap_or([0; 8]));
-            if k == 0 {
-                break;
-            }
-            m.insert(k, v);
-        }
-    }
-    m
-}
-
-/// The lowest mapping address of `path` in the tracee (its load base for a library whose first
-/// PT_LOAD has vaddr 0), and the path exactly as /proc/PID/maps names it.
-pub(super) fn mapped_base(pid: Pid, pred: impl Fn(&str) -> bool) -> Option<(u64, String)> {
-    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).ok()?;
-    for l in maps.lines() {
-        let mut f = l.split_whitespace();
-        let range = f.next()?;
-        let path = f.nth(4).unwrap_or("");
-        if !path.is_empty() && pred(path) {
-            let start = u64::from_str_radix(range.split('-').next()?, 16).ok()?;
-            return Some((start, path.to_string()));
-        }
-    }
-    None
-}
-
-/// The detail level ld.so allows, and its symbols.
-pub fn ldso_detail(interp: &Path, debug_roots: &[PathBuf]) -> (Detail, Option<ObjectSymbols>) {
-    match ObjectSymbols::load(interp, debug_roots) {
-        Ok(syms) => {
-            if syms.lookup("_dl_relocate_object").is_some() && syms.lookup("call_init").is_some() {
-                let df = syms
-                    .debug_file()
-                    .map(|p| p.display().to_string())
-                    .unwrap_or_else(|| interp.display().to_string());
-                (Detail::DebugSymbols { debug_file: df }, Some(syms))
-            } else {
-                (
-                    Detail::Exported {
-                        why: format!(
-                            "no debug symbols for {} (install libc6-dbg, or the debug file matching its build-id)",
-                            interp.display()
-                        ),
-                    },
-                    Some(syms),
-                )
-            }
-        }
-        Err(e) => (
-            Detail::Exported {
-                why: format!("cannot read ld.so's symbols: {e}"),
-            },
-            None,
-        ),
-    }
-}
 
 /// Runs the command once and records its phases.
 pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunError> {
@@ -138,18 +76,8 @@ pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunEr
     let mut inherited = CounterSet::open_inherited(pid.as_raw(), true).ok();
     let mut user_kernel_ns = None;
 
-    // --timeout: a watchdog that kills the target; cancelled by dropping the sender.
-    let timed_out = Arc::new(AtomicBool::new(false));
-    let (cancel, cancelled) = mpsc::channel::<()>();
-    if let Some(t) = opts.timeout {
-        let flag = timed_out.clone();
-        std::thread::spawn(move || {
-            if let Err(mpsc::RecvTimeoutError::Timeout) = cancelled.recv_timeout(t) {
-                flag.store(true, Ordering::SeqCst);
-                let _ = signal::kill(pid, Signal::SIGKILL);
-            }
-        });
-    }
+    // --timeout: killed by a watchdog, cancelled when it is dropped.
+    let watchdog = Watchdog::start(pid, opts.timeout);
 
     let t0 = Instant::now();
     tracee.run_to_exec()?;
@@ -165,10 +93,9 @@ pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunEr
     ));
 
     let aux = auxv(pid);
-    let at_base = aux.get(&7).copied().unwrap_or(0);
-    let at_entry = aux.get(&9).copied().unwrap_or(0);
-    let exe =
-        std::fs::read_link(format!("/proc/{pid}/exe")).unwrap_or_else(|_| cmd.program.clone());
+    let at_base = aux.get(&AT_BASE).copied().unwrap_or(0);
+    let at_entry = aux.get(&AT_ENTRY).copied().unwrap_or(0);
+    let exe = exe_path(pid, &cmd.program);
     // The name the main map goes by in the report: the path as given when it is what runs,
     // else (a #! script) the interpreter as the script names it, else the real executable.
     let main_name = main_map_name(&cmd.program, &exe);
@@ -273,18 +200,8 @@ pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunEr
             Err(e) => return Err(tracee.lost(format!("waitpid: {e}")).into()),
         };
         match status {
-            WaitStatus::PtraceEvent(_, _, ev)
-                if ev == ptrace::Event::PTRACE_EVENT_FORK as i32
-                    || ev == ptrace::Event::PTRACE_EVENT_VFORK as i32 =>
-            {
-                if let Ok(child) = ptrace::getevent(pid) {
-                    note_fork(
-                        &mut forked,
-                        Pid::from_raw(child as i32),
-                        ev == ptrace::Event::PTRACE_EVENT_VFORK as i32,
-                        &bps,
-                    );
-                }
+            WaitStatus::PtraceEvent(_, _, ev) if is_fork_event(ev) => {
+                fork_event(&mut forked, pid, ev, &bps);
                 resumed = Instant::now();
                 let _ = ptrace::cont(pid, None);
             }
@@ -295,7 +212,7 @@ pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunEr
             }
             WaitStatus::Signaled(_, sig, _) => {
                 tracee.reaped();
-                if timed_out.load(Ordering::SeqCst) {
+                if watchdog.fired() {
                     ending = Some(Ending::TimedOut);
                 } else {
                     ending.get_or_insert(Ending::Killed(sig as i32));
@@ -409,9 +326,7 @@ pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunEr
                         for a in ldso_bps.drain(..) {
                             let _ = bps.remove(pid, a);
                         }
-                        let libc =
-                            mapped_base(pid, |p| p.contains("/libc.so") || p.contains("/libc-"));
-                        plant_main(pid, &exe, at_entry, libc, &mut bps);
+                        plant_main(pid, &exe, at_entry, libc_base(pid), &mut bps);
                     }
                     TAG_LIBC_START_MAIN => {
                         let main = ptrace::getregs(pid).map(|r| r.rdi).unwrap_or(0);
@@ -439,7 +354,7 @@ pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunEr
             }
         }
     }
-    drop(cancel);
+    drop(watchdog);
     let wall = t0.elapsed();
     let total = marks.last().map(|m| m.counters.clone()).unwrap_or_default();
     let children = inherited
@@ -465,213 +380,6 @@ pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunEr
     ))
 }
 
-/// Starts the sampler on `pid`'s tree: system-wide where allowed, else per task.
-pub(super) fn start_sampler(
-    cfg: &crate::perf::SamplerConfig,
-    pid: i32,
-) -> Result<crate::perf::Sampler, String> {
-    use crate::perf::{Sampler, Scope};
-    match Sampler::start(cfg, pid) {
-        Ok(s) => Ok(s),
-        Err(e) if e.is_denied() && cfg.scope == Scope::SystemWide => {
-            let per_task = crate::perf::SamplerConfig {
-                scope: Scope::PerTask,
-                ..cfg.clone()
-            };
-            Sampler::start(&per_task, pid).map_err(|e| e.to_string())
-        }
-        Err(e) => Err(e.to_string()),
-    }
-}
-
-/// A stop of a thread or child of the target (not the target's first thread).
-/// A child the target forked: its pid, whether by vfork, and the breakpoints its copy of
-/// memory holds (those planted at the fork).
-pub(super) struct Forked {
-    pid: Pid,
-    vfork: bool,
-    planted: Vec<(u64, i64)>,
-    /// Its first stop has been handled already (it came before the fork event).
-    released: bool,
-}
-
-pub(super) fn note_fork(forked: &mut Vec<Forked>, child: Pid, vfork: bool, bps: &Breakpoints) {
-    match forked.iter().position(|f| f.pid == child) {
-        // Seen stopped before this event: already released.
-        Some(i) if forked[i].released => {
-            forked.remove(i);
-        }
-        Some(_) => {}
-        None => forked.push(Forked {
-            pid: child,
-            vfork,
-            planted: bps.snapshot(),
-            released: false,
-        }),
-    }
-}
-
-pub(super) fn other_tracee(
-    main: Pid,
-    tid: Pid,
-    st: &WaitStatus,
-    bps: &mut Breakpoints,
-    forked: &mut Vec<Forked>,
-) {
-    let known = forked.iter().position(|f| f.pid == tid && !f.released);
-    // A new process whose fork event we have not seen yet (the child's first stop can come
-    // first): its thread group is not the target's. The forking thread is still stopped at
-    // that event, so our breakpoints are still those of the fork.
-    let early = known.is_none()
-        && matches!(st, WaitStatus::Stopped(_, Signal::SIGSTOP))
-        && thread_group(tid).is_some_and(|g| g != main.as_raw());
-    if known.is_some() || early {
-        let (vfork, planted) = match known {
-            Some(i) => {
-                let f = forked.remove(i);
-                (f.vfork, f.planted)
-            }
-            None => {
-                forked.push(Forked {
-                    pid: tid,
-                    vfork: false,
-                    planted: Vec::new(),
-                    released: true,
-                });
-                (false, bps.snapshot())
-            }
-        };
-        // A forked child has its own copy of our int3 bytes: put the originals back before it
-        // runs untraced (a vfork child shares our memory, so it is left alone).
-        if !vfork {
-            Breakpoints::restore_in(tid, &planted);
-        }
-        let _ = ptrace::detach(tid, None);
-        return;
-    }
-    match st {
-        WaitStatus::Stopped(_, Signal::SIGTRAP) => match bps.step_over(tid) {
-            Ok(true) => {
-                let _ = ptrace::cont(tid, None);
-            }
-            _ => {
-                let _ = ptrace::cont(tid, Some(Signal::SIGTRAP));
-            }
-        },
-        // The first stop of a new thread, or a group stop: not a signal to deliver.
-        WaitStatus::Stopped(_, Signal::SIGSTOP) => {
-            let _ = ptrace::cont(tid, None);
-        }
-        WaitStatus::Stopped(_, sig) => {
-            let _ = ptrace::cont(tid, Some(*sig));
-        }
-        WaitStatus::PtraceEvent(_, _, ev)
-            if *ev == ptrace::Event::PTRACE_EVENT_FORK as i32
-                || *ev == ptrace::Event::PTRACE_EVENT_VFORK as i32 =>
-        {
-            if let Ok(child) = ptrace::getevent(tid) {
-                note_fork(
-                    forked,
-                    Pid::from_raw(child as i32),
-                    *ev == ptrace::Event::PTRACE_EVENT_VFORK as i32,
-                    bps,
-                );
-            }
-            let _ = ptrace::cont(tid, None);
-        }
-        WaitStatus::Exited(..) | WaitStatus::Signaled(..) => {}
-        _ => {
-            let _ = ptrace::cont(tid, None);
-        }
-    }
-}
-
-/// The thread group (process) a task belongs to, from /proc/TID/status.
-fn thread_group(tid: Pid) -> Option<i32> {
-    let s = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
-    s.lines()
-        .find_map(|l| l.strip_prefix("Tgid:"))
-        .and_then(|v| v.trim().parse().ok())
-}
-
-/// See `main_name` in [`run_once`].
-fn main_map_name(program: &Path, exe: &Path) -> PathBuf {
-    let canon = |p: &Path| std::fs::canonicalize(p).ok();
-    let real = canon(exe);
-    if canon(program) == real {
-        return program.to_path_buf();
-    }
-    let mut head = [0u8; 256];
-    let n = std::fs::File::open(program)
-        .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
-        .unwrap_or(0);
-    {
-        if let Some(rest) = head[..n].strip_prefix(b"#!") {
-            let line = rest.split(|&b| b == b'\n').next().unwrap_or(&[]);
-            let text = String::from_utf8_lossy(line);
-            if let Some(interp) = text.split_whitespace().next() {
-                if canon(Path::new(interp)) == real {
-                    return PathBuf::from(interp);
-                }
-            }
-        }
-    }
-    exe.to_path_buf()
-}
-
-/// The object name of the link_map in rdi (`l_name` at offset 8; "" is the executable).
-fn link_map_name(pid: Pid, exe: &Path) -> String {
-    let name = ptrace::getregs(pid)
-        .ok()
-        .and_then(|r| read_u64(pid, r.rdi + 8))
-        .and_then(|p| read_cstring(pid, p))
-        .unwrap_or_default();
-    if name.is_empty() {
-        exe.display().to_string()
-    } else {
-        name
-    }
-}
-
-/// Plants the breakpoint that marks main: at `main` itself when the executable's symbol table
-/// has it, else at `__libc_start_main` (whose first argument is main).
-pub(super) fn plant_main(
-    pid: Pid,
-    exe: &Path,
-    at_entry: u64,
-    libc: Option<(u64, String)>,
-    bps: &mut Breakpoints,
-) {
-    if let Some((addr, tag)) = main_target(exe, at_entry, libc) {
-        let _ = bps.insert(pid, addr, tag, false);
-    }
-}
-
-/// Where main is marked: `main` itself when the executable's symbol table has it
-/// ([`TAG_MAIN`]), else `__libc_start_main` ([`TAG_LIBC_START_MAIN`]: its first argument is
-/// main), in the executable or in libc.
-pub(super) fn main_target(
-    exe: &Path,
-    at_entry: u64,
-    libc: Option<(u64, String)>,
-) -> Option<(u64, u32)> {
-    let exe_syms = ObjectSymbols::load(exe, &[]).ok()?;
-    let exe_entry = crate::deps::analyze_file(exe, true)
-        .map(|i| i.entry)
-        .unwrap_or(0);
-    let bias = at_entry.wrapping_sub(exe_entry);
-    if let Some(m) = exe_syms.lookup("main") {
-        return Some((bias.wrapping_add(m.value), TAG_MAIN));
-    }
-    if let Some(s) = exe_syms.lookup("__libc_start_main") {
-        return Some((bias.wrapping_add(s.value), TAG_LIBC_START_MAIN));
-    }
-    let (base, path) = libc?;
-    let ls = ObjectSymbols::load(Path::new(&path), &[]).ok()?;
-    let s = ls.lookup("__libc_start_main")?;
-    Some((base + s.value, TAG_LIBC_START_MAIN))
-}
-
 /// Runs the command without ptrace, with the same counters: the reference measurement.
 pub fn run_uninstrumented(cmd: &Command, timeout: Option<Duration>) -> Result<Run, RunError> {
     let mut tracee = launch(cmd)?;
@@ -680,22 +388,13 @@ pub fn run_uninstrumented(cmd: &Command, timeout: Option<Duration>) -> Result<Ru
     // Detach before exec: from here on the target runs untraced.
     let t0 = Instant::now();
     ptrace::detach(pid, None).map_err(|e| tracee.lost(format!("PTRACE_DETACH: {e}")))?;
-    let timed_out = Arc::new(AtomicBool::new(false));
-    let (cancel, cancelled) = mpsc::channel::<()>();
-    if let Some(t) = timeout {
-        let flag = timed_out.clone();
-        std::thread::spawn(move || {
-            if let Err(mpsc::RecvTimeoutError::Timeout) = cancelled.recv_timeout(t) {
-                flag.store(true, Ordering::SeqCst);
-                let _ = signal::kill(pid, Signal::SIGKILL);
-            }
-        });
-    }
+    // --timeout: killed by a watchdog, cancelled when it is dropped.
+    let watchdog = Watchdog::start(pid, timeout);
     let ending = loop {
         match waitpid(pid, None) {
             Ok(WaitStatus::Exited(_, c)) => break Ending::Exited(c),
             Ok(WaitStatus::Signaled(_, s, _)) => {
-                break if timed_out.load(Ordering::SeqCst) {
+                break if watchdog.fired() {
                     Ending::TimedOut
                 } else {
                     Ending::Killed(s as i32)
@@ -711,7 +410,7 @@ pub fn run_uninstrumented(cmd: &Command, timeout: Option<Duration>) -> Result<Ru
         }
     };
     tracee.reaped();
-    drop(cancel);
+    drop(watchdog);
     let wall = t0.elapsed();
     let total = counters.read()?;
     Ok(Run {
