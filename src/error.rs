@@ -6,10 +6,9 @@
 //! scripts can tell "the file is not there" from "the file is not ELF" from "a library is
 //! missing" without parsing messages.
 
-use std::path::PathBuf;
-
 pub use crate::deps::DepsError;
 pub use crate::elf::ElfError;
+pub use crate::report::ReportError;
 use crate::symbolize::SymbolizeError;
 
 /// The documented exit codes (README "Exit codes", `ldcost --help`).
@@ -133,19 +132,6 @@ impl SymbolizeError {
             SymbolizeError::KallsymsMalformed { .. } => None,
         }
     }
-}
-
-/// Errors from writing reports (the `report` layer).
-#[derive(Debug, thiserror::Error)]
-pub enum ReportError {
-    #[error("cannot write {path}: {source}")]
-    Write {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("cannot encode the JSON report: {0}")]
-    Json(#[from] serde_json::Error),
 }
 
 /// The top-level error `main` prints.

@@ -7,6 +7,7 @@
 
 pub mod breakdown_text;
 pub mod color;
+mod error;
 pub mod flamegraph;
 pub mod fork_text;
 pub mod profile_text;
@@ -19,7 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::attribute::link_cost::{self, Totals};
 use crate::deps::Closure;
-use crate::error::ReportError;
+pub use error::ReportError;
 
 /// Version of the JSON document. 1: the `deps` section.
 pub const SCHEMA_VERSION: u32 = 1;

@@ -1,5 +1,9 @@
 //! Launching a target under ptrace, stopped before exec, and tearing it down whatever happens.
 //!
+//! In: a [`Command`] (program, arguments, environment, where its output goes). Out: a
+//! [`Tracee`] stopped before its execve, or a [`TraceError`] naming the user's problem; a
+//! [`Watchdog`] for `--timeout`; how the target ended ([`Ending`], defined by the recording).
+//!
 //! The child forked here calls PTRACE_TRACEME and stops itself with SIGSTOP before execve, so
 //! the parent can open perf counters on its pid (enable-on-exec) and set ptrace options
 //! (PTRACE_O_EXITKILL: the target dies with ldcost; TRACEEXEC; TRACEEXIT) before the program

@@ -1,10 +1,15 @@
-//! Stage: live processes. In: a command line. Out: per-run recordings ([`crate::record`]) of
-//! where the target's start-up time went, phase by phase.
+//! Stage: live processes. In: a command line (a [`launch::Command`]) and what to measure.
+//! Out: per-run recordings ([`crate::record`]) of where the target's start-up time went, phase
+//! by phase, and the fork probe's raw records ([`fork::ForkRun`]).
 //!
-//! [`launch`] starts the target under ptrace, stopped before exec; [`breakpoint`] plants int3
+//! [`launch`] starts the target under ptrace, stopped before exec; [`breakpoint`] plants
 //! breakpoints in it; [`startup`] drives one run from exec to exit, reading perf counters at
-//! each phase boundary. SIGINT/SIGTERM to ldcost set a flag ([`interrupted`]) that every wait
-//! loop checks, so the target is killed and reaped rather than left stopped.
+//! each phase boundary (`segments` turns the boundaries into phase segments). [`fork`] runs
+//! the target to an injection point, reads its [`footprint`] and has the fork probe
+//! ([`inject`]) fork it N times. `inspect` holds what `startup` and `fork` both read from a
+//! live tracee (auxv, maps, symbols) and how they treat its other threads and children.
+//! SIGINT/SIGTERM to ldcost set a flag ([`interrupted`]) that every wait loop checks, so the
+//! target is killed and reaped rather than left stopped.
 
 pub mod breakpoint;
 pub mod footprint;
