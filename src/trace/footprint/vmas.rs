@@ -172,8 +172,8 @@ impl VmaCounts {
     }
 }
 
-/// Parses `/proc/PID/maps` text (the same parser [`footprint`] uses). Lines without a path may
-/// lack the kernel's trailing blank.
+/// Parses `/proc/PID/maps` text (the same parser [`super::footprint`] uses). Lines without a
+/// path may lack the kernel's trailing blank.
 pub fn parse_maps(text: &str) -> Result<Vec<MemoryMap>, String> {
     let mut fixed = String::with_capacity(text.len() + 64);
     for line in text.lines().map(str::trim_start).filter(|l| !l.is_empty()) {
