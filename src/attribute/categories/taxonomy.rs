@@ -108,8 +108,9 @@ pub(super) const INFO: [Info; 19] = [
 ];
 
 impl Category {
-    /// Every category, in display order (families together): [`INFO`]'s order, which is also
-    /// the enum's (checked when this constant is built, so a misordered row does not compile).
+    /// Every category, in display order (families together): the order of the table above,
+    /// which is also the enum's (checked when this constant is built: a misordered row does
+    /// not compile).
     pub const ALL: [Category; 19] = {
         let mut all = [Unknown; 19];
         let mut i = 0;
