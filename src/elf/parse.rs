@@ -107,6 +107,24 @@ pub(super) fn parse_lean<'a>(bytes: &'a [u8], path: &Path) -> Result<Elf<'a>, El
     Ok(elf)
 }
 
+/// The file offset of the address that dynamic entry `tag` holds (`DT_SYMTAB`, `DT_HASH`, ...),
+/// when the entry is there and the address is inside a loaded segment.
+pub(super) fn dyn_offset(elf: &Elf, dynamic: &goblin::elf::Dynamic, tag: u64) -> Option<usize> {
+    dynamic
+        .dyns
+        .iter()
+        .find(|e| e.d_tag == tag)
+        .and_then(|e| vaddr_to_offset(&elf.program_headers, e.d_val))
+        .and_then(|o| usize::try_from(o).ok())
+}
+
+/// The little-endian 32-bit word at `at`, when it is inside `bytes`.
+pub(super) fn word(bytes: &[u8], at: usize) -> Option<u32> {
+    bytes
+        .get(at..at.checked_add(4)?)
+        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+}
+
 /// Number of .dynsym entries: from its section header, as readelf counts them, or else from
 /// the hash tables, as ld.so bounds them (DT_HASH nchain; the last DT_GNU_HASH chain end).
 fn dynsym_count(bytes: &[u8], elf: &Elf, d: &goblin::elf::Dynamic) -> usize {
@@ -114,18 +132,8 @@ fn dynsym_count(bytes: &[u8], elf: &Elf, d: &goblin::elf::Dynamic) -> usize {
     if let Some(h) = elf.section_headers.iter().find(|h| h.sh_type == SHT_DYNSYM) {
         return (h.sh_size / 24) as usize;
     }
-    let off = |tag: u64| {
-        d.dyns
-            .iter()
-            .find(|e| e.d_tag == tag)
-            .and_then(|e| vaddr_to_offset(&elf.program_headers, e.d_val))
-            .and_then(|o| usize::try_from(o).ok())
-    };
-    let word = |at: usize| -> Option<u32> {
-        bytes
-            .get(at..at.checked_add(4)?)
-            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-    };
+    let off = |tag: u64| dyn_offset(elf, d, tag);
+    let word = |at: usize| word(bytes, at);
     if let Some(h) = off(dt::DT_HASH) {
         return word(h + 4).unwrap_or(0) as usize;
     }

@@ -10,8 +10,9 @@
 use std::collections::HashSet;
 use std::path::Path;
 
+use super::parse::{dyn_offset, parse_lean, word};
+use super::{reloc, DynValues};
 use super::ElfError;
-use super::{parse::parse_lean, reloc, vaddr_to_offset, DynValues};
 use goblin::elf::dynamic as dt;
 
 /// What one object exports.
@@ -67,13 +68,7 @@ fn dynsyms<'a>(
     let Some(d) = &elf.dynamic else {
         return Ok(None);
     };
-    let off = |tag: u64| {
-        d.dyns
-            .iter()
-            .find(|e| e.d_tag == tag)
-            .and_then(|e| vaddr_to_offset(&elf.program_headers, e.d_val))
-            .and_then(|o| usize::try_from(o).ok())
-    };
+    let off = |tag: u64| dyn_offset(&elf, d, tag);
     let (Some(symtab), Some(strtab)) = (off(dt::DT_SYMTAB), off(dt::DT_STRTAB)) else {
         return Ok(None);
     };
@@ -101,15 +96,7 @@ pub struct SymbolIndex<'a> {
 }
 
 enum HashTable {
-    Gnu {
-        nbuckets: u32,
-        symoffset: u32,
-        bloom_size: u32,
-        bloom_shift: u32,
-        bloom: usize,
-        buckets: usize,
-        chains: usize,
-    },
+    Gnu(GnuTable),
     Sysv {
         nbucket: u32,
         buckets: usize,
@@ -118,10 +105,15 @@ enum HashTable {
     None,
 }
 
-fn word(bytes: &[u8], at: usize) -> Option<u32> {
-    bytes
-        .get(at..at.checked_add(4)?)
-        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+/// Where the parts of a `DT_GNU_HASH` table are (file offsets), and its header words.
+struct GnuTable {
+    nbuckets: u32,
+    symoffset: u32,
+    bloom_size: u32,
+    bloom_shift: u32,
+    bloom: usize,
+    buckets: usize,
+    chains: usize,
 }
 
 fn gnu_hash(name: &[u8]) -> u32 {
@@ -158,11 +150,7 @@ impl<'a> SymbolIndex<'a> {
             });
         };
         let d = elf.dynamic.as_ref();
-        let off = |tag: u64| {
-            d.and_then(|d| d.dyns.iter().find(|e| e.d_tag == tag))
-                .and_then(|e| vaddr_to_offset(&elf.program_headers, e.d_val))
-                .and_then(|o| usize::try_from(o).ok())
-        };
+        let off = |tag: u64| d.and_then(|d| dyn_offset(&elf, d, tag));
         let table = if let Some(g) = off(dt::DT_GNU_HASH) {
             match (
                 word(bytes, g),
@@ -175,7 +163,7 @@ impl<'a> SymbolIndex<'a> {
                 {
                     let bloom = g + 16;
                     let buckets = bloom + bloom_size as usize * 8;
-                    HashTable::Gnu {
+                    HashTable::Gnu(GnuTable {
                         nbuckets,
                         symoffset,
                         bloom_size,
@@ -183,7 +171,7 @@ impl<'a> SymbolIndex<'a> {
                         bloom,
                         buckets,
                         chains: buckets + nbuckets as usize * 4,
-                    }
+                    })
                 }
                 _ => HashTable::None,
             }
@@ -238,36 +226,29 @@ impl<'a> SymbolIndex<'a> {
         let Some(syms) = &self.syms else { return false };
         let b = syms.bytes;
         match self.table {
-            HashTable::Gnu {
-                nbuckets,
-                symoffset,
-                bloom_size,
-                bloom_shift,
-                bloom,
-                buckets,
-                chains,
-            } => {
+            HashTable::Gnu(ref gnu) => {
                 let h = gnu_hash(name.as_bytes());
-                let wi = ((h / 64) % bloom_size) as usize;
+                let wi = ((h / 64) % gnu.bloom_size) as usize;
+                let at = gnu.bloom + wi * 8;
                 let Some(w) = b
-                    .get(bloom + wi * 8..bloom + wi * 8 + 8)
+                    .get(at..at + 8)
                     .map(|x| u64::from_le_bytes(x.try_into().unwrap_or([0; 8])))
                 else {
                     return false;
                 };
-                let mask =
-                    (1u64 << (h % 64)) | (1u64 << (h.checked_shr(bloom_shift).unwrap_or(0) % 64));
+                let mask = (1u64 << (h % 64))
+                    | (1u64 << (h.checked_shr(gnu.bloom_shift).unwrap_or(0) % 64));
                 if w & mask != mask {
                     return false;
                 }
-                let Some(mut i) = word(b, buckets + (h % nbuckets) as usize * 4) else {
+                let Some(mut i) = word(b, gnu.buckets + (h % gnu.nbuckets) as usize * 4) else {
                     return false;
                 };
-                if i == 0 || i < symoffset {
+                if i == 0 || i < gnu.symoffset {
                     return false;
                 }
                 loop {
-                    let Some(h2) = word(b, chains + (i - symoffset) as usize * 4) else {
+                    let Some(h2) = word(b, gnu.chains + (i - gnu.symoffset) as usize * 4) else {
                         return false;
                     };
                     if (h | 1) == (h2 | 1) && self.matches(i as usize, name, class) {
@@ -380,7 +361,7 @@ mod tests {
                 strtab: 0,
                 count: 1,
             }),
-            table: HashTable::Gnu {
+            table: HashTable::Gnu(GnuTable {
                 nbuckets: 1,
                 symoffset: 1,
                 bloom_size: 1,
@@ -388,7 +369,7 @@ mod tests {
                 bloom: 0,
                 buckets: 8,
                 chains: 12,
-            },
+            }),
             executable: false,
             fallback: None,
         };

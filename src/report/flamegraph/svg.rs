@@ -1,0 +1,219 @@
+//! The SVG: inferno draws, then every frame takes its category's colour.
+//!
+//! In: [`FoldedStack`]s and [`FlameOptions`]. Out: the SVG text, written by [`write_svg`]
+//! (with the legend of `legend.rs` added below the graph).
+
+use std::fmt::Write as _;
+use std::io::{self, Write};
+
+use inferno::flamegraph::color::BackgroundColor;
+use inferno::flamegraph::{self, FuncFrameAttrsMap, TextTruncateDirection};
+
+use super::folded::{category_totals, folded_lines};
+use super::legend::add_legend;
+use super::{FlameOptions, FoldedStack};
+use crate::attribute::categories::{Category, Rgb};
+
+/// Draws the flame graph as SVG: inferno's graph and scripts, frames coloured by category, and
+/// a legend with each category's share. An empty profile is an error (there is nothing to draw).
+pub fn write_svg<W: Write>(
+    stacks: &[FoldedStack],
+    options: &FlameOptions,
+    mut writer: W,
+) -> io::Result<()> {
+    let lines = folded_lines(stacks);
+    if lines.is_empty() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "no samples to draw a flame graph from",
+        ));
+    }
+    let totals = category_totals(stacks);
+    let mut attrs = String::new();
+    for (c, _) in &totals {
+        let _ = writeln!(
+            attrs,
+            "{}\tclass=ldcost-category\tg_extra=data-category=\"{}\"",
+            c.label(),
+            c.name()
+        );
+    }
+    // inferno's Options is non-exhaustive: start from its defaults.
+    let mut opt = flamegraph::Options::default();
+    opt.title = options.title.clone();
+    opt.subtitle = options.subtitle.clone();
+    opt.count_name = "samples".to_string();
+    opt.deterministic = true;
+    opt.hash = true;
+    opt.bgcolors = Some(BackgroundColor::Grey);
+    // C function names read from their start (`_dl_reloc..`), not their end (`..relocation`).
+    opt.text_truncate_direction = TextTruncateDirection::Right;
+    opt.func_frameattrs = FuncFrameAttrsMap::from_reader(attrs.as_bytes())?;
+    let folded: Vec<String> = lines.iter().map(|(l, n)| format!("{l} {n}")).collect();
+    let mut svg = Vec::new();
+    flamegraph::from_lines(&mut opt, folded.iter().map(String::as_str), &mut svg)?;
+    let svg = String::from_utf8(svg).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+    let svg = recolour(&svg)?;
+    let sections = section_totals(&lines);
+    let svg = add_legend(&svg, &totals, &sections)?;
+    writer.write_all(svg.as_bytes())?;
+    writer.flush()
+}
+
+pub(super) fn malformed(what: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!("unexpected SVG from inferno: {what}"),
+    )
+}
+
+/// Samples per section (the root frame of each folded line), in order of first appearance.
+fn section_totals(lines: &[(String, u64)]) -> Vec<(String, u64)> {
+    let mut out: Vec<(String, u64)> = Vec::new();
+    for (line, n) in lines {
+        let section = line.split(';').next().unwrap_or_default();
+        match out.iter_mut().find(|(s, _)| s == section) {
+            Some(e) => e.1 += n,
+            None => out.push((section.to_string(), *n)),
+        }
+    }
+    out
+}
+
+/// The value of attribute `name` in the tag text `tag`, as a byte range of `tag`.
+fn attr_range(tag: &str, name: &str) -> Option<(usize, usize)> {
+    let key = format!(" {name}=\"");
+    let start = tag.find(&key)? + key.len();
+    let len = tag[start..].find('"')?;
+    Some((start, start + len))
+}
+
+pub(super) fn attr<'a>(tag: &'a str, name: &str) -> Option<&'a str> {
+    attr_range(tag, name).map(|(a, b)| &tag[a..b])
+}
+
+/// One frame of inferno's output: where its fill is, and what places it.
+pub(super) struct DrawnFrame<'a> {
+    /// Byte range of the fill value in the whole SVG.
+    pub(super) fill: (usize, usize),
+    pub(super) y: f64,
+    pub(super) x: u64,
+    pub(super) w: u64,
+    pub(super) category: Option<Category>,
+    /// The frame's title without inferno's ` (N samples, P%)`.
+    pub(super) name: &'a str,
+}
+
+/// Where `pat` is in `svg` at or after `from` (a position in the whole `svg`); an error naming
+/// `what` when it is not there.
+fn find_after(svg: &str, from: usize, pat: &str, what: &str) -> io::Result<usize> {
+    svg[from..]
+        .find(pat)
+        .map(|i| from + i)
+        .ok_or_else(|| malformed(what))
+}
+
+/// Finds every frame inside `<svg id="frames">`: `<g ...><title>..</title><rect .../>`.
+pub(super) fn drawn_frames(svg: &str) -> io::Result<Vec<DrawnFrame<'_>>> {
+    let mut pos = find_after(svg, 0, "<svg id=\"frames\"", "no #frames")?;
+    // #frames holds no nested <svg>, so its end is the next </svg>.
+    let end = find_after(svg, pos, "</svg>", "unclosed #frames")?;
+    let mut out = Vec::new();
+    while let Some(rel) = svg[pos..end].find("<g") {
+        let g = pos + rel;
+        let g_end = find_after(svg, g, ">", "unclosed <g>")?;
+        let title = find_after(svg, g_end, "<title>", "frame without title")? + "<title>".len();
+        let title_end = find_after(svg, title, "</title>", "title")?;
+        let r = find_after(svg, title_end, "<rect", "no rect")?;
+        let r_end = find_after(svg, r, "/>", "unclosed rect")?;
+        let rect = &svg[r..r_end];
+        let num = |n: &str| attr(rect, n).ok_or_else(|| malformed(&format!("rect without {n}")));
+        let fill = attr_range(rect, "fill").ok_or_else(|| malformed("rect without fill"))?;
+        let title_text = &svg[title..title_end];
+        out.push(DrawnFrame {
+            fill: (r + fill.0, r + fill.1),
+            y: num("y")?.parse().map_err(|_| malformed("rect y"))?,
+            x: num("fg:x")?.parse().map_err(|_| malformed("rect fg:x"))?,
+            w: num("fg:w")?.parse().map_err(|_| malformed("rect fg:w"))?,
+            category: attr(&svg[g..g_end], "data-category").and_then(Category::from_name),
+            name: title_text.rsplit_once(" (").map_or(title_text, |(n, _)| n),
+        });
+        pos = r_end;
+    }
+    Ok(out)
+}
+
+/// The fill of the `all` frame and of the section frames (`exec`, `fork`).
+const ALL_FILL: Rgb = Rgb(214, 214, 214);
+const SECTION_FILL: Rgb = Rgb(190, 190, 196);
+
+/// A shade of `base` chosen by `name`, so neighbouring frames differ but stay in the family:
+/// from a little darker to clearly lighter (never much darker: frame text is black).
+pub(super) fn shade(base: Rgb, name: &str) -> Rgb {
+    let mut h: u32 = 0x811c_9dc5;
+    for b in name.bytes() {
+        h = (h ^ u32::from(b)).wrapping_mul(0x0100_0193);
+    }
+    let t = f64::from(h % 1000) / 1000.0;
+    let f = -0.04 + 0.36 * t;
+    let mix = |c: u8| -> u8 {
+        let c = f64::from(c);
+        let v = if f >= 0.0 {
+            c + (255.0 - c) * f
+        } else {
+            c * (1.0 + f)
+        };
+        v.round().clamp(0.0, 255.0) as u8
+    };
+    Rgb(mix(base.0), mix(base.1), mix(base.2))
+}
+
+/// Gives every frame its category's colour: the category root exactly, the frames above it a
+/// shade of it, the section and `all` frames neutral greys.
+fn recolour(svg: &str) -> io::Result<String> {
+    let frames = drawn_frames(svg)?;
+    // The category row is the lowest (largest y) row of marked frames: depth 2.
+    let cat_y = frames
+        .iter()
+        .filter(|f| f.category.is_some())
+        .map(|f| f.y)
+        .fold(f64::NAN, f64::max);
+    if cat_y.is_nan() {
+        return Err(malformed("no category frames"));
+    }
+    let all_y = frames.iter().map(|f| f.y).fold(f64::NAN, f64::max);
+    let mut roots: Vec<(u64, u64, Category)> = frames
+        .iter()
+        .filter(|f| f.y == cat_y)
+        .filter_map(|f| Some((f.x, f.w, f.category?)))
+        .collect();
+    roots.sort_unstable_by_key(|r| r.0);
+    let category_at = |x: u64| -> Option<Category> {
+        let i = roots.partition_point(|r| r.0 <= x);
+        let (rx, rw, c) = *roots.get(i.checked_sub(1)?)?;
+        (x < rx + rw).then_some(c)
+    };
+    let mut out = String::with_capacity(svg.len() + svg.len() / 50);
+    let mut copied = 0;
+    for f in &frames {
+        let colour = if f.y > cat_y {
+            if f.y == all_y {
+                ALL_FILL
+            } else {
+                SECTION_FILL
+            }
+        } else if f.y == cat_y {
+            f.category.map_or(SECTION_FILL, Category::colour)
+        } else {
+            match category_at(f.x) {
+                Some(c) => shade(c.colour(), f.name),
+                None => ALL_FILL,
+            }
+        };
+        out.push_str(&svg[copied..f.fill.0]);
+        out.push_str(&colour.to_string());
+        copied = f.fill.1;
+    }
+    out.push_str(&svg[copied..]);
+    Ok(out)
+}
