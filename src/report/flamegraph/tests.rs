@@ -9,7 +9,7 @@ use std::io;
 use super::legend::{thousands, xml_escape, LEGEND_ROW};
 use super::svg::{attr, drawn_frames, shade, DrawnFrame};
 use super::*;
-use crate::attribute::categories::Rgb;
+use crate::attribute::categories::{Category, Rgb};
 
 fn stack(category: Category, section: &str, frames: &[&str], count: u64) -> FoldedStack {
     FoldedStack {
