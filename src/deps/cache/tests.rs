@@ -4,14 +4,10 @@ use std::process::Command;
 
 // ---------------------------------------------------------------- helpers
 
-/// Reports a test that cannot run here; fails instead under LDCOST_REQUIRE_ALL.
+/// Reports a test that cannot run here (printed uncaptured and counted for the run's summary);
+/// fails instead under LDCOST_REQUIRE_ALL.
 fn skip(test: &str, reason: &str) {
-    if std::env::var_os("LDCOST_REQUIRE_ALL").is_some() {
-        panic!("{test}: {reason} (LDCOST_REQUIRE_ALL is set, so this is a failure)");
-    }
-    // Straight to the stderr handle, so libtest's output capture does not hide it.
-    use std::io::Write as _;
-    let _ = writeln!(std::io::stderr(), "SKIP {test}: {reason}");
+    crate::test_skip::skip(test, reason);
 }
 
 /// `name` on PATH, else the first of `fallbacks` that exists.
