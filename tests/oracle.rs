@@ -155,7 +155,17 @@ fn sweep_against_readelf_and_ldd() {
         if setuid(t) {
             continue;
         }
-        let Some(ldd) = ldd(t, &[]) else { continue };
+        let Some(ldd) = ldd(t, &[]) else {
+            // ldd calls it static or not dynamic: then it needs nothing.
+            if !info.needed.is_empty() {
+                mismatched.push(format!(
+                    "{}: ldd loads nothing, DT_NEEDED {:?}",
+                    t.display(),
+                    info.needed
+                ));
+            }
+            continue;
+        };
         let c = match deps::resolve(t, &opts) {
             Ok(c) => c,
             Err(e) => {
