@@ -4,7 +4,9 @@
 //! never a panic (exit 70) or a signal.
 //!
 //! Inputs are made at run time in temporary directories from files every Debian/Ubuntu x86-64
-//! machine has (libc.so.6, libz.so.1) or crafted byte by byte; nothing binary is committed.
+//! machine has (libc.so.6, libz.so.1, found through `ldconfig -p`) or crafted byte by byte;
+//! nothing binary is committed. What a case corrupts is found in the copy (the executable
+//! PT_LOAD, the DT_NEEDED naming libc.so.6), not assumed from one build's layout.
 //!
 //! A case that src/ still gets wrong is `#[ignore = "src bug: ..."]`d with the bug in the reason
 //! (run them with `cargo test --test bad_input -- --ignored`); drop the `ignore` with the fix.
