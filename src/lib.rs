@@ -74,4 +74,6 @@ pub mod record;
 pub mod report;
 pub mod run;
 pub mod symbolize;
+#[cfg(test)]
+mod test_skip;
 pub mod trace;

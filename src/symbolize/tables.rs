@@ -357,8 +357,10 @@ mod tests {
     #[test]
     fn damaged_objects_are_errors_not_panics() {
         let Ok(bytes) = std::fs::read(LD_SO) else {
-            eprintln!("SKIP damaged_objects_are_errors_not_panics: no {LD_SO}");
-            return;
+            return crate::test_skip::skip(
+                "damaged_objects_are_errors_not_panics",
+                &format!("no {LD_SO}"),
+            );
         };
         let path = Path::new("damaged.so");
         let check = |b: &[u8]| {

@@ -1,22 +1,17 @@
-//! Shared helpers of the integration tests: skipping with a printed reason, building C
+//! Shared helpers of the integration tests: skipping with a printed, counted reason, building C
 //! fixtures with the system compiler, and reading the independent oracles (ldd, readelf).
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// True on machines known to be capable (CI here): skips become failures.
-pub fn require_all() -> bool {
-    std::env::var_os("LDCOST_REQUIRE_ALL").is_some()
-}
-
-/// Prints `SKIP name: reason`, or fails when LDCOST_REQUIRE_ALL is set.
-pub fn skip(name: &str, reason: &str) {
-    if require_all() {
-        panic!("{name}: cannot run ({reason}) but LDCOST_REQUIRE_ALL is set");
-    }
-    eprintln!("SKIP {name}: {reason}");
-}
+/// The skip helper shared with the library's unit tests: `skip(name, reason)` prints
+/// `SKIP name: reason` uncaptured, counts it for tests/zz_skipped.rs's summary, and fails
+/// instead when LDCOST_REQUIRE_ALL is set.
+#[path = "../../src/test_skip.rs"]
+pub mod skips;
+#[allow(unused_imports)]
+pub use skips::{require_all, skip};
 
 /// Whether `cmd` can be run.
 pub fn have(cmd: &str) -> bool {
