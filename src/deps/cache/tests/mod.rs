@@ -15,10 +15,6 @@ use std::process::Command;
 fn skip(test: &str, reason: &str) {
     crate::test_skip::skip(test, reason);
 }
-    // Straight to the stderr handle, so libtest's output capture does not hide it.
-    use std::io::Write as _;
-    let _ = writeln!(std::io::stderr(), "SKIP {test}: {reason}");
-}
 
 /// `name` on PATH, else the first of `fallbacks` that exists.
 fn find_tool(name: &str, fallbacks: &[&str]) -> Option<PathBuf> {
