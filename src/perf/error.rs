@@ -283,7 +283,10 @@ mod tests {
             };
             let out = cmd
                 .arg(&exe)
-                .args(["--exact", "perf::error::tests::privilege_as_setpriv_left_it"])
+                .args([
+                    "--exact",
+                    "perf::error::tests::privilege_as_setpriv_left_it",
+                ])
                 .env(EXPECT_PRIVILEGED, want.to_string())
                 .output()
                 .unwrap();
