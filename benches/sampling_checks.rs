@@ -7,7 +7,8 @@
 //! goal, PASS/FAIL), and never fails the build. The tests (`tests/perf_counters.rs`,
 //! `tests/sampler/`, `tests/sampling_proofs.rs`) keep what load cannot move (counts, presence,
 //! direction with wide margins, oracle equalities); the goals here are the bounds those tests
-//! had, which a loaded machine can miss: a FAIL on a busy VM says "measure again on a quiet
+//! had (task-clock against perf stat: 1.5x, tighter than the test's former 3x), which a loaded
+//! machine can miss: a FAIL on a busy VM says "measure again on a quiet
 //! one", on a quiet one it is a finding. See docs/benchmarks.md.
 //!
 //! Sections, run in this order (each one skipped with its reason when the machine cannot):
