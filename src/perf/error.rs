@@ -240,8 +240,63 @@ mod tests {
         assert_eq!(parse_cap_eff(root), Some(0x1ff_ffff_ffff));
         assert_eq!(parse_cap_eff("CapEff:\t0000000000000000\n"), Some(0));
         assert_eq!(parse_cap_eff("Name: x\n"), None);
-        let perfmon_only = 1u64 << 38;
-        assert_ne!(perfmon_only & (1 << 38 | 1 << 21), 0);
+    }
+
+    /// Set by [`privilege_follows_the_effective_capabilities`] for the copy of this test binary
+    /// it runs under `setpriv`: what `is_perf_privileged` must answer there.
+    const EXPECT_PRIVILEGED: &str = "LDCOST_TEST_EXPECT_PRIVILEGED";
+
+    /// The child half: run only by the test below, in a process whose capabilities setpriv set.
+    #[test]
+    fn privilege_as_setpriv_left_it() {
+        if let Ok(want) = std::env::var(EXPECT_PRIVILEGED) {
+            assert_eq!(is_perf_privileged().to_string(), want);
+        }
+    }
+
+    /// `is_perf_privileged` against the kernel: this test binary re-run as nobody by
+    /// `setpriv`, with CAP_PERFMON only, CAP_SYS_ADMIN only, another capability only, or none
+    /// (ambient capabilities, so they survive the change of uid). Root's own answer is checked
+    /// too.
+    #[test]
+    fn privilege_follows_the_effective_capabilities() {
+        let root = unsafe { nix::libc::geteuid() } == 0;
+        let setpriv = std::process::Command::new("setpriv").arg("--help").output();
+        if !root || !setpriv.is_ok_and(|o| o.status.success()) {
+            // Unit tests have no skip helper; the unprivileged half needs root to set up.
+            eprintln!("SKIP privilege_follows_the_effective_capabilities: needs root and setpriv");
+            return;
+        }
+        assert!(is_perf_privileged(), "root has CAP_SYS_ADMIN");
+        let exe = std::env::current_exe().unwrap();
+        for (caps, want) in [
+            (Some("perfmon"), true),
+            (Some("sys_admin"), true),
+            (Some("net_raw"), false),
+            (None, false),
+        ] {
+            let mut cmd = std::process::Command::new("setpriv");
+            cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups"]);
+            match caps {
+                Some(c) => cmd.args([format!("--inh-caps=+{c}"), format!("--ambient-caps=+{c}")]),
+                None => cmd.args(["--inh-caps=-all"]),
+            };
+            let out = cmd
+                .arg(&exe)
+                .args([
+                    "--exact",
+                    "perf::error::tests::privilege_as_setpriv_left_it",
+                ])
+                .env(EXPECT_PRIVILEGED, want.to_string())
+                .output()
+                .unwrap();
+            let said = String::from_utf8_lossy(&out.stdout);
+            assert!(
+                out.status.success() && said.contains("1 passed"),
+                "as nobody with {caps:?}: is_perf_privileged() should be {want}:\n{said}{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
     }
 
     #[test]
