@@ -57,10 +57,10 @@ fn timed_out(name: &str, extra: &[&str]) {
     args.extend(os(&["--timeout", "0.5", "--json", "-"]));
     args.push(exe.clone().into());
     let out = ldcost(args);
-    // A bound on a hang (the target sleeps 30 s), not a performance figure.
+    // A hang guard (the target sleeps 300 s), not a performance figure.
     assert!(
-        out.elapsed < Duration::from_secs(15),
-        "--timeout 0.5 must not wait for the 30 s target: took {:?}",
+        out.elapsed < STOP_GUARD,
+        "--timeout 0.5 must not wait for the 300 s target: took {:?}",
         out.elapsed
     );
     assert_eq!(
@@ -155,4 +155,3 @@ fn target_forking_and_execing_children() {
     );
     case.finish();
 }
-

@@ -20,9 +20,24 @@ pub(crate) const SEGV: &str = r#"static int *volatile nowhere = 0;
 int main(void) { *nowhere = 1; return 0; }
 "#;
 
-/// Sleeps 30 s in main: runs past any short --timeout.
+/// Sleeps 300 s in main: runs past any short --timeout and past [`super::harness::STOP_GUARD`],
+/// so that a lost SIGINT or a --timeout not obeyed costs minutes, which no load explains.
 pub(crate) const SLEEPER: &str = r#"#include <unistd.h>
-int main(void) { sleep(30); return 0; }
+int main(void) { sleep(300); return 0; }
+"#;
+
+/// Raises SIGWINCH (ignored by default) in a loop forever: traced, it spends its life in
+/// signal-delivery stops, so /proc catches it in a ptrace stop (state `t`) at once, and its
+/// tracer is busy at one stop after another.
+pub(crate) const SIGSTORM: &str = r#"#include <signal.h>
+int main(void) { for (;;) raise(SIGWINCH); }
+"#;
+
+/// Exits 0 at once, except with LD_DEBUG in its environment (ldcost's LD_DEBUG=statistics
+/// run): then it sleeps 300 s in main.
+pub(crate) const LD_DEBUG_SLEEPER: &str = r#"#include <stdlib.h>
+#include <unistd.h>
+int main(void) { if (getenv("LD_DEBUG")) sleep(300); return 0; }
 "#;
 
 /// Four threads created in main spin a little and are joined. Built with `-pthread`.

@@ -17,6 +17,8 @@ pub(crate) use ldcost::profile::ProfileSection;
 pub(crate) use ldcost::record::{Detail, Instrumentation, Phase};
 pub(crate) use ldcost::report::Document;
 pub(crate) use ldcost::trace::launch::{Ending, TraceError};
+pub(crate) use nix::sys::signal::{kill, Signal};
+pub(crate) use nix::unistd::Pid;
 
 use super::fixtures::USE_CTOR;
 
@@ -25,6 +27,10 @@ pub(crate) const BIN: &str = env!("CARGO_BIN_EXE_ldcost");
 pub(crate) const LDSO: &str = "/lib64/ld-linux-x86-64.so.2";
 /// No single ldcost run in this file may take longer than this (a hang is a failure).
 pub(crate) const HANG: Duration = Duration::from_secs(120);
+/// How long ldcost may take to stop after SIGINT or a --timeout: a generous hang guard, not a
+/// speed claim (it stops in well under a second on a quiet machine). The fixtures that would
+/// run on if the signal were lost sleep 300 s, or run until a --timeout of 600 s.
+pub(crate) const STOP_GUARD: Duration = Duration::from_secs(60);
 
 // ---------------------------------------------------------------------------------------------
 // Running ldcost.
@@ -392,4 +398,3 @@ pub(crate) fn wait_for_process(limit: Duration, pred: impl Fn(&Proc) -> bool) ->
         std::thread::sleep(Duration::from_millis(10));
     }
 }
-

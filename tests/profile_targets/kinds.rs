@@ -136,4 +136,3 @@ fn script_main_program_is_named_after_its_interpreter() {
         sh.display()
     );
 }
-

@@ -144,4 +144,3 @@ pub(crate) fn check_dynamic(name: &str, p: &ProfileSection, exe: &Path, runs: us
         }
     }
 }
-

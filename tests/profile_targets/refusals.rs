@@ -170,4 +170,3 @@ fn perf_refused_to_an_unprivileged_user() {
     }
     case.finish();
 }
-
