@@ -288,15 +288,33 @@ fn fork_probe_on_forktest_counts_every_fork() {
     }
     const N: u64 = 300;
     let dir = tempfile::tempdir().unwrap();
-    for (linkage, libs) in [(Linkage::Static, &[][..]), (Linkage::Dynamic, &SEED_LIBS[..])] {
+    for (linkage, libs) in [
+        (Linkage::Static, &[][..]),
+        (Linkage::Dynamic, &SEED_LIBS[..]),
+    ] {
         let Some(exe) = built(name, Seed::Forktest, linkage, libs, dir.path()) else {
             return;
         };
         let json = dir.path().join("fork.json");
         let n = N.to_string();
         let out = Command::new(env!("CARGO_BIN_EXE_ldcost"))
-            .args(["profile", exe.to_str().unwrap(), "--fork", &n, "--child", "exit"])
-            .args(["--at", "main", "--no-exec", "--json", json.to_str().unwrap(), "--", &n])
+            .args([
+                "profile",
+                exe.to_str().unwrap(),
+                "--fork",
+                &n,
+                "--child",
+                "exit",
+            ])
+            .args([
+                "--at",
+                "main",
+                "--no-exec",
+                "--json",
+                json.to_str().unwrap(),
+                "--",
+                &n,
+            ])
             .env_remove("LD_LIBRARY_PATH")
             .output()
             .expect("run ldcost");
@@ -315,7 +333,11 @@ fn fork_probe_on_forktest_counts_every_fork() {
             BTreeMap::from([("exited 0".to_string(), N)]),
             "{linkage:?}"
         );
-        assert_eq!(f.target_ending, Ending::Exited(0), "forktest ran to its end");
+        assert_eq!(
+            f.target_ending,
+            Ending::Exited(0),
+            "forktest ran to its end"
+        );
         assert!(f.forks_per_sec_parent_cpu.is_some_and(|r| r > 0.0), "{f:?}");
         assert!(
             parse_forktest_output(&stdout).is_some_and(|r| r > 0.0),

@@ -530,12 +530,17 @@ mod tests {
     fn parsers_read_the_lines_the_sources_print() {
         let f = printf_formats(Seed::Forktest.source());
         assert_eq!(f.len(), 2, "{f:?}");
-        assert_eq!(parse_forktest_output(&render(&f[0], &[3293.5])), Some(3293.5));
+        assert_eq!(
+            parse_forktest_output(&render(&f[0], &[3293.5])),
+            Some(3293.5)
+        );
         assert_eq!(parse_forktest_wall(&render(&f[1], &[962.25])), Some(962.25));
         assert_eq!(parse_forktest_output(&render(&f[1], &[962.25])), None);
 
         let f = printf_formats(Seed::Forktime.source());
-        let values = [500.0, 1123.017, 493.872, 15.93, 477.942, 493.298, 413.3, 79.998];
+        let values = [
+            500.0, 1123.017, 493.872, 15.93, 477.942, 493.298, 413.3, 79.998,
+        ];
         let l = parse_forktime_output(&render(&f[0], &values)).expect("forktime's line");
         assert_eq!(
             [
