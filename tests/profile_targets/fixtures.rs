@@ -42,7 +42,7 @@ int main(void) { if (getenv("LD_DEBUG")) sleep(300); return 0; }
 
 /// Four threads created in main spin a little and are joined. Built with `-pthread`.
 pub(crate) const THREADS: &str = r#"#include <pthread.h>
-pub(crate) static void *spin(void *arg) {
+static void *spin(void *arg) {
     volatile unsigned long x = 0;
     for (unsigned long i = 0; i < 3000000; i++) x += i;
     return arg;
@@ -76,8 +76,8 @@ int main(void) {
 /// `cc -O0 -shared -fPIC -pthread -o libldcptctor.so ctor.c`.
 pub(crate) const CTOR_THREAD_LIB: &str = r#"#include <dlfcn.h>
 #include <pthread.h>
-pub(crate) static void *opener(void *arg) { return dlopen("libm.so.6", RTLD_NOW); }
-pub(crate) static int opened;
+static void *opener(void *arg) { return dlopen("libm.so.6", RTLD_NOW); }
+static int opened;
 __attribute__((constructor)) static void start(void) {
     pthread_t t;
     void *h = 0;
@@ -91,7 +91,7 @@ int ldcpt_ctor_status(void) { return opened ? 0 : 4; }
 /// the child did. Built with `cc -O0 -shared -fPIC -o libldcptctor.so ctor.c`.
 pub(crate) const CTOR_FORK_LIB: &str = r#"#include <sys/wait.h>
 #include <unistd.h>
-pub(crate) static pid_t child = -1;
+static pid_t child = -1;
 __attribute__((constructor)) static void start(void) { child = fork(); }
 int ldcpt_ctor_status(void) {
     if (child == 0) return 0;
