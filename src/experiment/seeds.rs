@@ -478,6 +478,94 @@ mod tests {
         assert_eq!(parse_forktime_output(&out.replace("(wall)", "(cpu)")), None);
     }
 
+    /// The `printf` format strings of a C source, adjacent literals joined, in order.
+    fn printf_formats(source: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        for (i, _) in source.match_indices("printf(\"") {
+            if source[..i].ends_with('f') {
+                continue; // fprintf: usage and failure lines, not the figures
+            }
+            let mut rest = &source[i + "printf(".len()..];
+            let mut fmt = String::new();
+            while let Some(r) = rest.trim_start().strip_prefix('"') {
+                let end = r.find('"').expect("closing quote");
+                fmt.push_str(&r[..end]);
+                rest = &r[end + 1..];
+            }
+            out.push(fmt.replace("\\n", "\n"));
+        }
+        out
+    }
+
+    /// `fmt` rendered as C would print it, with `values` for its conversions in order.
+    fn render(fmt: &str, values: &[f64]) -> String {
+        let mut out = String::new();
+        let mut v = values.iter();
+        let mut rest = fmt;
+        while let Some(i) = rest.find('%') {
+            out.push_str(&rest[..i]);
+            let spec_end = rest[i..]
+                .find(|c: char| c.is_ascii_alphabetic() && c != 'l')
+                .expect("a conversion")
+                + i;
+            let x = *v.next().expect("a value per conversion");
+            out.push_str(&match &rest[i..=spec_end] {
+                "%ld" | "%d" => format!("{}", x as i64),
+                "%.3f" => format!("{x:.3}"),
+                "%.2f" => format!("{x:.2}"),
+                "%g" => format!("{x}"),
+                other => panic!("conversion {other} not rendered by this test"),
+            });
+            rest = &rest[spec_end + 1..];
+        }
+        out.push_str(rest);
+        assert!(v.next().is_none(), "a value left over for {fmt:?}");
+        out
+    }
+
+    /// The parsers read what the programs print: each parser's template against the `printf`
+    /// of the C source itself (probes/*.c), rendered with known values and read back. A
+    /// change of one word on either side fails here.
+    #[test]
+    fn parsers_read_the_lines_the_sources_print() {
+        let f = printf_formats(Seed::Forktest.source());
+        assert_eq!(f.len(), 2, "{f:?}");
+        assert_eq!(
+            parse_forktest_output(&render(&f[0], &[3293.5])),
+            Some(3293.5)
+        );
+        assert_eq!(parse_forktest_wall(&render(&f[1], &[962.25])), Some(962.25));
+        assert_eq!(parse_forktest_output(&render(&f[1], &[962.25])), None);
+
+        let f = printf_formats(Seed::Forktime.source());
+        let values = [
+            500.0, 1123.017, 493.872, 15.93, 477.942, 493.298, 413.3, 79.998,
+        ];
+        let l = parse_forktime_output(&render(&f[0], &values)).expect("forktime's line");
+        assert_eq!(
+            [
+                l.forks as f64,
+                l.wall_us,
+                l.parent_cpu_us,
+                l.parent_user_us,
+                l.parent_sys_us,
+                l.children_cpu_us,
+                l.children_user_us,
+                l.children_sys_us
+            ],
+            values
+        );
+        assert_eq!(parse_forktime_output(&render(&f[1], &[])), None, "0 forks");
+
+        for seed in [Seed::ForkExec, Seed::VforkExec] {
+            let f = printf_formats(seed.source());
+            assert_eq!(f.len(), 2, "{f:?}");
+            let text = render(&f[0], &[2.39]) + &render(&f[1], &[300.0, 2391.169]);
+            let l = parse_spawn_output(&text).unwrap_or_else(|| panic!("{text}"));
+            assert_eq!((l.seed, l.spawns, l.us_per_spawn), (seed, 300, 2391.169));
+        }
+    }
+
     #[test]
     fn spawn_lines_parse_for_both_programs() {
         let out = "Avg fork() + execl() time = 2.39 ms\nforkexec: 300 spawns, 2391.169 us per \

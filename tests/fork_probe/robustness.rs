@@ -122,8 +122,10 @@ fn target_ending_before_the_injection_point() {
 }
 
 /// 100000 forks with `--child _exit` on a static target: all complete, all children are
-/// reaped (no zombie, no process left), and the summary does not take longer than the loop
-/// (a bootstrap over every iteration once took over 10 minutes here).
+/// reaped (no zombie, no process left), and the summary after the loop ends within a hang
+/// guard of 300 s (a bootstrap over every iteration once took over 10 minutes here). The
+/// tighter bound, the whole run under twice the loop plus 30 s, moves with the load: it is
+/// `cargo bench --bench profile_checks` (check `fork summary`).
 #[test]
 fn hundred_thousand_forks_leave_no_process() {
     let name = "hundred_thousand_forks_leave_no_process";
@@ -139,20 +141,21 @@ fn hundred_thousand_forks_leave_no_process() {
     let loop_s = f.loop_wall_ns as f64 / 1e9;
     eprintln!("{name}: the loop took {loop_s:.1} s, the whole run {took:.1} s");
     assert!(
-        took < 2.0 * loop_s + 30.0,
-        "ldcost took {took:.1} s for a loop of {loop_s:.1} s"
+        took - loop_s < 300.0,
+        "ldcost took {took:.1} s for a loop of {loop_s:.1} s: the summary over 300 s"
     );
     case.finish();
 }
 
-/// Starts `ldcost profile --fork 100000` on a static target and returns once the probe's
-/// loop runs: the target (ldcost's child) has a child of its own.
+/// Starts `ldcost profile --fork 1000000` on a static target and returns once the probe's
+/// loop runs: the target (ldcost's child) has a child of its own. A million forks last
+/// minutes, so a lost SIGINT shows as a run that goes on (and as exit 0 with a report).
 fn start_long_loop(case: &mut Case) -> (Spawned, i32) {
     let exe = case.build("plain-s", PLAIN, &["-static"]);
     let json = case.dir().join("fork.json");
     let mut args = os(&["profile"]);
     args.push(exe.into());
-    args.extend(os(&["--fork", "100000", "--no-exec", "--json"]));
+    args.extend(os(&["--fork", "1000000", "--no-exec", "--json"]));
     args.push(json.into());
     let ldc = Spawned::start(Path::new(BIN), &args, &[]);
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -210,9 +213,10 @@ fn sigint_mid_loop(case: &mut Case) -> Finished {
     let (ldc, target) = start_long_loop(case);
     kill(Pid::from_raw(ldc.pid), Signal::SIGINT).expect("SIGINT");
     let sent = Instant::now();
-    let out = ldc.wait(Duration::from_secs(60));
+    let out = ldc.wait(HANG);
+    // A hang guard, not a speed claim (it stops in well under a second on a quiet machine).
     assert!(
-        sent.elapsed() < Duration::from_secs(5),
+        sent.elapsed() < Duration::from_secs(60),
         "ldcost took {:?} to stop after SIGINT",
         sent.elapsed()
     );
@@ -251,8 +255,9 @@ fn timeout_run(case: &mut Case) -> Finished {
         &[],
         &[],
     );
+    // A hang guard: a --timeout not obeyed shows as exit 0 with a report (checked exactly).
     assert!(
-        started.elapsed() < Duration::from_secs(30),
+        started.elapsed() < Duration::from_secs(120),
         "took {:?}",
         started.elapsed()
     );

@@ -1,0 +1,145 @@
+//! The fixtures' C sources.
+
+// ---------------------------------------------------------------------------------------------
+// Fixture sources. Each is built as `cc -O0 [FLAGS] -o ldcpt-NAME NAME.c` (see Case::build);
+// the `ldcpt-` prefix makes the fixtures' command names unique to this file, so the /proc scan
+// can find them even as zombies (whose cmdline is empty).
+
+/// Prints a line and exits 0. Built as PIE (`-pie -fPIE`), non-PIE (`-no-pie`), `-static`
+/// and `-static-pie`.
+pub(crate) const HELLO: &str = r#"#include <stdio.h>
+int main(void) { puts("hello from an ldcost fixture"); return 0; }
+"#;
+
+/// Exits with status 3.
+pub(crate) const EXIT3: &str = "int main(void) { return 3; }\n";
+
+/// Dies of a real SIGSEGV: a store through a null pointer read from a volatile (so the
+/// compiler can neither prove it null nor turn it into a trap instruction).
+pub(crate) const SEGV: &str = r#"static int *volatile nowhere = 0;
+int main(void) { *nowhere = 1; return 0; }
+"#;
+
+/// Sleeps 300 s in main: runs past any short --timeout and past [`super::harness::STOP_GUARD`],
+/// so that a lost SIGINT or a --timeout not obeyed costs minutes, which no load explains.
+pub(crate) const SLEEPER: &str = r#"#include <unistd.h>
+int main(void) { sleep(300); return 0; }
+"#;
+
+/// Raises SIGWINCH (ignored by default) in a loop forever: traced, it spends its life in
+/// signal-delivery stops, so /proc catches it in a ptrace stop (state `t`) at once, and its
+/// tracer is busy at one stop after another.
+pub(crate) const SIGSTORM: &str = r#"#include <signal.h>
+int main(void) { for (;;) raise(SIGWINCH); }
+"#;
+
+/// Exits 0 at once, except with LD_DEBUG in its environment (ldcost's LD_DEBUG=statistics
+/// run): then it sleeps 300 s in main.
+pub(crate) const LD_DEBUG_SLEEPER: &str = r#"#include <stdlib.h>
+#include <unistd.h>
+int main(void) { if (getenv("LD_DEBUG")) sleep(300); return 0; }
+"#;
+
+/// Four threads created in main spin a little and are joined. Built with `-pthread`.
+pub(crate) const THREADS: &str = r#"#include <pthread.h>
+static void *spin(void *arg) {
+    volatile unsigned long x = 0;
+    for (unsigned long i = 0; i < 3000000; i++) x += i;
+    return arg;
+}
+int main(void) {
+    pthread_t t[4];
+    for (int i = 0; i < 4; i++)
+        if (pthread_create(&t[i], 0, spin, 0)) return 1;
+    for (int i = 0; i < 4; i++) pthread_join(t[i], 0);
+    return 0;
+}
+"#;
+
+/// Forks three children in main; each execs /bin/true and is waited for.
+pub(crate) const FORKER: &str = r#"#include <sys/wait.h>
+#include <unistd.h>
+int main(void) {
+    for (int i = 0; i < 3; i++) {
+        pid_t p = fork();
+        if (p < 0) return 1;
+        if (p == 0) { execl("/bin/true", "true", (char *)0); _exit(127); }
+        int st;
+        if (waitpid(p, &st, 0) != p || !WIFEXITED(st) || WEXITSTATUS(st) != 0) return 1;
+    }
+    return 0;
+}
+"#;
+
+/// A shared library whose constructor starts a thread that dlopens libm and is joined: ld.so
+/// code runs in a second thread while ld.so is still running initializers. Built with
+/// `cc -O0 -shared -fPIC -pthread -o libldcptctor.so ctor.c`.
+pub(crate) const CTOR_THREAD_LIB: &str = r#"#include <dlfcn.h>
+#include <pthread.h>
+static void *opener(void *arg) { return dlopen("libm.so.6", RTLD_NOW); }
+static int opened;
+__attribute__((constructor)) static void start(void) {
+    pthread_t t;
+    void *h = 0;
+    if (pthread_create(&t, 0, opener, 0) == 0 && pthread_join(t, &h) == 0 && h) opened = 1;
+}
+int ldcpt_ctor_status(void) { return opened ? 0 : 4; }
+"#;
+
+/// A shared library whose constructor forks; the child carries on with the start-up (through
+/// ld.so and the entry point) and returns 0 from main; the parent's main returns 0 only if
+/// the child did. Built with `cc -O0 -shared -fPIC -o libldcptctor.so ctor.c`.
+pub(crate) const CTOR_FORK_LIB: &str = r#"#include <sys/wait.h>
+#include <unistd.h>
+static pid_t child = -1;
+__attribute__((constructor)) static void start(void) { child = fork(); }
+int ldcpt_ctor_status(void) {
+    if (child == 0) return 0;
+    int st;
+    if (child < 0 || waitpid(child, &st, 0) != child) return 2;
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 3;
+}
+"#;
+
+/// The program using either library: exits with `ldcpt_ctor_status()`. Built with
+/// `cc -O0 -o ldcpt-usector usector.c -L. -lldcptctor -Wl,-rpath,$ORIGIN`.
+pub(crate) const USE_CTOR: &str = r#"int ldcpt_ctor_status(void);
+int main(void) { return ldcpt_ctor_status(); }
+"#;
+
+/// `deny SYSCALL PROGRAM ARGS...`: installs a seccomp filter that makes SYSCALL (`ptrace` or
+/// `perf_event_open`) fail with EPERM, then execs PROGRAM: what a container's default seccomp
+/// profile does to a tool that was not given CAP_SYS_PTRACE / CAP_PERFMON. The filter is
+/// inherited by everything PROGRAM starts.
+pub(crate) const DENY: &str = r#"#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+int main(int argc, char **argv) {
+    if (argc < 3) return 2;
+    long nr = strcmp(argv[1], "ptrace") == 0 ? SYS_ptrace : SYS_perf_event_open;
+    struct sock_filter f[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, nr, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog prog = { sizeof f / sizeof f[0], f };
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog)) {
+        perror("deny: seccomp");
+        return 99;
+    }
+    execv(argv[2], argv + 2);
+    perror("deny: execv");
+    return 127;
+}
+"#;

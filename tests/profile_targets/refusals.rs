@@ -1,0 +1,172 @@
+//! Refusals: setuid, missing and non-executable targets; ptrace and perf_event_open denied.
+
+use super::fixtures::*;
+use super::harness::*;
+use super::oracles::*;
+
+// ---------------------------------------------------------------------------------------------
+// Refusals.
+
+#[test]
+fn setuid_target_is_refused() {
+    let mut case = Case::new();
+    let exe = case.copy("/bin/true", "suid", 0o4755);
+    let out = profile(&exe, &[]);
+    assert_error(&out, 8, &exe.display().to_string());
+    assert!(out.stderr.contains("set-user-ID"), "{}", out.stderr);
+    case.finish();
+}
+
+#[test]
+fn missing_target() {
+    let case = Case::new();
+    let missing = case.dir().join("ldcpt-missing");
+    let out = profile(&missing, &[]);
+    assert_error(&out, 3, &missing.display().to_string());
+    case.finish();
+}
+
+#[test]
+fn non_executable_target() {
+    let mut case = Case::new();
+    let exe = case.copy("/bin/true", "noexec", 0o644);
+    let out = profile(&exe, &[]);
+    assert_error(&out, 3, &exe.display().to_string());
+    case.finish();
+}
+
+/// ptrace refused as a container's seccomp profile refuses it (even root's ptrace fails):
+/// ldcost is started under a filter that makes ptrace(2) fail with EPERM.
+#[test]
+fn ptrace_denied() {
+    // The hint itself, through the library (whatever this machine allows).
+    let hint = TraceError::PtraceDenied {
+        what: "PTRACE_TRACEME was refused".into(),
+    }
+    .hint()
+    .expect("PtraceDenied has a hint");
+    assert!(
+        hint.contains("CAP_SYS_PTRACE") || hint.contains("ptrace_scope"),
+        "{hint}"
+    );
+    if !have("cc") {
+        skip(
+            "ptrace_denied_for_real",
+            "no C compiler to build the seccomp wrapper",
+        );
+        return;
+    }
+    denied_by_seccomp(
+        "ptrace_denied_for_real",
+        "ptrace",
+        &["CAP_SYS_PTRACE", "ptrace_scope"],
+    );
+}
+
+/// Runs ldcost under the seccomp wrapper that makes `syscall` fail with EPERM: exit 8, a
+/// one-line error naming the refused call, and a hint naming one of `hints`.
+fn denied_by_seccomp(name: &str, syscall: &str, hints: &[&str]) {
+    let mut case = Case::new();
+    let deny = case.build("deny", DENY, &[]);
+    let mut args = os(&[syscall, BIN, "profile", "-n", "1", "--warmup", "0"]);
+    args.extend(os(&["--no-ld-debug", "/bin/true"]));
+    let out = Spawned::start(deny.as_os_str(), &args).wait(HANG);
+    if out.code == Some(99) {
+        skip(
+            name,
+            &format!(
+                "cannot install a seccomp filter here: {}",
+                out.stderr.trim()
+            ),
+        );
+        case.finish();
+        return;
+    }
+    assert_error(&out, 8, syscall);
+    assert!(
+        hints.iter().any(|h| out.stderr.contains(h)),
+        "{}",
+        out.stderr
+    );
+    case.finish();
+}
+
+/// perf_event_open refused by seccomp (as in a container): exit 8 and a hint that names the
+/// seccomp profile (perf_event_paranoid does not apply to root).
+#[test]
+fn perf_denied_by_seccomp() {
+    if !tools("perf_denied_by_seccomp", &["cc"]) {
+        return;
+    }
+    denied_by_seccomp(
+        "perf_denied_by_seccomp",
+        "perf_event_open",
+        &["seccomp", "perf_event_paranoid"],
+    );
+}
+
+/// ldcost run as an unprivileged user (nobody). With perf_event_paranoid >= 2 the kernel
+/// refuses to count kernel mode for it: exit 8 and a hint naming perf_event_paranoid. With 1
+/// or less it works unprivileged (ptrace of one's own children needs no capability unless
+/// Yama says otherwise).
+#[test]
+fn perf_refused_to_an_unprivileged_user() {
+    let name = "perf_refused_to_an_unprivileged_user";
+    if !tools(name, &["setpriv"]) {
+        return;
+    }
+    if !running_as_root() {
+        skip(name, "not root: cannot switch to another user with setpriv");
+        return;
+    }
+    let case = Case::new();
+    let as_nobody = |args: &[&str]| {
+        let mut a = os(&["--reuid=65534", "--regid=65534", "--clear-groups", BIN]);
+        a.extend(os(args));
+        Spawned::start(OsStr::new("setpriv"), &a).wait(HANG)
+    };
+    let v = as_nobody(&["--version"]);
+    if v.code != Some(0) {
+        skip(
+            name,
+            &format!(
+                "user nobody cannot run {BIN} (is target/ readable by others?): {}",
+                v.stderr.trim()
+            ),
+        );
+        case.finish();
+        return;
+    }
+    let paranoid: i32 = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(2);
+    let out = as_nobody(&[
+        "profile",
+        "-n",
+        "1",
+        "--warmup",
+        "0",
+        "--no-ld-debug",
+        "--quiet-target",
+        "/bin/true",
+    ]);
+    if paranoid >= 2 {
+        assert_error(&out, 8, "perf_event_open");
+        assert!(
+            out.stderr
+                .contains(&format!("perf_event_paranoid is {paranoid}")),
+            "the hint names the setting and its value: {}",
+            out.stderr
+        );
+    } else {
+        assert_eq!(
+            out.code,
+            Some(0),
+            "perf_event_paranoid {paranoid} allows an unprivileged profile: {}",
+            out.stderr
+        );
+        eprintln!("NOTE {name}: perf_event_paranoid is {paranoid}: works unprivileged");
+    }
+    case.finish();
+}
