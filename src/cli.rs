@@ -96,11 +96,25 @@ pub struct ProfileArgs {
     /// Implied by --flamegraph and --folded.
     #[arg(long)]
     pub sample: bool,
-    /// Samples per second of CPU time (cpu-clock here; at most
-    /// kernel.perf_event_max_sample_rate).
+    /// Samples per second of CPU time (cpu-clock here), capped at --max-frequency.
     #[arg(long, value_name = "HZ", default_value_t = 10000,
           value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub frequency: u64,
+    /// The highest --frequency used: a ceiling below what makes the kernel spend its time
+    /// sampling (each sample walks two call chains). May be raised up to
+    /// kernel.perf_event_max_sample_rate.
+    #[arg(long, value_name = "HZ", default_value_t = crate::config::MAX_FREQUENCY_HZ,
+          value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub max_frequency: u64,
+    /// Memory for sampling, in MiB: ring buffers and kept records, over each sampled phase.
+    /// When reached, sampling stops and the report says how many samples were dropped.
+    #[arg(long, value_name = "MB", default_value_t = crate::config::SAMPLE_BUDGET_MB,
+          value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub sample_budget: u64,
+    /// Stop sampling after this many seconds in each sampled phase (the sampled exec runs,
+    /// the sampled fork loop); the report says sampling was stopped.
+    #[arg(long, value_name = "SECONDS", default_value_t = crate::config::SAMPLE_DEADLINE_S)]
+    pub sample_deadline: f64,
     /// Sampled exec runs (and, with --fork, the sampled loop has min(N, 2000) forks).
     #[arg(long, value_name = "N", default_value_t = 10,
           value_parser = clap::value_parser!(u64).range(1..=10000))]

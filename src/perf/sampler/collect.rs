@@ -221,11 +221,11 @@ pub(crate) fn trailer(parts: &[&[u8]]) -> Option<Trailer> {
         k += take.len();
         skip = 0;
     }
-    let u32_at = |i: usize| u32::from_ne_bytes(buf[i..i + 4].try_into().unwrap());
+    let u32_at = |i: usize| u32::from_ne_bytes([buf[i], buf[i + 1], buf[i + 2], buf[i + 3]]);
     Some(Trailer {
         pid: u32_at(0),
         tid: u32_at(4),
-        time: u64::from_ne_bytes(buf[8..16].try_into().unwrap()),
+        time: u64::from(u32_at(8)) | u64::from(u32_at(12)) << 32,
         cpu: u32_at(16),
     })
 }
@@ -247,6 +247,20 @@ pub(crate) struct Collector {
     pub window: Option<(u64, u64)>,
     /// Records read from the ring buffers in all, of any task.
     pub records: u64,
+    /// ldcost's own pid: its samples are dropped as they are read (system-wide events see
+    /// the drain thread and the tracer too).
+    own_pid: Option<i32>,
+    pub dropped_own: u64,
+    /// The bytes kept records may take (None: unbounded), what they take, and the samples
+    /// of members dropped once it was reached.
+    budget: Option<u64>,
+    pub kept_bytes: u64,
+    pub dropped_budget: u64,
+}
+
+/// About how many bytes one kept sample takes in memory.
+pub(crate) fn sample_bytes(s: &Sample) -> u64 {
+    (std::mem::size_of::<Sample>() + 8 * (s.kernel.capacity() + s.user.capacity())) as u64
 }
 
 impl Collector {
@@ -260,6 +274,23 @@ impl Collector {
         }
     }
 
+    /// Drops the records of `pid` (ldcost itself) as they are read, counting its samples.
+    pub fn exclude(mut self, pid: i32) -> Collector {
+        self.own_pid = Some(pid);
+        self
+    }
+
+    /// Bounds the memory of the kept records to `bytes`.
+    pub fn with_budget(mut self, bytes: Option<u64>) -> Collector {
+        self.budget = bytes;
+        self
+    }
+
+    /// Whether the kept records reached the budget.
+    pub fn over_budget(&self) -> bool {
+        self.budget.is_some_and(|b| self.kept_bytes >= b)
+    }
+
     /// Takes one converted record into the current round.
     pub fn take(&mut self, c: Converted, time: Option<u64>) {
         self.records += 1;
@@ -270,6 +301,11 @@ impl Collector {
             });
         }
         match c {
+            Converted::Item(item) if Some(item.pid()) == self.own_pid => {
+                if matches!(item, Item::Sample(_)) {
+                    self.dropped_own += 1;
+                }
+            }
             Converted::Item(item) => self.batch.push(item),
             Converted::Lost(n) => self.lost += n,
             Converted::Throttle => self.throttled += 1,
@@ -302,9 +338,19 @@ impl Collector {
             };
             if member {
                 match item {
-                    Item::Sample(s) => self.samples.push(s),
-                    Item::Task(t) => self.tasks.push(t),
-                    Item::Mmap(m) => self.mmaps.push(m),
+                    Item::Sample(_) if self.over_budget() => self.dropped_budget += 1,
+                    Item::Sample(s) => {
+                        self.kept_bytes += sample_bytes(&s);
+                        self.samples.push(s);
+                    }
+                    Item::Task(t) => {
+                        self.kept_bytes += std::mem::size_of::<TaskEvent>() as u64;
+                        self.tasks.push(t);
+                    }
+                    Item::Mmap(m) => {
+                        self.kept_bytes += (std::mem::size_of::<MmapEvent>() + m.path.len()) as u64;
+                        self.mmaps.push(m);
+                    }
                 }
             } else if !waited && !last {
                 self.pending.push(item);
@@ -487,6 +533,46 @@ mod tests {
         c.finish();
         assert_eq!(c.samples.len(), 2, "pid 101 now belongs to a stranger");
         assert!(!c.is_member(101));
+    }
+
+    #[test]
+    fn own_samples_are_dropped_at_once_and_counted() {
+        let mut c = Collector::new(100, []).exclude(7);
+        feed(&mut c, vec![sample(1, 7), sample(2, 100), fork(3, 7, 8)]);
+        assert_eq!(
+            c.batch.len(),
+            1,
+            "only the member's sample waits for the round"
+        );
+        c.finish();
+        assert_eq!(c.dropped_own, 1);
+        assert_eq!(c.samples.len(), 1);
+        assert!(!c.is_member(8));
+    }
+
+    #[test]
+    fn the_budget_stops_keeping_samples_and_counts_the_rest() {
+        let one = match sample(0, 100) {
+            Item::Sample(s) => sample_bytes(&s),
+            _ => unreachable!(),
+        };
+        // Room for exactly three samples.
+        let mut c = Collector::new(100, []).with_budget(Some(3 * one));
+        feed(&mut c, (1..=10).map(|t| sample(t, 100)).collect());
+        c.round(false);
+        assert!(c.over_budget());
+        feed(&mut c, vec![sample(11, 100), fork(12, 100, 101)]);
+        c.finish();
+        assert_eq!(c.samples.len(), 3);
+        assert_eq!(c.dropped_budget, 8);
+        assert!(
+            c.is_member(101),
+            "forks still grow the tree past the budget"
+        );
+        let mut free = Collector::new(100, []);
+        feed(&mut free, (1..=10).map(|t| sample(t, 100)).collect());
+        free.finish();
+        assert!(!free.over_budget() && free.samples.len() == 10);
     }
 
     #[test]

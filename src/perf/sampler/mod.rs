@@ -96,6 +96,13 @@ pub struct SamplerConfig {
     pub drain_interval: Duration,
     /// Use hardware cycles when the PMU has them (else, and when false, cpu-clock).
     pub prefer_cycles: bool,
+    /// Stop sampling (disable the events) this long after [`Sampler::start`]; what is
+    /// recorded stays, and [`Recording::stopped`] says why. None: no deadline.
+    pub deadline: Option<Duration>,
+    /// The memory sampling may use, in bytes: the ring buffers (shrunk to at most half of
+    /// it) and the records kept. When the kept records reach it, sampling stops and the
+    /// samples still read are counted in [`Recording::dropped_budget`]. None: no budget.
+    pub budget_bytes: Option<u64>,
 }
 
 impl Default for SamplerConfig {
@@ -107,6 +114,8 @@ impl Default for SamplerConfig {
             buffer_pages: 512,
             drain_interval: Duration::from_millis(10),
             prefer_cycles: true,
+            deadline: None,
+            budget_bytes: None,
         }
     }
 }
@@ -151,6 +160,15 @@ pub struct Recording {
     pub kernel_names: BTreeMap<u64, String>,
     /// What a report must say about this recording (fallbacks, what is not visible).
     pub notes: Vec<String>,
+    /// Samples of the tree read after the memory budget was reached, not kept.
+    #[serde(default)]
+    pub dropped_budget: u64,
+    /// Samples of ldcost itself (system-wide events see it), dropped as they were read.
+    #[serde(default)]
+    pub dropped_own: u64,
+    /// Why sampling stopped before the sampler was stopped, if it did (deadline, budget).
+    #[serde(default)]
+    pub stopped: Option<String>,
 }
 
 impl Recording {
@@ -174,7 +192,22 @@ impl Recording {
             maps_at_start: BTreeMap::new(),
             kernel_names: BTreeMap::new(),
             notes: Vec::new(),
+            dropped_budget: 0,
+            dropped_own: 0,
+            stopped: None,
         }
+    }
+
+    /// About how many bytes the kept records take in memory (what the budget counts).
+    pub fn approx_bytes(&self) -> u64 {
+        let samples: u64 = self.samples.iter().map(collect::sample_bytes).sum();
+        samples
+            + (self.tasks.len() * std::mem::size_of::<TaskEvent>()) as u64
+            + self
+                .mmaps
+                .iter()
+                .map(|m| (std::mem::size_of::<MmapEvent>() + m.path.len()) as u64)
+                .sum::<u64>()
     }
 
     /// The pids of the tree seen in this recording: the root and every forked child.
