@@ -170,6 +170,13 @@ pub enum Error {
     Run(#[from] crate::trace::startup::RunError),
     #[error(transparent)]
     Fork(#[from] crate::trace::fork::ForkError),
+    /// `ulimit -v` leaves less address space than sampling's memory budget.
+    #[error("sampling refused: the address-space limit (ulimit -v, {limit_mb} MiB) leaves {free_mb} MiB, less than the sampling budget of {budget_mb} MiB")]
+    AddressSpace {
+        limit_mb: u64,
+        free_mb: u64,
+        budget_mb: u64,
+    },
 }
 
 impl From<ElfError> for Error {
@@ -204,6 +211,7 @@ impl Error {
                     F::NotReached { .. } | F::TimedOut | F::Inject(_) => ExitCode::TargetFailed,
                 }
             }
+            Error::AddressSpace { .. } => ExitCode::Refused,
         }
     }
     pub fn hint(&self) -> Option<String> {
@@ -227,6 +235,10 @@ impl Error {
                 Some("raise --timeout or lower --fork N".into())
             }
             Error::Fork(_) => None,
+            Error::AddressSpace { .. } => Some(
+                "lower --sample-budget MB to fit, or raise the limit (`ulimit -v unlimited`)"
+                    .into(),
+            ),
         }
     }
 }

@@ -13,6 +13,7 @@ pub mod inject;
 pub mod launch;
 mod segments;
 pub mod startup;
+pub mod tree;
 
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 

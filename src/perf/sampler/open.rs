@@ -143,7 +143,7 @@ impl Sampler {
     /// so in [`Recording::notes`].
     pub fn start(cfg: &SamplerConfig, root_pid: i32) -> Result<Sampler, SamplerError> {
         let cpus = online_cpus()?;
-        let existing = descendants(root_pid);
+        let existing = crate::trace::tree::descendants(root_pid);
         let mut maps_at_start = std::collections::BTreeMap::new();
         let mut notes = Vec::new();
         for pid in std::iter::once(root_pid).chain(existing.iter().copied()) {
@@ -519,39 +519,6 @@ fn parse_cpu_list(text: &str) -> Option<Vec<u32>> {
     (!cpus.is_empty()).then_some(cpus)
 }
 
-/// The live descendants of `root`, from the ppid field of every /proc/PID/stat.
-fn descendants(root: i32) -> Vec<i32> {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    let parents: Vec<(i32, i32)> = dir
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
-        .filter_map(|pid| {
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-            Some((pid, parse_ppid(&stat)?))
-        })
-        .collect();
-    let mut tree = vec![root];
-    let mut i = 0;
-    while i < tree.len() {
-        let p = tree[i];
-        tree.extend(parents.iter().filter(|(_, pp)| *pp == p).map(|(c, _)| *c));
-        i += 1;
-    }
-    tree.remove(0);
-    tree
-}
-
-/// The ppid in `/proc/PID/stat` (`pid (comm) state ppid ...`; comm may hold spaces and
-/// parentheses, so fields are counted from the last `)`).
-fn parse_ppid(stat: &str) -> Option<i32> {
-    stat[stat.rfind(')')? + 1..]
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -580,19 +547,12 @@ mod tests {
     }
 
     #[test]
-    fn ppid_from_stat() {
-        assert_eq!(parse_ppid("42 (a) b) c) S 7 42 42 0 -1"), Some(7));
-        assert_eq!(parse_ppid("1 (init) S 0 1 1"), Some(0));
-        assert_eq!(parse_ppid("garbage"), None);
-    }
-
-    #[test]
     fn our_children_are_descendants() {
         let mut child = std::process::Command::new("sleep")
             .arg("30")
             .spawn()
             .unwrap();
-        let d = descendants(std::process::id() as i32);
+        let d = crate::trace::tree::descendants(std::process::id() as i32);
         child.kill().unwrap();
         child.wait().unwrap();
         assert!(d.contains(&(child.id() as i32)), "{d:?}");
