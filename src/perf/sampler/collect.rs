@@ -541,8 +541,8 @@ mod tests {
         feed(&mut c, vec![sample(1, 7), sample(2, 100), fork(3, 7, 8)]);
         assert_eq!(
             c.batch.len(),
-            1,
-            "only the member's sample waits for the round"
+            2,
+            "ldcost's own sample never enters the round"
         );
         c.finish();
         assert_eq!(c.dropped_own, 1);
