@@ -217,12 +217,25 @@ impl Error {
     pub fn hint(&self) -> Option<String> {
         match self {
             Error::Deps(e) => e.hint(),
+            Error::Report(ReportError::Write { source, .. })
+                if source.raw_os_error() == Some(nix::libc::ENOSPC) =>
+            {
+                Some("the file system is full; free space or write the report elsewhere".into())
+            }
             Error::Report(ReportError::Write { .. }) => Some(
                 "check that the directory exists and is writable; `-` writes to standard output"
                     .into(),
             ),
             Error::Report(ReportError::Json(_)) => None,
             Error::Run(crate::trace::startup::RunError::Trace(t)) => t.hint(),
+            Error::Run(crate::trace::startup::RunError::Perf(crate::perf::PerfError::Open {
+                source,
+                ..
+            })) if source.raw_os_error() == Some(nix::libc::EMFILE) => Some(
+                "too many open files: raise `ulimit -n` (ldcost opens a few counters per run, \
+                 and one sampling event per CPU)"
+                    .into(),
+            ),
             Error::Run(crate::trace::startup::RunError::Perf(p)) => p.hint(),
             Error::Fork(crate::trace::fork::ForkError::Trace(t)) => t.hint(),
             Error::Fork(crate::trace::fork::ForkError::NotReached { .. }) => Some(

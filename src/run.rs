@@ -42,6 +42,18 @@ pub fn profile(cfg: &crate::config::ProfileRun) -> Result<ExitCode, Error> {
     };
     if result.is_err() {
         crate::trace::tree::clean_up();
+    } else {
+        // Processes the target left running (its children, orphaned when it exited or was
+        // killed) would outlive the measurement: they go too, and the user is told.
+        let left = crate::trace::tree::kill_tree(std::process::id() as i32);
+        crate::trace::tree::reap_all(std::time::Duration::from_secs(2));
+        if left > 0 {
+            eprintln!(
+                "ldcost: warning: {left} process{} the target left running {} killed",
+                if left == 1 { "" } else { "es" },
+                if left == 1 { "was" } else { "were" }
+            );
+        }
     }
     result
 }
@@ -163,6 +175,10 @@ fn profile_inner(
         }
         report::write_text(&text, std::path::Path::new("-"))?;
     }
+    let killed = section.endings.iter().find_map(|e| match e {
+        crate::trace::launch::Ending::Killed(s) => Some(*s),
+        _ => None,
+    });
     let timed_out = section
         .endings
         .contains(&crate::trace::launch::Ending::TimedOut);
@@ -178,6 +194,11 @@ fn profile_inner(
         doc.profile = Some(section);
         doc.fork = fork;
         write_json(&doc, path)?;
+    }
+    if let Some(sig) = killed {
+        eprintln!(
+            "ldcost: warning: the target was killed by signal {sig} in a run; that run's later phases are missing"
+        );
     }
     if timed_out {
         eprintln!("ldcost: warning: the target ran past --timeout and was killed; phases after that point are missing");
