@@ -377,3 +377,125 @@ fn a_low_ulimit_n_is_one_line_exit_8_and_nothing_left() {
     kill_all(&left);
     assert!(left.is_empty(), "left behind: {left:?}");
 }
+
+/// The direct children of `pid` (from /proc/*/stat).
+fn children(pid: i32) -> Vec<i32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|p| {
+            std::fs::read_to_string(format!("/proc/{p}/stat"))
+                .ok()
+                .and_then(|s| {
+                    s[s.rfind(')')? + 1..]
+                        .split_whitespace()
+                        .nth(1)?
+                        .parse::<i32>()
+                        .ok()
+                })
+                == Some(pid)
+        })
+        .collect()
+}
+
+/// SIGINT to ldcost in one phase: exit 130, no process of the tree, no report, no temp dir.
+fn interrupt_in(name: &str, extra: &[&str], phase: &str) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let f = fifo(dir.path());
+    let json = dir.path().join("r.json");
+    let script = format!("sleep 300 & echo $$ $! > {}; wait", f.display());
+    let mut args: Vec<&str> = QUICK.to_vec();
+    args.extend(extra);
+    args.extend(["--json", json.to_str().expect("utf-8")]);
+    let fork = extra.contains(&"--fork");
+    let target_args: Vec<String> = if fork {
+        // The fork probe at sh's main: a loop of a million forks, never the script.
+        vec!["/bin/sh".into(), "-c".into(), ":".into()]
+    } else {
+        vec!["/bin/sh".into(), "-c".into(), script]
+    };
+    let mut child = Command::new(BIN)
+        .args(&args)
+        .args(&target_args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let me = child.id() as i32;
+    let mut tree = Vec::new();
+    if fork {
+        // Wait (bounded) until the target has forked: the loop is running.
+        let t0 = Instant::now();
+        loop {
+            let kids = children(me);
+            let grand: Vec<i32> = kids.iter().flat_map(|k| children(*k)).collect();
+            if !grand.is_empty() {
+                tree.extend(kids);
+                break;
+            }
+            assert!(t0.elapsed() < GUARD, "{name}: the fork loop never started");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    } else {
+        let first = read_pids(&f);
+        tree.extend(&first);
+        if phase == "sampling" {
+            // End the measured run from outside; the sampled run starts next.
+            kill_all(&first[..1]);
+            tree.extend(read_pids(&f));
+        }
+    }
+    let t0 = Instant::now();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(me),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .expect("SIGINT");
+    let code = wait_guarded(&mut child, name);
+    let took = t0.elapsed();
+    let mut err = String::new();
+    if let Some(mut e) = child.stderr.take() {
+        let _ = e.read_to_string(&mut err);
+    }
+    eprintln!(
+        "NOTE {name}: exit {code} {:.0} ms after SIGINT ({phase})",
+        took.as_secs_f64() * 1e3
+    );
+    assert_eq!(code, 130, "{phase}: {err}");
+    assert!(err.contains("interrupted"), "{err}");
+    // Nothing left: every pid of the tree seen is gone (or a zombie of a dead parent).
+    for p in &tree {
+        assert!(
+            state(*p).is_none_or(|s| s == 'Z'),
+            "{phase}: pid {p} survived the interrupt"
+        );
+    }
+    assert!(!json.exists(), "{phase}: a partial report was left");
+    let temp = std::env::temp_dir().join(format!("ldcost-lddebug-{me}"));
+    assert!(!temp.exists(), "{}", temp.display());
+}
+
+#[test]
+fn sigint_during_the_measured_runs_exits_130_and_leaves_nothing() {
+    const NAME: &str = "sigint_during_the_measured_runs_exits_130_and_leaves_nothing";
+    if root(NAME) {
+        interrupt_in(NAME, &[], "measured runs");
+    }
+}
+
+#[test]
+fn sigint_during_sampling_exits_130_and_leaves_nothing() {
+    const NAME: &str = "sigint_during_sampling_exits_130_and_leaves_nothing";
+    if root(NAME) {
+        interrupt_in(NAME, &["--sample", "--sample-runs", "3"], "sampling");
+    }
+}
+
+#[test]
+fn sigint_during_the_fork_loop_exits_130_and_leaves_nothing() {
+    const NAME: &str = "sigint_during_the_fork_loop_exits_130_and_leaves_nothing";
+    if root(NAME) {
+        interrupt_in(NAME, &["--fork", "1000000", "--no-exec"], "fork loop");
+    }
+}
