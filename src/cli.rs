@@ -10,15 +10,17 @@ Exit codes:
   0   success
   1   finding: the analysis completed but a needed library was not found
   2   usage error (bad command line)
-  3   the target does not exist, is not a regular file, or cannot be read
+  3   the target does not exist, is not a regular file, or cannot be read (profile checks
+      its target as deps does, before launching: 3-6 mean the same for both)
   4   the target is not an ELF object (empty, text, a #! script, another format)
   5   the target is a malformed ELF object (truncated, corrupt headers)
   6   the target is an ELF object ldcost does not analyse (32-bit, foreign architecture)
-  7   a report could not be written
-  8   the system refuses: ptrace or perf_event_open not permitted, or a set-ID target
+  7   a report could not be written (bad path, full disk, read-only); no partial file is left
+  8   the system refuses: ptrace or perf_event_open not permitted, a set-ID target, too few
+      file descriptors (ulimit -n), or ulimit -v leaves less room than --sample-budget
   9   the target could not be measured to its end (killed by --timeout, or lost)
   70  internal error (a bug in ldcost; please report it)
-  130 interrupted by SIGINT/SIGTERM (the target was killed and reaped)
+  130 interrupted by SIGINT/SIGTERM in any phase (the target's tree was killed and reaped)
 A target that exits non-zero or dies of a signal is reported, not an ldcost failure (exit 0).";
 
 /// Where the time of process creation goes: exec, ld.so, fork.
