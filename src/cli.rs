@@ -38,7 +38,7 @@ pub enum Command {
     Deps(DepsArgs),
     /// Run TARGET and measure where the time from execve() to main() goes, phase by phase.
     #[command(after_help = EXIT_CODES)]
-    Profile(ProfileArgs),
+    Profile(Box<ProfileArgs>),
 }
 
 #[derive(Debug, clap::Args)]
