@@ -272,20 +272,15 @@ impl Sampler {
         drop(st);
 
         let s = &self.settings;
-        let mut rec = Recording::empty(s.root, s.scope, s.frequency_hz, s.event.name());
-        rec.samples = c.samples;
-        rec.tasks = c.tasks;
-        rec.mmaps = c.mmaps;
-        rec.lost = c.lost;
-        rec.throttled = c.throttled;
-        rec.unthrottled = c.unthrottled;
-        rec.window_ns = c.window;
+        let mut rec = c.kept;
+        rec.root_pid = s.root;
+        rec.scope = s.scope;
+        rec.frequency_hz = s.frequency_hz;
+        rec.event = s.event.name().to_string();
         rec.cpus = s.cpus.clone();
         rec.buffer_pages = s.pages;
         rec.maps_at_start = s.maps_at_start.clone();
         rec.notes = s.notes.clone();
-        rec.dropped_budget = c.dropped_budget;
-        rec.dropped_own = c.dropped_own;
         if let Some(why) = &stopped {
             rec.notes.push(why.clone());
         }
