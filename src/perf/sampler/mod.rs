@@ -66,7 +66,8 @@ pub use maps::{parse_proc_maps, read_proc_maps, MapRange};
 pub use open::Sampler;
 pub use symbolize::{symbolize, Frame, FrameKind, SymbolizedStack, Symbolizer};
 
-use super::{is_perf_privileged, paranoid_hint, read_paranoid_level};
+use super::error::Refusal;
+use super::{paranoid_hint, read_paranoid_level};
 
 /// Which tasks the events are opened on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -313,13 +314,8 @@ pub enum SamplerError {
         privileged: bool,
     },
     /// EACCES/EPERM opening a per-task event, even for user mode only.
-    #[error("the kernel refused to sample process {pid} (perf_event_open: {errno:?})")]
-    Denied {
-        pid: i32,
-        errno: Errno,
-        paranoid: Option<i32>,
-        privileged: bool,
-    },
+    #[error("the kernel refused to sample process {pid} (perf_event_open: {:?})", refusal.errno)]
+    Denied { pid: i32, refusal: Refusal },
     #[error("perf_event_open is not available on this system (ENOSYS)")]
     NoPerfEvents,
     #[error("cannot sample process {pid}: it does not exist (perf_event_open: ESRCH)")]
@@ -373,12 +369,7 @@ impl SamplerError {
                 privileged,
                 ..
             } => Some(system_wide_hint(*paranoid, *privileged)),
-            SamplerError::Denied {
-                errno,
-                paranoid,
-                privileged,
-                ..
-            } => Some(paranoid_hint(*errno, *paranoid, *privileged)),
+            SamplerError::Denied { refusal, .. } => Some(refusal.hint()),
             SamplerError::NoPerfEvents => Some(paranoid_hint(Errno::ENOSYS, None, false)),
             SamplerError::NoSuchProcess { .. } => Some(
                 "start the sampler while the target is stopped (before its exec), not after it \
@@ -402,26 +393,20 @@ impl SamplerError {
 
     /// Classifies a failed `perf_event_open`.
     fn from_open(scope: Scope, pid: i32, cpu: u32, event: &str, source: io::Error) -> Self {
-        let errno = source.raw_os_error().map(Errno::from_raw);
-        match (errno, scope) {
-            (Some(errno @ (Errno::EACCES | Errno::EPERM)), Scope::SystemWide) => {
-                SamplerError::SystemWideDenied {
+        if let Some(r) = Refusal::of(&source) {
+            return match scope {
+                Scope::SystemWide => SamplerError::SystemWideDenied {
                     cpu,
-                    errno,
-                    paranoid: read_paranoid_level(),
-                    privileged: is_perf_privileged(),
-                }
-            }
-            (Some(errno @ (Errno::EACCES | Errno::EPERM)), Scope::PerTask) => {
-                SamplerError::Denied {
-                    pid,
-                    errno,
-                    paranoid: read_paranoid_level(),
-                    privileged: is_perf_privileged(),
-                }
-            }
-            (Some(Errno::ENOSYS), _) => SamplerError::NoPerfEvents,
-            (Some(Errno::ESRCH), _) => SamplerError::NoSuchProcess { pid },
+                    errno: r.errno,
+                    paranoid: r.paranoid,
+                    privileged: r.privileged,
+                },
+                Scope::PerTask => SamplerError::Denied { pid, refusal: r },
+            };
+        }
+        match source.raw_os_error().map(Errno::from_raw) {
+            Some(Errno::ENOSYS) => SamplerError::NoPerfEvents,
+            Some(Errno::ESRCH) => SamplerError::NoSuchProcess { pid },
             _ => SamplerError::Open {
                 event: event.to_string(),
                 cpu,
