@@ -10,15 +10,17 @@ Exit codes:
   0   success
   1   finding: the analysis completed but a needed library was not found
   2   usage error (bad command line)
-  3   the target does not exist, is not a regular file, or cannot be read
+  3   the target does not exist, is not a regular file, or cannot be read (profile checks
+      its target as deps does, before launching: 3-6 mean the same for both)
   4   the target is not an ELF object (empty, text, a #! script, another format)
   5   the target is a malformed ELF object (truncated, corrupt headers)
   6   the target is an ELF object ldcost does not analyse (32-bit, foreign architecture)
-  7   a report could not be written
-  8   the system refuses: ptrace or perf_event_open not permitted, or a set-ID target
+  7   a report could not be written (bad path, full disk, read-only); no partial file is left
+  8   the system refuses: ptrace or perf_event_open not permitted, a set-ID target, too few
+      file descriptors (ulimit -n), or ulimit -v leaves less room than --sample-budget
   9   the target could not be measured to its end (killed by --timeout, or lost)
   70  internal error (a bug in ldcost; please report it)
-  130 interrupted by SIGINT/SIGTERM (the target was killed and reaped)
+  130 interrupted by SIGINT/SIGTERM in any phase (the target's tree was killed and reaped)
 A target that exits non-zero or dies of a signal is reported, not an ldcost failure (exit 0).";
 
 /// Where the time of process creation goes: exec, ld.so, fork.
@@ -36,7 +38,7 @@ pub enum Command {
     Deps(DepsArgs),
     /// Run TARGET and measure where the time from execve() to main() goes, phase by phase.
     #[command(after_help = EXIT_CODES)]
-    Profile(ProfileArgs),
+    Profile(Box<ProfileArgs>),
 }
 
 #[derive(Debug, clap::Args)]
@@ -96,11 +98,25 @@ pub struct ProfileArgs {
     /// Implied by --flamegraph and --folded.
     #[arg(long)]
     pub sample: bool,
-    /// Samples per second of CPU time (cpu-clock here; at most
-    /// kernel.perf_event_max_sample_rate).
+    /// Samples per second of CPU time (cpu-clock here), capped at --max-frequency.
     #[arg(long, value_name = "HZ", default_value_t = 10000,
           value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub frequency: u64,
+    /// The highest --frequency used: a ceiling below what makes the kernel spend its time
+    /// sampling (each sample walks two call chains). May be raised up to
+    /// kernel.perf_event_max_sample_rate.
+    #[arg(long, value_name = "HZ", default_value_t = crate::config::MAX_FREQUENCY_HZ,
+          value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub max_frequency: u64,
+    /// Memory for sampling, in MiB: ring buffers and kept records, over each sampled phase.
+    /// When reached, sampling stops and the report says how many samples were dropped.
+    #[arg(long, value_name = "MB", default_value_t = crate::config::SAMPLE_BUDGET_MB,
+          value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub sample_budget: u64,
+    /// Stop sampling after this many seconds in each sampled phase (the sampled exec runs,
+    /// the sampled fork loop); the report says sampling was stopped.
+    #[arg(long, value_name = "SECONDS", default_value_t = crate::config::SAMPLE_DEADLINE_S)]
+    pub sample_deadline: f64,
     /// Sampled exec runs (and, with --fork, the sampled loop has min(N, 2000) forks).
     #[arg(long, value_name = "N", default_value_t = 10,
           value_parser = clap::value_parser!(u64).range(1..=10000))]

@@ -145,6 +145,13 @@ pub enum Error {
     Run(#[from] crate::trace::startup::RunError),
     #[error(transparent)]
     Fork(#[from] crate::trace::fork::ForkError),
+    /// `ulimit -v` leaves less address space than sampling's memory budget.
+    #[error("sampling refused: the address-space limit (ulimit -v, {limit_mb} MiB) leaves {free_mb} MiB, less than the sampling budget of {budget_mb} MiB")]
+    AddressSpace {
+        limit_mb: u64,
+        free_mb: u64,
+        budget_mb: u64,
+    },
 }
 
 impl From<ElfError> for Error {
@@ -179,17 +186,31 @@ impl Error {
                     F::NotReached { .. } | F::TimedOut | F::Inject(_) => ExitCode::TargetFailed,
                 }
             }
+            Error::AddressSpace { .. } => ExitCode::Refused,
         }
     }
     pub fn hint(&self) -> Option<String> {
         match self {
             Error::Deps(e) => e.hint(),
+            Error::Report(ReportError::Write { source, .. })
+                if source.raw_os_error() == Some(nix::libc::ENOSPC) =>
+            {
+                Some("the file system is full; free space or write the report elsewhere".into())
+            }
             Error::Report(ReportError::Write { .. }) => Some(
                 "check that the directory exists and is writable; `-` writes to standard output"
                     .into(),
             ),
             Error::Report(ReportError::Json(_)) => None,
             Error::Run(crate::trace::startup::RunError::Trace(t)) => t.hint(),
+            Error::Run(crate::trace::startup::RunError::Perf(crate::perf::PerfError::Open {
+                source,
+                ..
+            })) if source.raw_os_error() == Some(nix::libc::EMFILE) => Some(
+                "too many open files: raise `ulimit -n` (ldcost opens a few counters per run, \
+                 and one sampling event per CPU)"
+                    .into(),
+            ),
             Error::Run(crate::trace::startup::RunError::Perf(p)) => p.hint(),
             Error::Fork(crate::trace::fork::ForkError::Trace(t)) => t.hint(),
             Error::Fork(crate::trace::fork::ForkError::NotReached { .. }) => Some(
@@ -202,6 +223,10 @@ impl Error {
                 Some("raise --timeout or lower --fork N".into())
             }
             Error::Fork(_) => None,
+            Error::AddressSpace { .. } => Some(
+                "lower --sample-budget MB to fit, or raise the limit (`ulimit -v unlimited`)"
+                    .into(),
+            ),
         }
     }
 }

@@ -40,7 +40,7 @@ fn main() {
 fn run(cli: Cli) -> Result<ExitCode, Error> {
     match cli.command {
         Command::Deps(args) => ldcost::run::deps(&DepsConfig::from_args(args)),
-        Command::Profile(args) => ldcost::run::profile(&ProfileRun::from_args(args)),
+        Command::Profile(args) => ldcost::run::profile(&ProfileRun::from_args(*args)),
     }
 }
 

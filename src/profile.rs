@@ -216,17 +216,49 @@ fn sampled_runs(
     String,
 > {
     use crate::attribute::breakdown::{Span, Unit};
-    let opts = RunOptions {
-        sample: Some(sc.clone()),
-        ..coarse.clone()
-    };
     let mut symbolizer = crate::perf::sampler::Symbolizer::new(&cfg.debug_roots);
     let (mut stacks, mut units, mut recordings) = (Vec::new(), Vec::new(), Vec::new());
     let mut sampled_cpu = Vec::new();
-    for _ in 0..cfg.sample_runs.max(1) {
+    // The deadline and the memory budget hold for the whole sampled phase: each run gets
+    // what the runs before it left.
+    let started = std::time::Instant::now();
+    let mut used_bytes = 0u64;
+    let mut cut_short = None;
+    let planned = cfg.sample_runs.max(1);
+    for i in 0..planned {
         if crate::trace::interrupted() {
             return Err("interrupted".into());
         }
+        let mut sc = sc.clone();
+        if let Some(d) = sc.deadline {
+            match d.checked_sub(started.elapsed()) {
+                Some(left) if !left.is_zero() => sc.deadline = Some(left),
+                _ => {
+                    cut_short = Some(format!(
+                        "sampling stopped after {i} of {planned} sampled runs: the deadline of \
+                         {:.1} s (--sample-deadline) passed",
+                        d.as_secs_f64()
+                    ));
+                    break;
+                }
+            }
+        }
+        if let Some(b) = sc.budget_bytes {
+            match b.checked_sub(used_bytes) {
+                Some(left) if left > 0 => sc.budget_bytes = Some(left),
+                _ => {
+                    cut_short = Some(format!(
+                        "sampling stopped after {i} of {planned} sampled runs: the memory \
+                         budget (--sample-budget) was reached"
+                    ));
+                    break;
+                }
+            }
+        }
+        let opts = RunOptions {
+            sample: Some(sc),
+            ..coarse.clone()
+        };
         let (run, _) = run_once(&cfg.command, &opts).map_err(|e| e.to_string())?;
         let rec = match run.sampled {
             Some(Ok(r)) => r,
@@ -271,7 +303,16 @@ fn sampled_runs(
             main_pid: rec.root_pid,
         });
         stacks.extend(symbolizer.symbolize(&rec, &rec.maps_at_start));
+        used_bytes += rec.approx_bytes();
+        let stopped = rec.stopped.is_some();
         recordings.push(rec);
+        if stopped && i + 1 < planned {
+            cut_short = Some(format!(
+                "sampling stopped after {} of {planned} sampled runs (deadline or budget)",
+                i + 1
+            ));
+            break;
+        }
     }
     // Units must not overlap: each ends where the next begins at the latest.
     units.sort_by_key(|u| u.start_ns);
@@ -290,6 +331,19 @@ fn sampled_runs(
     );
     b.notes = crate::attribute::breakdown::recording_notes(&recordings.iter().collect::<Vec<_>>());
     b.notes.extend(symbolizer.problems().iter().cloned());
+    let dropped: u64 = recordings.iter().map(|r| r.dropped_budget).sum();
+    if dropped > 0 && recordings.len() > 1 {
+        b.notes.push(format!(
+            "{dropped} samples dropped: budget (all sampled runs)"
+        ));
+    }
+    let own: u64 = recordings.iter().map(|r| r.dropped_own).sum();
+    if own > 0 {
+        b.notes.push(format!(
+            "{own} samples of ldcost itself were dropped (system-wide events see it)"
+        ));
+    }
+    b.notes.extend(cut_short);
     if let Some(m) = measured_cpu_ns {
         crate::attribute::breakdown::scale_to_measured(&mut b, m);
         let s = summarize(&sampled_cpu).map(|s| s.median).unwrap_or(0.0);

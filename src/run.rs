@@ -30,9 +30,106 @@ pub fn deps(cfg: &DepsConfig) -> Result<ExitCode, Error> {
     })
 }
 
-/// `ldcost profile`.
+/// `ldcost profile`. A failed or interrupted run leaves nothing behind: no process of the
+/// target's tree, no partial report, no temp file ([`crate::trace::tree`]).
 pub fn profile(cfg: &crate::config::ProfileRun) -> Result<ExitCode, Error> {
     crate::trace::install_signal_handlers();
+    crate::trace::tree::adopt_orphans();
+    crate::trace::tree::watch_interrupts();
+    let result = match profile_checked(cfg) {
+        Ok(_) if crate::trace::interrupted() => Err(interrupted()),
+        other => other,
+    };
+    if result.is_err() {
+        crate::trace::tree::clean_up();
+    } else {
+        // Processes the target left running (its children, orphaned when it exited or was
+        // killed) would outlive the measurement: they go too, and the user is told.
+        let left = crate::trace::tree::kill_tree(std::process::id() as i32);
+        crate::trace::tree::reap_all(std::time::Duration::from_secs(2));
+        if left > 0 {
+            eprintln!(
+                "ldcost: warning: {left} process{} the target left running {} killed",
+                if left == 1 { "" } else { "es" },
+                if left == 1 { "was" } else { "were" }
+            );
+        }
+    }
+    result
+}
+
+fn interrupted() -> Error {
+    Error::Run(crate::trace::startup::RunError::Trace(
+        crate::trace::launch::TraceError::Interrupted,
+    ))
+}
+
+/// The checks before anything is launched, then the runs.
+fn profile_checked(cfg: &crate::config::ProfileRun) -> Result<ExitCode, Error> {
+    let target = &cfg.profile.command.program;
+    // The same checks as `deps`, with its codes and messages (a script is fine: the kernel
+    // runs its interpreter). The closure is the static prediction of the cross-check.
+    let opts = deps::ResolveOptions::from_env();
+    let closure = match deps::resolve(target, &opts) {
+        Ok(c) => Some(c),
+        Err(crate::error::DepsError::Target(crate::error::ElfError::Script {
+            interpreter,
+            ..
+        })) => {
+            let interp = interpreter
+                .split_whitespace()
+                .next()
+                .unwrap_or("")
+                .to_string();
+            deps::resolve(std::path::Path::new(&interp), &opts).ok()
+        }
+        Err(e) => return Err(e.into()),
+    };
+    if let Some(s) = &cfg.sampling {
+        check_address_space(s)?;
+    }
+    profile_inner(cfg, closure)
+}
+
+/// Refuses sampling when `ulimit -v` leaves less room than its memory budget.
+fn check_address_space(s: &crate::perf::SamplerConfig) -> Result<(), Error> {
+    let Some(budget) = s.budget_bytes else {
+        return Ok(());
+    };
+    // /proc/self/limits: "Max address space  <soft>  <hard>  bytes" ("unlimited" when none).
+    let Some(soft) = std::fs::read_to_string("/proc/self/limits")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find_map(|l| l.strip_prefix("Max address space"))
+                .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
+        })
+    else {
+        return Ok(());
+    };
+    let used = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find_map(|l| l.strip_prefix("VmSize:"))
+                .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
+        })
+        .map_or(0, |kb| kb * 1024);
+    let free = soft.saturating_sub(used);
+    if free < budget {
+        return Err(Error::AddressSpace {
+            limit_mb: soft >> 20,
+            free_mb: free >> 20,
+            budget_mb: budget >> 20,
+        });
+    }
+    Ok(())
+}
+
+fn profile_inner(
+    cfg: &crate::config::ProfileRun,
+    closure: Option<deps::Closure>,
+) -> Result<ExitCode, Error> {
     let mut folded = Vec::new();
     let fork = match &cfg.fork {
         Some(f) => {
@@ -52,24 +149,10 @@ pub fn profile(cfg: &crate::config::ProfileRun) -> Result<ExitCode, Error> {
         return fork_only(cfg, fork);
     }
     let mut section = crate::profile::profile(&cfg.profile)?;
-    // The static prediction, for the cross-check (a script: its interpreter's).
-    let opts = deps::ResolveOptions::from_env();
+    if crate::trace::interrupted() {
+        return Err(interrupted());
+    }
     let target = &cfg.profile.command.program;
-    let closure = match deps::resolve(target, &opts) {
-        Ok(c) => Some(c),
-        Err(crate::error::DepsError::Target(crate::error::ElfError::Script {
-            interpreter,
-            ..
-        })) => {
-            let interp = interpreter
-                .split_whitespace()
-                .next()
-                .unwrap_or("")
-                .to_string();
-            deps::resolve(std::path::Path::new(&interp), &opts).ok()
-        }
-        Err(_) => None,
-    };
     if let Some(c) = &closure {
         section.prediction = Some(crate::attribute::link_cost::prediction(c));
     }
@@ -92,6 +175,10 @@ pub fn profile(cfg: &crate::config::ProfileRun) -> Result<ExitCode, Error> {
         }
         report::write_text(&text, std::path::Path::new("-"))?;
     }
+    let killed = section.endings.iter().find_map(|e| match e {
+        crate::trace::launch::Ending::Killed(s) => Some(*s),
+        _ => None,
+    });
     let timed_out = section
         .endings
         .contains(&crate::trace::launch::Ending::TimedOut);
@@ -106,7 +193,12 @@ pub fn profile(cfg: &crate::config::ProfileRun) -> Result<ExitCode, Error> {
         doc.command = "profile".into();
         doc.profile = Some(section);
         doc.fork = fork;
-        report::write_json(&doc, path)?;
+        write_json(&doc, path)?;
+    }
+    if let Some(sig) = killed {
+        eprintln!(
+            "ldcost: warning: the target was killed by signal {sig} in a run; that run's later phases are missing"
+        );
     }
     if timed_out {
         eprintln!("ldcost: warning: the target ran past --timeout and was killed; phases after that point are missing");
@@ -134,9 +226,18 @@ fn fork_only(
         let mut doc = Document::empty(&target);
         doc.command = "profile".into();
         doc.fork = fork;
-        report::write_json(&doc, path)?;
+        write_json(&doc, path)?;
     }
     Ok(ExitCode::Ok)
+}
+
+/// A report file, removed again if it cannot be written to its end (a full disk must not
+/// leave a file that looks complete).
+fn write_json(doc: &Document, path: &std::path::Path) -> Result<(), Error> {
+    crate::trace::tree::writing(path);
+    report::write_json(doc, path)?;
+    crate::trace::tree::written(path);
+    Ok(())
 }
 
 /// `--folded` and `--flamegraph`: the sampled stacks of exec and fork in one graph, rooted by
@@ -154,9 +255,12 @@ fn write_graphs(
         })
     };
     if let Some(path) = &cfg.folded {
+        crate::trace::tree::writing(path);
         let f = std::fs::File::create(path).map_err(|e| err(path, e))?;
-        report::flamegraph::write_folded(folded, std::io::BufWriter::new(f))
-            .map_err(|e| err(path, e))?;
+        let mut w = std::io::BufWriter::new(f);
+        report::flamegraph::write_folded(folded, &mut w).map_err(|e| err(path, e))?;
+        finish(w).map_err(|e| err(path, e))?;
+        crate::trace::tree::written(path);
     }
     if let Some(path) = &cfg.flamegraph {
         if folded.is_empty() {
@@ -186,9 +290,18 @@ fn write_graphs(
             title: format!("ldcost profile {target}"),
             subtitle: Some(head.join(" · ")),
         };
+        crate::trace::tree::writing(path);
         let f = std::fs::File::create(path).map_err(|e| err(path, e))?;
-        report::flamegraph::write_svg(folded, &opts, std::io::BufWriter::new(f))
-            .map_err(|e| err(path, e))?;
+        let mut w = std::io::BufWriter::new(f);
+        report::flamegraph::write_svg(folded, &opts, &mut w).map_err(|e| err(path, e))?;
+        finish(w).map_err(|e| err(path, e))?;
+        crate::trace::tree::written(path);
     }
     Ok(())
+}
+
+/// Flushes a buffered report and syncs it, so that ENOSPC shows here and not never.
+fn finish(w: std::io::BufWriter<std::fs::File>) -> std::io::Result<()> {
+    let f = w.into_inner().map_err(|e| e.into_error())?;
+    f.sync_all()
 }

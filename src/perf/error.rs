@@ -81,14 +81,16 @@ impl PerfError {
 
     /// Classifies a failed open of a software counter (one every Linux kernel has).
     pub(crate) fn from_open(counter: Counter, pid: i32, source: io::Error) -> PerfError {
-        match source.raw_os_error().map(Errno::from_raw) {
-            Some(errno @ (Errno::EACCES | Errno::EPERM)) => PerfError::Denied {
+        if let Some(r) = Refusal::of(&source) {
+            return PerfError::Denied {
                 counter,
                 pid,
-                errno,
-                paranoid: read_paranoid_level(),
-                privileged: is_perf_privileged(),
-            },
+                errno: r.errno,
+                paranoid: r.paranoid,
+                privileged: r.privileged,
+            };
+        }
+        match source.raw_os_error().map(Errno::from_raw) {
             Some(Errno::ENOSYS) => PerfError::NoPerfEvents,
             Some(Errno::ESRCH) => PerfError::NoSuchProcess { pid },
             _ => PerfError::Open {
@@ -97,6 +99,35 @@ impl PerfError {
                 source,
             },
         }
+    }
+}
+
+/// A `perf_event_open` refused with EACCES/EPERM, with what explains it: the paranoid level
+/// and whether we had the capabilities that bypass it. One classification for the counters
+/// ([`PerfError::Denied`]) and the sampler.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Refusal {
+    pub errno: Errno,
+    pub paranoid: Option<i32>,
+    pub privileged: bool,
+}
+
+impl Refusal {
+    /// The refusal `source` is (EACCES/EPERM), with the machine's settings read now.
+    pub fn of(source: &io::Error) -> Option<Refusal> {
+        match source.raw_os_error().map(Errno::from_raw) {
+            Some(errno @ (Errno::EACCES | Errno::EPERM)) => Some(Refusal {
+                errno,
+                paranoid: read_paranoid_level(),
+                privileged: is_perf_privileged(),
+            }),
+            _ => None,
+        }
+    }
+
+    /// What to do about it ([`paranoid_hint`]).
+    pub fn hint(&self) -> String {
+        paranoid_hint(self.errno, self.paranoid, self.privileged)
     }
 }
 

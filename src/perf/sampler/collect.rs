@@ -12,7 +12,7 @@ use std::collections::HashSet;
 
 use perf_event::data::Record as Parsed;
 
-use super::{MmapEvent, Sample, TaskEvent, TaskKind};
+use super::{MmapEvent, Recording, Sample, Scope, TaskEvent, TaskKind};
 
 /// `PERF_CONTEXT_*` markers in a call chain (`include/uapi/linux/perf_event.h`): the
 /// frames after a marker belong to that context, until the next marker.
@@ -221,32 +221,54 @@ pub(crate) fn trailer(parts: &[&[u8]]) -> Option<Trailer> {
         k += take.len();
         skip = 0;
     }
-    let u32_at = |i: usize| u32::from_ne_bytes(buf[i..i + 4].try_into().unwrap());
+    let u32_at = |i: usize| u32::from_ne_bytes([buf[i], buf[i + 1], buf[i + 2], buf[i + 3]]);
     Some(Trailer {
         pid: u32_at(0),
         tid: u32_at(4),
-        time: u64::from_ne_bytes(buf[8..16].try_into().unwrap()),
+        time: u64::from(u32_at(8)) | u64::from(u32_at(12)) << 32,
         cpu: u32_at(16),
     })
 }
 
-/// Keeps the tree's records, round by round.
-#[derive(Debug, Default)]
+/// Keeps the tree's records, round by round, in the parts of a [`Recording`] they fill
+/// (samples, tasks, mmaps, the loss and throttle counts, the window, the dropped counts).
+#[derive(Debug)]
 pub(crate) struct Collector {
     tree: HashSet<i32>,
     /// Records of unknown pids from the previous round (they get one more chance).
     pending: Vec<Item>,
     /// Records read in this round.
     batch: Vec<Item>,
-    pub samples: Vec<Sample>,
-    pub tasks: Vec<TaskEvent>,
-    pub mmaps: Vec<MmapEvent>,
-    pub lost: u64,
-    pub throttled: u64,
-    pub unthrottled: u64,
-    pub window: Option<(u64, u64)>,
+    /// What is kept; the sampler fills in its settings when it stops.
+    pub kept: Recording,
     /// Records read from the ring buffers in all, of any task.
     pub records: u64,
+    /// ldcost's own pid: its samples are dropped as they are read (system-wide events see
+    /// the drain thread and the tracer too).
+    own_pid: Option<i32>,
+    /// The bytes kept records may take (None: unbounded) and what they take.
+    budget: Option<u64>,
+    pub kept_bytes: u64,
+}
+
+impl Default for Collector {
+    fn default() -> Self {
+        Collector {
+            tree: HashSet::new(),
+            pending: Vec::new(),
+            batch: Vec::new(),
+            kept: Recording::empty(0, Scope::SystemWide, 0, ""),
+            records: 0,
+            own_pid: None,
+            budget: None,
+            kept_bytes: 0,
+        }
+    }
+}
+
+/// About how many bytes one kept sample takes in memory.
+pub(crate) fn sample_bytes(s: &Sample) -> u64 {
+    (std::mem::size_of::<Sample>() + 8 * (s.kernel.capacity() + s.user.capacity())) as u64
 }
 
 impl Collector {
@@ -260,20 +282,42 @@ impl Collector {
         }
     }
 
+    /// Drops the records of `pid` (ldcost itself) as they are read, counting its samples.
+    pub fn exclude(mut self, pid: i32) -> Collector {
+        self.own_pid = Some(pid);
+        self
+    }
+
+    /// Bounds the memory of the kept records to `bytes`.
+    pub fn with_budget(mut self, bytes: Option<u64>) -> Collector {
+        self.budget = bytes;
+        self
+    }
+
+    /// Whether the kept records reached the budget.
+    pub fn over_budget(&self) -> bool {
+        self.budget.is_some_and(|b| self.kept_bytes >= b)
+    }
+
     /// Takes one converted record into the current round.
     pub fn take(&mut self, c: Converted, time: Option<u64>) {
         self.records += 1;
         if let Some(t) = time {
-            self.window = Some(match self.window {
+            self.kept.window_ns = Some(match self.kept.window_ns {
                 None => (t, t),
                 Some((a, b)) => (a.min(t), b.max(t)),
             });
         }
         match c {
+            Converted::Item(item) if Some(item.pid()) == self.own_pid => {
+                if matches!(item, Item::Sample(_)) {
+                    self.kept.dropped_own += 1;
+                }
+            }
             Converted::Item(item) => self.batch.push(item),
-            Converted::Lost(n) => self.lost += n,
-            Converted::Throttle => self.throttled += 1,
-            Converted::Unthrottle => self.unthrottled += 1,
+            Converted::Lost(n) => self.kept.lost += n,
+            Converted::Throttle => self.kept.throttled += 1,
+            Converted::Unthrottle => self.kept.unthrottled += 1,
             Converted::Ignored => {}
         }
     }
@@ -302,9 +346,19 @@ impl Collector {
             };
             if member {
                 match item {
-                    Item::Sample(s) => self.samples.push(s),
-                    Item::Task(t) => self.tasks.push(t),
-                    Item::Mmap(m) => self.mmaps.push(m),
+                    Item::Sample(_) if self.over_budget() => self.kept.dropped_budget += 1,
+                    Item::Sample(s) => {
+                        self.kept_bytes += sample_bytes(&s);
+                        self.kept.samples.push(s);
+                    }
+                    Item::Task(t) => {
+                        self.kept_bytes += std::mem::size_of::<TaskEvent>() as u64;
+                        self.kept.tasks.push(t);
+                    }
+                    Item::Mmap(m) => {
+                        self.kept_bytes += (std::mem::size_of::<MmapEvent>() + m.path.len()) as u64;
+                        self.kept.mmaps.push(m);
+                    }
                 }
             } else if !waited && !last {
                 self.pending.push(item);
@@ -326,9 +380,9 @@ impl Collector {
     /// Sorts what was kept by time (rounds can interleave by a few records).
     pub fn finish(&mut self) {
         self.round(true);
-        self.samples.sort_by_key(|s| s.time_ns);
-        self.tasks.sort_by_key(|t| t.time_ns);
-        self.mmaps.sort_by_key(|m| m.time_ns);
+        self.kept.samples.sort_by_key(|s| s.time_ns);
+        self.kept.tasks.sort_by_key(|t| t.time_ns);
+        self.kept.mmaps.sort_by_key(|m| m.time_ns);
     }
 }
 
@@ -436,11 +490,11 @@ mod tests {
             ],
         );
         c.finish();
-        let pids: Vec<i32> = c.samples.iter().map(|s| s.pid).collect();
+        let pids: Vec<i32> = c.kept.samples.iter().map(|s| s.pid).collect();
         assert_eq!(pids, vec![100, 102]);
-        assert_eq!(c.tasks.len(), 3);
+        assert_eq!(c.kept.tasks.len(), 3);
         assert!(c.is_member(101) && c.is_member(102) && !c.is_member(556));
-        assert_eq!(c.window, Some((1, 8)));
+        assert_eq!(c.kept.window_ns, Some((1, 8)));
         assert_eq!(c.records, 8);
     }
 
@@ -450,15 +504,15 @@ mod tests {
         // Round 1 read CPU 1 (the child's sample) but CPU 0's fork record came later.
         feed(&mut c, vec![sample(20, 101), sample(21, 999)]);
         c.round(false);
-        assert!(c.samples.is_empty());
+        assert!(c.kept.samples.is_empty());
         feed(&mut c, vec![fork(10, 100, 101), sample(30, 101)]);
         c.round(false);
-        let times: Vec<u64> = c.samples.iter().map(|s| s.time_ns).collect();
+        let times: Vec<u64> = c.kept.samples.iter().map(|s| s.time_ns).collect();
         assert_eq!(times, vec![20, 30]);
         // The unrelated sample had its second chance and is gone.
         c.round(false);
         c.finish();
-        assert_eq!(c.samples.len(), 2);
+        assert_eq!(c.kept.samples.len(), 2);
     }
 
     #[test]
@@ -479,14 +533,54 @@ mod tests {
         );
         c.round(false);
         assert_eq!(
-            c.samples.len(),
+            c.kept.samples.len(),
             2,
             "teardown samples after the exit record are kept"
         );
         feed(&mut c, vec![fork(10, 7, 101), sample(11, 101)]);
         c.finish();
-        assert_eq!(c.samples.len(), 2, "pid 101 now belongs to a stranger");
+        assert_eq!(c.kept.samples.len(), 2, "pid 101 now belongs to a stranger");
         assert!(!c.is_member(101));
+    }
+
+    #[test]
+    fn own_samples_are_dropped_at_once_and_counted() {
+        let mut c = Collector::new(100, []).exclude(7);
+        feed(&mut c, vec![sample(1, 7), sample(2, 100), fork(3, 7, 8)]);
+        assert_eq!(
+            c.batch.len(),
+            2,
+            "ldcost's own sample never enters the round"
+        );
+        c.finish();
+        assert_eq!(c.kept.dropped_own, 1);
+        assert_eq!(c.kept.samples.len(), 1);
+        assert!(!c.is_member(8));
+    }
+
+    #[test]
+    fn the_budget_stops_keeping_samples_and_counts_the_rest() {
+        let one = match sample(0, 100) {
+            Item::Sample(s) => sample_bytes(&s),
+            _ => unreachable!(),
+        };
+        // Room for exactly three samples.
+        let mut c = Collector::new(100, []).with_budget(Some(3 * one));
+        feed(&mut c, (1..=10).map(|t| sample(t, 100)).collect());
+        c.round(false);
+        assert!(c.over_budget());
+        feed(&mut c, vec![sample(11, 100), fork(12, 100, 101)]);
+        c.finish();
+        assert_eq!(c.kept.samples.len(), 3);
+        assert_eq!(c.kept.dropped_budget, 8);
+        assert!(
+            c.is_member(101),
+            "forks still grow the tree past the budget"
+        );
+        let mut free = Collector::new(100, []);
+        feed(&mut free, (1..=10).map(|t| sample(t, 100)).collect());
+        free.finish();
+        assert!(!free.over_budget() && free.kept.samples.len() == 10);
     }
 
     #[test]
@@ -497,7 +591,10 @@ mod tests {
         c.take(Converted::Throttle, Some(3));
         c.take(Converted::Unthrottle, Some(4));
         c.take(Converted::Ignored, None);
-        assert_eq!((c.lost, c.throttled, c.unthrottled), (7, 1, 1));
-        assert_eq!(c.window, Some((3, 9)));
+        assert_eq!(
+            (c.kept.lost, c.kept.throttled, c.kept.unthrottled),
+            (7, 1, 1)
+        );
+        assert_eq!(c.kept.window_ns, Some((3, 9)));
     }
 }

@@ -66,7 +66,8 @@ pub use maps::{parse_proc_maps, read_proc_maps, MapRange};
 pub use open::Sampler;
 pub use symbolize::{symbolize, Frame, FrameKind, SymbolizedStack, Symbolizer};
 
-use super::{is_perf_privileged, paranoid_hint, read_paranoid_level};
+use super::error::Refusal;
+use super::{paranoid_hint, read_paranoid_level};
 
 /// Which tasks the events are opened on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -96,6 +97,13 @@ pub struct SamplerConfig {
     pub drain_interval: Duration,
     /// Use hardware cycles when the PMU has them (else, and when false, cpu-clock).
     pub prefer_cycles: bool,
+    /// Stop sampling (disable the events) this long after [`Sampler::start`]; what is
+    /// recorded stays, and [`Recording::stopped`] says why. None: no deadline.
+    pub deadline: Option<Duration>,
+    /// The memory sampling may use, in bytes: the ring buffers (shrunk to at most half of
+    /// it) and the records kept. When the kept records reach it, sampling stops and the
+    /// samples still read are counted in [`Recording::dropped_budget`]. None: no budget.
+    pub budget_bytes: Option<u64>,
 }
 
 impl Default for SamplerConfig {
@@ -107,6 +115,8 @@ impl Default for SamplerConfig {
             buffer_pages: 512,
             drain_interval: Duration::from_millis(10),
             prefer_cycles: true,
+            deadline: None,
+            budget_bytes: None,
         }
     }
 }
@@ -151,6 +161,15 @@ pub struct Recording {
     pub kernel_names: BTreeMap<u64, String>,
     /// What a report must say about this recording (fallbacks, what is not visible).
     pub notes: Vec<String>,
+    /// Samples of the tree read after the memory budget was reached, not kept.
+    #[serde(default)]
+    pub dropped_budget: u64,
+    /// Samples of ldcost itself (system-wide events see it), dropped as they were read.
+    #[serde(default)]
+    pub dropped_own: u64,
+    /// Why sampling stopped before the sampler was stopped, if it did (deadline, budget).
+    #[serde(default)]
+    pub stopped: Option<String>,
 }
 
 impl Recording {
@@ -174,7 +193,22 @@ impl Recording {
             maps_at_start: BTreeMap::new(),
             kernel_names: BTreeMap::new(),
             notes: Vec::new(),
+            dropped_budget: 0,
+            dropped_own: 0,
+            stopped: None,
         }
+    }
+
+    /// About how many bytes the kept records take in memory (what the budget counts).
+    pub fn approx_bytes(&self) -> u64 {
+        let samples: u64 = self.samples.iter().map(collect::sample_bytes).sum();
+        samples
+            + (self.tasks.len() * std::mem::size_of::<TaskEvent>()) as u64
+            + self
+                .mmaps
+                .iter()
+                .map(|m| (std::mem::size_of::<MmapEvent>() + m.path.len()) as u64)
+                .sum::<u64>()
     }
 
     /// The pids of the tree seen in this recording: the root and every forked child.
@@ -280,13 +314,8 @@ pub enum SamplerError {
         privileged: bool,
     },
     /// EACCES/EPERM opening a per-task event, even for user mode only.
-    #[error("the kernel refused to sample process {pid} (perf_event_open: {errno:?})")]
-    Denied {
-        pid: i32,
-        errno: Errno,
-        paranoid: Option<i32>,
-        privileged: bool,
-    },
+    #[error("the kernel refused to sample process {pid} (perf_event_open: {:?})", refusal.errno)]
+    Denied { pid: i32, refusal: Refusal },
     #[error("perf_event_open is not available on this system (ENOSYS)")]
     NoPerfEvents,
     #[error("cannot sample process {pid}: it does not exist (perf_event_open: ESRCH)")]
@@ -340,12 +369,7 @@ impl SamplerError {
                 privileged,
                 ..
             } => Some(system_wide_hint(*paranoid, *privileged)),
-            SamplerError::Denied {
-                errno,
-                paranoid,
-                privileged,
-                ..
-            } => Some(paranoid_hint(*errno, *paranoid, *privileged)),
+            SamplerError::Denied { refusal, .. } => Some(refusal.hint()),
             SamplerError::NoPerfEvents => Some(paranoid_hint(Errno::ENOSYS, None, false)),
             SamplerError::NoSuchProcess { .. } => Some(
                 "start the sampler while the target is stopped (before its exec), not after it \
@@ -369,26 +393,20 @@ impl SamplerError {
 
     /// Classifies a failed `perf_event_open`.
     fn from_open(scope: Scope, pid: i32, cpu: u32, event: &str, source: io::Error) -> Self {
-        let errno = source.raw_os_error().map(Errno::from_raw);
-        match (errno, scope) {
-            (Some(errno @ (Errno::EACCES | Errno::EPERM)), Scope::SystemWide) => {
-                SamplerError::SystemWideDenied {
+        if let Some(r) = Refusal::of(&source) {
+            return match scope {
+                Scope::SystemWide => SamplerError::SystemWideDenied {
                     cpu,
-                    errno,
-                    paranoid: read_paranoid_level(),
-                    privileged: is_perf_privileged(),
-                }
-            }
-            (Some(errno @ (Errno::EACCES | Errno::EPERM)), Scope::PerTask) => {
-                SamplerError::Denied {
-                    pid,
-                    errno,
-                    paranoid: read_paranoid_level(),
-                    privileged: is_perf_privileged(),
-                }
-            }
-            (Some(Errno::ENOSYS), _) => SamplerError::NoPerfEvents,
-            (Some(Errno::ESRCH), _) => SamplerError::NoSuchProcess { pid },
+                    errno: r.errno,
+                    paranoid: r.paranoid,
+                    privileged: r.privileged,
+                },
+                Scope::PerTask => SamplerError::Denied { pid, refusal: r },
+            };
+        }
+        match source.raw_os_error().map(Errno::from_raw) {
+            Some(Errno::ENOSYS) => SamplerError::NoPerfEvents,
+            Some(Errno::ESRCH) => SamplerError::NoSuchProcess { pid },
             _ => SamplerError::Open {
                 event: event.to_string(),
                 cpu,

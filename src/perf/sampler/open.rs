@@ -3,6 +3,7 @@
 use std::io;
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
 use perf_event::events::{Hardware, Software};
@@ -59,10 +60,15 @@ struct State {
     rings: Vec<Ring>,
     collector: Collector,
     weight: Weight,
+    /// When sampling must stop (`SamplerConfig::deadline`).
+    deadline: Option<(Instant, Duration)>,
+    /// Why the events were disabled early (deadline, budget), once they were.
+    stopped: Option<String>,
 }
 
 impl State {
-    /// Reads every ring buffer to its end, then ends the round.
+    /// Reads every ring buffer to its end, then ends the round; disables the events once
+    /// the deadline has passed or the budget is reached.
     fn drain(&mut self, last: bool) {
         for ring in &mut self.rings {
             while let Some(rec) = ring.sampler.next_record() {
@@ -73,6 +79,33 @@ impl State {
             }
         }
         self.collector.round(last);
+        if self.stopped.is_some() || last {
+            return;
+        }
+        let why = if self.collector.over_budget() {
+            Some(format!(
+                "sampling stopped: the memory budget ({} KiB of kept records, --sample-budget) \
+                 was reached",
+                self.collector.kept_bytes / 1024
+            ))
+        } else {
+            self.deadline
+                .filter(|(at, _)| Instant::now() >= *at)
+                .map(|(_, d)| {
+                    format!(
+                        "sampling stopped: the deadline of {:.1} s (--sample-deadline) passed",
+                        d.as_secs_f64()
+                    )
+                })
+        };
+        if let Some(why) = why {
+            // A failed disable leaves the events running; the budget still bounds what is
+            // kept, so it is not an error here.
+            for ring in &mut self.rings {
+                let _ = ring.sampler.disable();
+            }
+            self.stopped = Some(why);
+        }
     }
 }
 
@@ -110,7 +143,7 @@ impl Sampler {
     /// so in [`Recording::notes`].
     pub fn start(cfg: &SamplerConfig, root_pid: i32) -> Result<Sampler, SamplerError> {
         let cpus = online_cpus()?;
-        let existing = descendants(root_pid);
+        let existing = crate::trace::tree::descendants(root_pid);
         let mut maps_at_start = std::collections::BTreeMap::new();
         let mut notes = Vec::new();
         for pid in std::iter::once(root_pid).chain(existing.iter().copied()) {
@@ -135,7 +168,7 @@ impl Sampler {
             event: EventKind::CpuClock,
             include_kernel: true,
             cpus: cpus.clone(),
-            pages: cfg.buffer_pages.max(1).next_power_of_two(),
+            pages: ring_pages(cfg, cpus.len()),
             maps_at_start,
             notes,
         };
@@ -162,8 +195,12 @@ impl Sampler {
         let shared = Arc::new(Shared {
             state: Mutex::new(State {
                 rings,
-                collector: Collector::new(root_pid, existing),
+                collector: Collector::new(root_pid, existing)
+                    .exclude(std::process::id() as i32)
+                    .with_budget(records_budget(cfg, &settings)),
                 weight,
+                deadline: cfg.deadline.map(|d| (Instant::now() + d, d)),
+                stopped: None,
             }),
             stop: Mutex::new(false),
             wake: Condvar::new(),
@@ -231,21 +268,35 @@ impl Sampler {
         st.drain(true);
         st.collector.finish();
         let c = std::mem::take(&mut st.collector);
+        let stopped = st.stopped.take();
         drop(st);
 
         let s = &self.settings;
-        let mut rec = Recording::empty(s.root, s.scope, s.frequency_hz, s.event.name());
-        rec.samples = c.samples;
-        rec.tasks = c.tasks;
-        rec.mmaps = c.mmaps;
-        rec.lost = c.lost;
-        rec.throttled = c.throttled;
-        rec.unthrottled = c.unthrottled;
-        rec.window_ns = c.window;
+        let mut rec = c.kept;
+        rec.root_pid = s.root;
+        rec.scope = s.scope;
+        rec.frequency_hz = s.frequency_hz;
+        rec.event = s.event.name().to_string();
         rec.cpus = s.cpus.clone();
         rec.buffer_pages = s.pages;
         rec.maps_at_start = s.maps_at_start.clone();
         rec.notes = s.notes.clone();
+        if let Some(why) = &stopped {
+            rec.notes.push(why.clone());
+        }
+        rec.stopped = stopped;
+        if rec.dropped_budget > 0 {
+            rec.notes
+                .push(format!("{} samples dropped: budget", rec.dropped_budget));
+        }
+        if rec.throttled > 0 {
+            rec.notes.push(format!(
+                "the kernel throttled sampling {} times (PERF_RECORD_THROTTLE: more samples \
+                 per tick than perf_event_max_sample_rate allows) and lost {} records: lower \
+                 --frequency",
+                rec.throttled, rec.lost
+            ));
+        }
         if rec.lost > 0 {
             rec.notes.push(format!(
                 "{} records were lost because a ring buffer was full; use more buffer pages \
@@ -382,10 +433,7 @@ fn choose_event(cfg: &SamplerConfig, s: &mut Settings) -> Result<(), SamplerErro
 /// Opens the event of one CPU and maps its ring buffer, halving the buffer while the kernel
 /// refuses to lock that much memory (`perf_event_mlock_kb` for unprivileged users).
 fn open_ring(cfg: &SamplerConfig, s: &mut Settings, cpu: u32) -> Result<Ring, SamplerError> {
-    let page = nix::unistd::sysconf(nix::unistd::SysconfVar::PAGE_SIZE)
-        .ok()
-        .flatten()
-        .unwrap_or(4096) as usize;
+    let page = page_size();
     loop {
         let counter = builder(cfg, s, s.event, cpu)
             .build()
@@ -408,6 +456,32 @@ fn open_ring(cfg: &SamplerConfig, s: &mut Settings, cpu: u32) -> Result<Ring, Sa
             }
         }
     }
+}
+
+/// Ring buffer pages per CPU: as asked (a power of two), shrunk so that the buffers of all
+/// CPUs take at most half the memory budget, never below [`MIN_PAGES`].
+fn ring_pages(cfg: &SamplerConfig, cpus: usize) -> usize {
+    let mut pages = cfg.buffer_pages.max(1).next_power_of_two();
+    if let Some(budget) = cfg.budget_bytes {
+        let page = page_size() as u64;
+        while pages > MIN_PAGES && (pages as u64 * page * cpus.max(1) as u64) > budget / 2 {
+            pages /= 2;
+        }
+    }
+    pages
+}
+
+/// What the kept records may take: the budget less the ring buffers.
+fn records_budget(cfg: &SamplerConfig, s: &Settings) -> Option<u64> {
+    let rings = (s.pages * page_size() * s.cpus.len()) as u64;
+    cfg.budget_bytes.map(|b| b.saturating_sub(rings))
+}
+
+fn page_size() -> usize {
+    nix::unistd::sysconf(nix::unistd::SysconfVar::PAGE_SIZE)
+        .ok()
+        .flatten()
+        .unwrap_or(4096) as usize
 }
 
 fn is_lock_limit(e: &io::Error) -> bool {
@@ -440,39 +514,6 @@ fn parse_cpu_list(text: &str) -> Option<Vec<u32>> {
     (!cpus.is_empty()).then_some(cpus)
 }
 
-/// The live descendants of `root`, from the ppid field of every /proc/PID/stat.
-fn descendants(root: i32) -> Vec<i32> {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    let parents: Vec<(i32, i32)> = dir
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
-        .filter_map(|pid| {
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-            Some((pid, parse_ppid(&stat)?))
-        })
-        .collect();
-    let mut tree = vec![root];
-    let mut i = 0;
-    while i < tree.len() {
-        let p = tree[i];
-        tree.extend(parents.iter().filter(|(_, pp)| *pp == p).map(|(c, _)| *c));
-        i += 1;
-    }
-    tree.remove(0);
-    tree
-}
-
-/// The ppid in `/proc/PID/stat` (`pid (comm) state ppid ...`; comm may hold spaces and
-/// parentheses, so fields are counted from the last `)`).
-fn parse_ppid(stat: &str) -> Option<i32> {
-    stat[stat.rfind(')')? + 1..]
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -488,10 +529,16 @@ mod tests {
     }
 
     #[test]
-    fn ppid_from_stat() {
-        assert_eq!(parse_ppid("42 (a) b) c) S 7 42 42 0 -1"), Some(7));
-        assert_eq!(parse_ppid("1 (init) S 0 1 1"), Some(0));
-        assert_eq!(parse_ppid("garbage"), None);
+    fn the_budget_shrinks_the_ring_buffers_to_half_of_it() {
+        let page = page_size() as u64;
+        let mut cfg = SamplerConfig::default();
+        assert_eq!(ring_pages(&cfg, 2), 512);
+        cfg.budget_bytes = Some(1 << 20);
+        let p = ring_pages(&cfg, 2);
+        assert!(p as u64 * page * 2 <= 1 << 19, "{p} pages");
+        assert!(p as u64 * page * 4 > 1 << 19 || p == MIN_PAGES, "{p} pages");
+        cfg.budget_bytes = Some(1);
+        assert_eq!(ring_pages(&cfg, 2), MIN_PAGES);
     }
 
     #[test]
@@ -500,7 +547,7 @@ mod tests {
             .arg("30")
             .spawn()
             .unwrap();
-        let d = descendants(std::process::id() as i32);
+        let d = crate::trace::tree::descendants(std::process::id() as i32);
         child.kill().unwrap();
         child.wait().unwrap();
         assert!(d.contains(&(child.id() as i32)), "{d:?}");
