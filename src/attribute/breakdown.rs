@@ -4,6 +4,13 @@
 //! in the phase they fell in (by CLOCK_MONOTONIC time: ptrace stops for exec, the probe's own
 //! timestamps for fork).
 //!
+//! One estimator per number: a category's share is pooled (its samples over all samples), its
+//! time per exec/fork is that share × the measured CPU (or its pooled sample weight over the
+//! execs/forks covered), and both intervals come from one bootstrap over units of the same
+//! pooled ratio, so every interval contains its point. (A median over units of per-unit shares
+//! is zero for a category present in fewer than half the units, whatever its pooled share.)
+//! With fewer than [`MIN_UNITS_FOR_INTERVAL`] units holding samples there is no interval.
+//!
 //! Pure: a recording replayed without root gives the same breakdown.
 
 use std::collections::{BTreeMap, HashMap};
@@ -49,18 +56,40 @@ pub struct Unit {
     pub main_pid: i32,
 }
 
+/// Fewer units with samples than this give no interval (a bootstrap over 1–4 units says
+/// nothing about the next run).
+pub const MIN_UNITS_FOR_INTERVAL: usize = 5;
+
+/// A figure estimated from the pooled samples, and its 95% interval from the bootstrap over
+/// units of the same pooled ratio (None: too few units, see [`MIN_UNITS_FOR_INTERVAL`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Estimate {
+    /// Read from schema 1's Summary `median` too.
+    #[serde(alias = "median")]
+    pub value: f64,
+    pub ci95: Option<(f64, f64)>,
+}
+
 /// One category in a breakdown.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CategoryShare {
     pub category: Category,
     pub label: String,
     pub samples: u64,
-    /// Share of all samples in the units.
+    /// Share of all samples in the units (pooled).
     pub share: f64,
-    /// The share per unit, over units.
+    /// 95% interval of `share` (bootstrap over units); None with too few units.
+    #[serde(default)]
+    pub share_ci95: Option<(f64, f64)>,
+    /// Units in which the category has at least one sample.
+    #[serde(default)]
+    pub units_present: usize,
+    /// The spread of the per-unit shares, over units with samples (descriptive: the figures
+    /// above do not derive from it).
     pub share_per_unit: Option<Summary>,
-    /// CPU time per exec or per fork (ns, from the samples' weights).
-    pub ns_per_exec_or_fork: Option<Summary>,
+    /// CPU time per exec or per fork (ns): the pooled sample weight over the execs/forks
+    /// covered, or `share` × the measured CPU ([`scale_to_measured`]); same interval.
+    pub ns_per_exec_or_fork: Option<Estimate>,
     /// Samples by phase.
     pub phases: BTreeMap<String, u64>,
 }
@@ -71,6 +100,12 @@ pub struct Breakdown {
     pub section: String,
     pub samples: u64,
     pub units: usize,
+    /// Units with at least one sample (intervals need [`MIN_UNITS_FOR_INTERVAL`]).
+    #[serde(default)]
+    pub units_with_samples: usize,
+    /// Samples of the recordings that fell outside every unit (left out of the shares).
+    #[serde(default)]
+    pub outside_units: u64,
     /// Execs or forks the units cover.
     pub covered: f64,
     pub categories: Vec<CategoryShare>,
@@ -199,15 +234,32 @@ pub fn breakdown(
             .entry(label.to_string())
             .or_insert(0) += n;
     }
+    let present: Vec<Category> = Category::ALL
+        .iter()
+        .copied()
+        .filter(|c| per_unit.iter().any(|m| m.contains_key(c)))
+        .collect();
+    let counts: Vec<Vec<(u64, u64)>> = per_unit
+        .iter()
+        .map(|m| {
+            present
+                .iter()
+                .map(|c| m.get(c).copied().unwrap_or((0, 0)))
+                .collect()
+        })
+        .collect();
+    let per: Vec<f64> = units.iter().map(|u| u.per_unit.max(1.0)).collect();
+    let units_with_samples = per_unit.iter().filter(|m| !m.is_empty()).count();
+    let intervals = if units_with_samples >= MIN_UNITS_FOR_INTERVAL {
+        pooled_intervals(&counts, &per)
+    } else {
+        Vec::new()
+    };
+    let covered: f64 = per.iter().sum();
     let mut cats: Vec<CategoryShare> = Vec::new();
-    for cat in Category::ALL {
-        let samples: u64 = per_unit
-            .iter()
-            .map(|m| m.get(&cat).map(|e| e.0).unwrap_or(0))
-            .sum();
-        if samples == 0 {
-            continue;
-        }
+    for (ci, &cat) in present.iter().enumerate() {
+        let samples: u64 = counts.iter().map(|u| u[ci].0).sum();
+        let weight: u64 = counts.iter().map(|u| u[ci].1).sum();
         let shares: Vec<f64> = per_unit
             .iter()
             .filter_map(|m| {
@@ -215,18 +267,24 @@ pub fn breakdown(
                 (n > 0).then(|| m.get(&cat).map(|e| e.0).unwrap_or(0) as f64 / n as f64)
             })
             .collect();
-        let times: Vec<f64> = per_unit
-            .iter()
-            .zip(units)
-            .map(|(m, u)| m.get(&cat).map(|e| e.1).unwrap_or(0) as f64 / u.per_unit.max(1.0))
-            .collect();
+        let share = samples as f64 / total.max(1) as f64;
+        let ns = weight as f64 / covered.max(1.0);
+        let (share_ci95, ns_ci95) = match intervals.get(ci) {
+            Some(&(s, w)) => (Some(around(s, share)), Some(around(w, ns))),
+            None => (None, None),
+        };
         cats.push(CategoryShare {
             category: cat,
             label: cat.label().to_string(),
             samples,
-            share: samples as f64 / total.max(1) as f64,
+            share,
+            share_ci95,
+            units_present: counts.iter().filter(|u| u[ci].0 > 0).count(),
             share_per_unit: summarize(&shares),
-            ns_per_exec_or_fork: summarize(&times),
+            ns_per_exec_or_fork: Some(Estimate {
+                value: ns,
+                ci95: ns_ci95,
+            }),
             phases: phases.remove(&cat).unwrap_or_default(),
         });
     }
@@ -247,6 +305,8 @@ pub fn breakdown(
             section: section.to_string(),
             samples: total,
             units: units.len(),
+            units_with_samples,
+            outside_units: stacks.len() as u64 - total,
             covered: units.iter().map(|u| u.per_unit).sum(),
             categories: cats,
             notes: Vec::new(),
@@ -255,16 +315,75 @@ pub fn breakdown(
     )
 }
 
+/// An interval widened, if need be, to hold its point: a percentile bootstrap of a ratio can
+/// miss the full-sample ratio by a hair when the units are few and uneven.
+fn around(ci: (f64, f64), point: f64) -> (f64, f64) {
+    (ci.0.min(point), ci.1.max(point))
+}
+
+/// Resamples drawn by [`pooled_intervals`].
+const RESAMPLES: usize = 2000;
+
+/// The 95% percentile-bootstrap intervals of each category's pooled share and pooled weight
+/// per exec/fork. `counts[u][c]` is category c's (samples, weight in ns) in unit u and `per[u]`
+/// the execs/forks unit u covers. Units are drawn with replacement; each resample's ratios are
+/// sums over the drawn units, as the point estimates are sums over all of them. A fixed seed:
+/// the same recording always gives the same intervals.
+fn pooled_intervals(counts: &[Vec<(u64, u64)>], per: &[f64]) -> Vec<((f64, f64), (f64, f64))> {
+    let n = counts.len();
+    let cats = counts.first().map_or(0, Vec::len);
+    if n == 0 || cats == 0 {
+        return Vec::new();
+    }
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = || {
+        // xorshift64*
+        state ^= state >> 12;
+        state ^= state << 25;
+        state ^= state >> 27;
+        state.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    };
+    let mut shares = vec![Vec::with_capacity(RESAMPLES); cats];
+    let mut weights = vec![Vec::with_capacity(RESAMPLES); cats];
+    let mut num = vec![(0u64, 0u64); cats];
+    for _ in 0..RESAMPLES {
+        num.iter_mut().for_each(|x| *x = (0, 0));
+        let (mut all, mut covered) = (0u64, 0.0f64);
+        for _ in 0..n {
+            let u = (next() % n as u64) as usize;
+            for (acc, c) in num.iter_mut().zip(&counts[u]) {
+                acc.0 += c.0;
+                acc.1 += c.1;
+                all += c.0;
+            }
+            covered += per[u];
+        }
+        for (c, acc) in num.iter().enumerate() {
+            shares[c].push(acc.0 as f64 / all.max(1) as f64);
+            weights[c].push(acc.1 as f64 / covered.max(1.0));
+        }
+    }
+    let pct = |v: &mut Vec<f64>| {
+        v.sort_by(|a, b| a.total_cmp(b));
+        let lo = v[(v.len() as f64 * 0.025) as usize];
+        let hi = v[((v.len() as f64 * 0.975) as usize).min(v.len() - 1)];
+        (lo, hi)
+    };
+    shares
+        .iter_mut()
+        .zip(weights.iter_mut())
+        .map(|(s, w)| (pct(s), pct(w)))
+        .collect()
+}
+
 /// Replaces the sampled time per exec/fork by `share × cpu_ns` (the CPU time per exec or fork
-/// measured without the sampler, which makes the sampled runs slower), interval included.
+/// measured without the sampler, which makes the sampled runs slower); its interval is the
+/// share's interval × `cpu_ns` (one resampling for both).
 pub fn scale_to_measured(b: &mut Breakdown, cpu_ns: f64) {
     for c in &mut b.categories {
-        c.ns_per_exec_or_fork = c.share_per_unit.as_ref().map(|s| Summary {
-            n: s.n,
-            median: s.median * cpu_ns,
-            min: s.min * cpu_ns,
-            max: s.max * cpu_ns,
-            ci95: (s.ci95.0 * cpu_ns, s.ci95.1 * cpu_ns),
+        c.ns_per_exec_or_fork = Some(Estimate {
+            value: c.share * cpu_ns,
+            ci95: c.share_ci95.map(|(lo, hi)| (lo * cpu_ns, hi * cpu_ns)),
         });
     }
 }
@@ -401,7 +520,12 @@ mod tests {
         assert_eq!(pt.phases.get("parent: fork call"), Some(&1));
         assert_eq!(pt.phases.get("other"), Some(&1));
         // 100 µs per sample, one sample per unit of 10 forks: 10 µs per fork.
-        assert_eq!(pt.ns_per_exec_or_fork.as_ref().unwrap().median, 10_000.0);
+        assert_eq!(pt.ns_per_exec_or_fork.as_ref().unwrap().value, 10_000.0);
+        // Two units with samples: too few for an interval.
+        assert_eq!(b.units_with_samples, 2);
+        assert_eq!(b.outside_units, 1);
+        assert_eq!(pt.share_ci95, None);
+        assert_eq!(pt.ns_per_exec_or_fork.as_ref().unwrap().ci95, None);
         let ex = b
             .categories
             .iter()
@@ -420,5 +544,89 @@ mod tests {
                 .map(String::as_str),
             Some("copy_pte_range_[k]")
         );
+    }
+
+    /// A sparse category: present in 6 of 20 runs (30%), 100 of 2000 samples (5% pooled).
+    /// The median over runs of per-run shares is 0; the pooled estimate is not, and its
+    /// interval (from the same bootstrap) holds it.
+    #[test]
+    fn a_sparse_category_gets_its_pooled_share_and_an_interval_around_it() {
+        let relocation = || vec![frame("_dl_relocate_object", false, Some("ld.so"))];
+        let faults = || {
+            vec![
+                frame("filemap_fault", true, None),
+                frame("handle_mm_fault", true, None),
+                frame("exc_page_fault", true, None),
+            ]
+        };
+        let mut units = Vec::new();
+        let mut stacks = Vec::new();
+        for u in 0..20u64 {
+            let start = u * 1_000_000;
+            units.push(Unit {
+                start_ns: start,
+                end_ns: start + 999_999,
+                per_unit: 1.0,
+                phases: vec![],
+                main_pid: 7,
+            });
+            // Runs 0, 3, 6, 9, 12, 15 hold the sparse category: 17 + 17 + 17 + 17 + 16 + 16.
+            let sparse = if u % 3 == 0 && u < 18 {
+                if u < 12 {
+                    17
+                } else {
+                    16
+                }
+            } else {
+                0
+            };
+            for i in 0..100u64 {
+                let f = if i < sparse { faults() } else { relocation() };
+                stacks.push(stack(7, start + i * 1000, f));
+            }
+        }
+        let (mut b, _) = breakdown("exec", &stacks, &units, "threads and children", false);
+        assert_eq!(b.samples, 2000);
+        assert_eq!(b.units_with_samples, 20);
+        let cpu = 1_000_000.0; // 1 ms per exec, measured without the sampler
+        scale_to_measured(&mut b, cpu);
+        let c = b
+            .categories
+            .iter()
+            .find(|c| c.samples == 100)
+            .expect("the sparse category");
+        assert_eq!(c.samples, 100);
+        assert_eq!(c.units_present, 6);
+        assert_eq!(c.share, 0.05);
+        // The old estimator: the median over runs of per-run shares.
+        assert_eq!(c.share_per_unit.as_ref().unwrap().median, 0.0);
+        let e = c.ns_per_exec_or_fork.as_ref().unwrap();
+        assert_eq!(e.value, 50_000.0, "share × CPU: 5% of 1 ms");
+        let (lo, hi) = e.ci95.expect("20 runs give an interval");
+        assert!(
+            lo <= e.value && e.value <= hi,
+            "[{lo}, {hi}] holds {}",
+            e.value
+        );
+        assert!(lo > 0.0 && hi > lo, "a real interval: [{lo}, {hi}]");
+        let (slo, shi) = c.share_ci95.unwrap();
+        assert!((slo * cpu - lo).abs() < 1e-6 && (shi * cpu - hi).abs() < 1e-6);
+        // Every category's interval holds its point, share and time alike.
+        for c in &b.categories {
+            let (lo, hi) = c.share_ci95.unwrap();
+            assert!(
+                lo <= c.share && c.share <= hi,
+                "{}: {lo} {} {hi}",
+                c.label,
+                c.share
+            );
+        }
+        // Without a measured CPU: the pooled weight (100 µs a sample) over 20 execs.
+        let (b, _) = breakdown("exec", &stacks, &units, "threads and children", false);
+        let c = b.categories.iter().find(|c| c.samples == 100).unwrap();
+        let e = c.ns_per_exec_or_fork.as_ref().unwrap();
+        assert_eq!(e.value, 100.0 * 100_000.0 / 20.0);
+        let (lo, hi) = e.ci95.unwrap();
+        assert!(lo <= e.value && e.value <= hi && lo > 0.0);
     }
 }

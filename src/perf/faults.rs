@@ -72,19 +72,77 @@ pub fn file_filter(ranges: &[(u64, u64)]) -> Option<String> {
     (f.len() <= FILTER_MAX).then_some(f)
 }
 
-fn tracepoint_id() -> std::io::Result<u64> {
-    for root in ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"] {
-        if let Ok(s) =
-            std::fs::read_to_string(format!("{root}/events/exceptions/page_fault_user/id"))
-        {
-            if let Ok(id) = s.trim().parse() {
-                return Ok(id);
-            }
+/// Where the kernel's trace events are: tracefs, or its automount inside debugfs.
+const TRACE_ROOTS: [&str; 2] = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
+
+fn read_tracepoint_id() -> Option<u64> {
+    TRACE_ROOTS.iter().find_map(|root| {
+        std::fs::read_to_string(format!("{root}/events/exceptions/page_fault_user/id"))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    })
+}
+
+/// Mounts tracefs at /sys/kernel/tracing, as perf does on its first tracepoint
+/// (tools/lib/api/fs/tracing_path.c: tracefs first, then debugfs, whose `tracing` directory
+/// the kernel automounts). Nothing is mounted twice: a root that already has `events` is
+/// left alone. Needs CAP_SYS_ADMIN; the error says what failed.
+fn mount_tracefs() -> std::io::Result<()> {
+    fn mount(source: &str, target: &str, fstype: &str) -> std::io::Result<()> {
+        let c = |s: &str| std::ffi::CString::new(s).unwrap_or_default();
+        let (src, tgt, fs) = (c(source), c(target), c(fstype));
+        // SAFETY: three NUL-terminated strings that outlive the call; no data argument.
+        let r = unsafe {
+            nix::libc::mount(src.as_ptr(), tgt.as_ptr(), fs.as_ptr(), 0, std::ptr::null())
+        };
+        if r == 0 {
+            Ok(())
+        } else {
+            Err(std::io::Error::last_os_error())
         }
     }
+    if TRACE_ROOTS
+        .iter()
+        .any(|r| std::path::Path::new(r).join("events").exists())
+    {
+        return Ok(());
+    }
+    let tracefs = mount("nodev", TRACE_ROOTS[0], "tracefs");
+    if tracefs.is_ok() {
+        return Ok(());
+    }
+    mount("nodev", "/sys/kernel/debug", "debugfs").or(tracefs)
+}
+
+/// The tracepoint's id. On a fresh boot nothing has mounted tracefs yet (perf mounts it
+/// itself): as root we mount it, so the fault kinds are counted wherever the kernel has the
+/// tracepoint.
+fn tracepoint_id() -> std::io::Result<u64> {
+    if let Some(id) = read_tracepoint_id() {
+        return Ok(id);
+    }
+    let mounted = mount_tracefs();
+    if let Some(id) = read_tracepoint_id() {
+        return Ok(id);
+    }
+    let why = match mounted {
+        Err(e) => format!(
+            "tracefs is not mounted at /sys/kernel/tracing and mounting it failed: {e}{}",
+            if e.raw_os_error() == Some(nix::libc::EPERM) {
+                " (needs root)"
+            } else {
+                ""
+            }
+        ),
+        Ok(()) => "tracefs is mounted but has no events/exceptions/page_fault_user: the \
+                   kernel lacks the tracepoint (CONFIG_TRACEPOINTS, x86 exceptions events)"
+            .to_string(),
+    };
     Err(std::io::Error::new(
         std::io::ErrorKind::NotFound,
-        "the tracepoint exceptions:page_fault_user is not available (no tracefs, or not root)",
+        format!("the tracepoint exceptions:page_fault_user is not available: {why}"),
     ))
 }
 

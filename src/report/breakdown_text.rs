@@ -1,19 +1,30 @@
-//! The category breakdown as text: one row per category with its share (and 95% interval over
-//! runs or blocks of forks), the CPU time per exec or per fork, and the phase most of its
-//! samples fell in.
+//! The category breakdown as text: one row per category with its pooled share, the CPU time
+//! per exec or per fork (share × the measured CPU), one 95% interval for both (the same
+//! bootstrap over runs or blocks of forks; none when there are too few of them, and the report
+//! says so), and the phase most of its samples fell in.
 
 use std::fmt::Write as _;
 
 use comfy_table::{presets, CellAlignment, ContentArrangement, Table};
 
-use crate::attribute::breakdown::Breakdown;
+use crate::attribute::breakdown::{Breakdown, MIN_UNITS_FOR_INTERVAL};
 
 /// `unit` is "exec" or "fork".
 pub fn breakdown(b: &Breakdown, unit: &str) -> String {
     let mut s = String::new();
+    let unit_name = if unit == "exec" {
+        "runs"
+    } else {
+        "blocks of forks"
+    };
+    let outside = if b.outside_units > 0 {
+        format!("; {} more recorded outside them, left out", b.outside_units)
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         s,
-        "{} cost by category ({} samples over {} {}s in {} units):",
+        "{} cost by category ({} samples over {} {}s in {} {unit_name}{outside}):",
         b.section, b.samples, b.covered as u64, unit, b.units
     );
     let mut t = Table::new();
@@ -24,19 +35,20 @@ pub fn breakdown(b: &Breakdown, unit: &str) -> String {
         "share".to_string(),
         "95% CI".to_string(),
         format!("µs per {unit}"),
+        "95% CI".to_string(),
         "mostly in".to_string(),
     ]);
+    let interval = |ci: Option<(f64, f64)>, scale: f64| {
+        ci.map(|(lo, hi)| format!("[{:.1}, {:.1}]", lo * scale, hi * scale))
+            .unwrap_or_else(|| "n/a".into())
+    };
     for c in &b.categories {
-        let ci = c
-            .share_per_unit
-            .as_ref()
-            .map(|s| format!("[{:.1}, {:.1}]", s.ci95.0 * 100.0, s.ci95.1 * 100.0))
-            .unwrap_or_default();
-        let per = c
+        let ci = interval(c.share_ci95, 100.0);
+        let (per, per_ci) = c
             .ns_per_exec_or_fork
             .as_ref()
-            .map(|s| format!("{:.1}", s.median / 1e3))
-            .unwrap_or_else(|| "n/a".into());
+            .map(|e| (format!("{:.1}", e.value / 1e3), interval(e.ci95, 1e-3)))
+            .unwrap_or_else(|| ("n/a".into(), String::new()));
         let top = c
             .phases
             .iter()
@@ -54,15 +66,29 @@ pub fn breakdown(b: &Breakdown, unit: &str) -> String {
             format!("{:.1}%", c.share * 100.0),
             ci,
             per,
+            per_ci,
             top,
         ]);
     }
-    for i in 1..4 {
+    for i in 1..5 {
         if let Some(c) = t.column_mut(i) {
             c.set_cell_alignment(CellAlignment::Right);
         }
     }
     let _ = writeln!(s, "{t}");
+    if b.units_with_samples < MIN_UNITS_FOR_INTERVAL {
+        let _ = writeln!(
+            s,
+            "  no intervals: {} {unit_name} with samples, {} needed ({})",
+            b.units_with_samples,
+            MIN_UNITS_FOR_INTERVAL,
+            if unit == "exec" {
+                "more sampled runs: --sample-runs"
+            } else {
+                "a longer --fork loop"
+            }
+        );
+    }
     for n in &b.notes {
         let _ = writeln!(s, "  {}", super::text::clean(n));
     }

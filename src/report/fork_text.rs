@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use comfy_table::{presets, CellAlignment, ContentArrangement, Table};
 
-use crate::attribute::fork_cost::ForkSection;
+use crate::attribute::fork_cost::{ForkSection, Tail};
 use crate::attribute::stats::Summary;
 use crate::trace::footprint::Figure;
 use crate::trace::fork::ExitBinding;
@@ -17,44 +17,55 @@ fn table() -> Table {
     t
 }
 
-fn us_row(t: &mut Table, name: &str, s: &Option<Summary>) {
-    let cells = match s {
-        Some(s) => vec![
-            name.to_string(),
-            format!("{:.1}", s.median / 1e3),
-            format!("[{:.1}, {:.1}]", s.ci95.0 / 1e3, s.ci95.1 / 1e3),
-            format!("{:.1}", s.min / 1e3),
-            format!("{:.1}", s.max / 1e3),
-        ],
-        None => vec![
-            name.to_string(),
-            "n/a".into(),
-            String::new(),
-            String::new(),
-            String::new(),
-        ],
-    };
+/// Fewer values than this get no interval in the tables (said in the cell).
+const MIN_FOR_INTERVAL: usize = 5;
+
+/// One row of a per-fork table: median, 95% CI, mean, p99, min, max, each divided by `scale`
+/// and printed with `prec` decimals (µs: 1e3 and 1; counts: 1 and 0).
+fn row(
+    t: &mut Table,
+    name: &str,
+    s: &Option<Summary>,
+    tail: &Option<Tail>,
+    scale: f64,
+    prec: usize,
+) {
+    let v = |x: f64| format!("{:.*}", prec, x / scale);
+    let mut cells = vec![name.to_string()];
+    match s {
+        Some(s) => {
+            cells.push(v(s.median));
+            cells.push(if s.n < MIN_FOR_INTERVAL {
+                format!("n/a (n={})", s.n)
+            } else {
+                format!("[{}, {}]", v(s.ci95.0), v(s.ci95.1))
+            });
+            cells.push(tail.map(|t| v(t.mean)).unwrap_or_default());
+            cells.push(tail.map(|t| v(t.p99)).unwrap_or_default());
+            cells.push(v(s.min));
+            cells.push(v(s.max));
+        }
+        None => {
+            cells.push("n/a".into());
+            cells.extend(std::iter::repeat_n(String::new(), 5));
+        }
+    }
     t.add_row(cells);
 }
 
-fn count_row(t: &mut Table, name: &str, s: &Option<Summary>) {
-    let cells = match s {
-        Some(s) => vec![
-            name.to_string(),
-            format!("{:.0}", s.median),
-            format!("[{:.0}, {:.0}]", s.ci95.0, s.ci95.1),
-            format!("{:.0}", s.min),
-            format!("{:.0}", s.max),
-        ],
-        None => vec![
-            name.to_string(),
-            "n/a".into(),
-            String::new(),
-            String::new(),
-            String::new(),
-        ],
-    };
-    t.add_row(cells);
+/// A per-fork table headed `title`, numbers right-aligned.
+fn per_fork_table(title: &str) -> Table {
+    let mut t = table();
+    t.set_header(vec![title, "median", "95% CI", "mean", "p99", "min", "max"]);
+    t
+}
+
+fn right_align(t: &mut Table, from: usize, to: usize) {
+    for i in from..to {
+        if let Some(c) = t.column_mut(i) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
 }
 
 fn bytes(f: &Figure) -> String {
@@ -65,6 +76,32 @@ fn bytes(f: &Figure) -> String {
         Figure::Measured(b) => format!("{} KiB", b / 1024),
         Figure::Unavailable(why) => format!("not available ({why})"),
     }
+}
+
+/// Forks per second, saying what each derives from: by wall time it is completed forks over
+/// the loop's wall time, i.e. one over the *mean* iteration (round trip plus the loop's own
+/// work between them), which a heavy tail pulls far from one over the median.
+pub fn rates(f: &ForkSection) -> String {
+    let rate = |r: Option<f64>| r.map(|r| format!("{r:.0}")).unwrap_or_else(|| "n/a".into());
+    let trip = match (&f.per_fork.round_trip_ns, &f.per_fork.tails.round_trip_ns) {
+        (Some(m), Some(t)) => format!(
+            "; round trip median {:.1} µs ({:.0}/s), mean {:.1} µs, p99 {:.1} µs",
+            m.median / 1e3,
+            1e9 / m.median.max(1.0),
+            t.mean / 1e3,
+            t.p99 / 1e3
+        ),
+        _ => String::new(),
+    };
+    let per_iteration = f
+        .forks_per_sec_wall
+        .map(|r| format!(": one fork every {:.1} µs on average{trip}", 1e6 / r))
+        .unwrap_or_default();
+    format!(
+        "forks per second: {} by wall time (completed forks / the loop's wall time{per_iteration}), {} by the parent's CPU time (what the seed forktest's clock() counts)",
+        rate(f.forks_per_sec_wall),
+        rate(f.forks_per_sec_parent_cpu)
+    )
 }
 
 /// The fork section as text.
@@ -95,26 +132,56 @@ pub fn fork(f: &ForkSection) -> String {
         endings.join(", "),
         f.target_ending.describe()
     );
-    let mut t = table();
-    t.set_header(vec!["per fork (µs)", "median", "95% CI", "min", "max"]);
     let p = &f.per_fork;
-    us_row(
+    let tl = &p.tails;
+    let mut t = per_fork_table("per fork (µs)");
+    row(
         &mut t,
         &format!("{} call (parent, wall)", f.spawn.label()),
         &p.spawn_call_ns,
+        &tl.spawn_call_ns,
+        1e3,
+        1,
     );
-    us_row(&mut t, "child's life to reap (wall)", &p.child_to_reap_ns);
-    us_row(&mut t, "round trip (wall)", &p.round_trip_ns);
-    us_row(&mut t, "parent CPU", &p.parent_cpu_ns);
-    us_row(&mut t, "child CPU (incl. exit teardown)", &p.child_cpu_ns);
-    count_row(&mut t, "parent minor faults", &p.parent_minor_faults);
-    count_row(&mut t, "child minor faults", &p.child_minor_faults);
-    count_row(&mut t, "child major faults", &p.child_major_faults);
-    for i in 1..5 {
-        if let Some(c) = t.column_mut(i) {
-            c.set_cell_alignment(CellAlignment::Right);
-        }
+    for (name, s, tail) in [
+        (
+            "child's life to reap (wall)",
+            &p.child_to_reap_ns,
+            &tl.child_to_reap_ns,
+        ),
+        ("round trip (wall)", &p.round_trip_ns, &tl.round_trip_ns),
+        ("parent CPU", &p.parent_cpu_ns, &tl.parent_cpu_ns),
+        (
+            "child CPU (incl. exit teardown)",
+            &p.child_cpu_ns,
+            &tl.child_cpu_ns,
+        ),
+    ] {
+        row(&mut t, name, s, tail, 1e3, 1);
     }
+    right_align(&mut t, 1, 7);
+    let _ = writeln!(s, "{t}");
+    let mut t = per_fork_table("per fork (faults, getrusage)");
+    for (name, s, tail) in [
+        (
+            "parent minor faults",
+            &p.parent_minor_faults,
+            &tl.parent_minor_faults,
+        ),
+        (
+            "child minor faults",
+            &p.child_minor_faults,
+            &tl.child_minor_faults,
+        ),
+        (
+            "child major faults",
+            &p.child_major_faults,
+            &tl.child_major_faults,
+        ),
+    ] {
+        row(&mut t, name, s, tail, 1.0, 0);
+    }
+    right_align(&mut t, 1, 7);
     let _ = writeln!(s, "{t}");
     if let (Some(u), Some(k)) = (f.parent_user_ns_per_fork, f.parent_sys_ns_per_fork) {
         let _ = writeln!(
@@ -124,13 +191,7 @@ pub fn fork(f: &ForkSection) -> String {
             k / 1e3
         );
     }
-    let rate = |r: Option<f64>| r.map(|r| format!("{r:.0}")).unwrap_or_else(|| "n/a".into());
-    let _ = writeln!(
-        s,
-        "forks per second: {} by wall time, {} by the parent's CPU time (what the seed forktest's clock() counts)",
-        rate(f.forks_per_sec_wall),
-        rate(f.forks_per_sec_parent_cpu)
-    );
+    let _ = writeln!(s, "{}", rates(f));
     match &f.exit_binding {
         Some(ExitBinding::Lazy { got }) => {
             let _ = writeln!(s, "exit: through the executable's GOT slot {got:#x}, not yet bound: every child binds it (lazy binding)");

@@ -22,8 +22,9 @@ use crate::attribute::link_cost::{self, Totals};
 use crate::deps::Closure;
 pub use error::ReportError;
 
-/// Version of the JSON document. 1: the `deps` section.
-pub const SCHEMA_VERSION: u32 = 1;
+/// Version of the JSON document. 1: the `deps` section. 2: a breakdown category's
+/// `ns_per_exec_or_fork` is an Estimate (`value`, `ci95`: pooled share × CPU, one bootstrap).
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// The tool that wrote a document.
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -229,9 +229,12 @@ pub fn profile(p: &ProfileSection) -> String {
         }
     }
     if let Some(c) = &p.children_task_clock_ns {
+        // The inherited counters are read after the target is gone: their excess over the
+        // last stop's reading is the target's own exit as well as any threads and children
+        // (a program with neither still shows a few µs).
         let _ = writeln!(
             s,
-            "Threads and child processes, counted apart (not in the phases): {:.3} ms CPU",
+            "CPU after the last stop and in other tasks (the target's exit, and its threads and child processes if it has any; not in the phases): {:.3} ms",
             c.median / 1e6
         );
     }
@@ -294,22 +297,36 @@ pub fn profile(p: &ProfileSection) -> String {
             }
         }
         let g = p.ld_debug.clone().unwrap_or_default();
-        if let Some(pr) = &p.prediction {
+        if let (Some(_), Detail::Static) = (&p.prediction, &p.detail) {
+            let _ = writeln!(
+                s,
+                "  static program: no ld.so, so no start-up symbol lookups for glibc to count"
+            );
+        } else if let Some(pr) = &p.prediction {
             let opt = |v: Option<u64>| v.map(|x| x.to_string()).unwrap_or_else(|| "n/a".into());
             let _ = writeln!(
                 s,
-                "  symbol lookups at start-up: glibc {} (+{} from cache); deps predicts {} (+{}) including ld.so's own 10",
+                "  symbol lookups at start-up: glibc {} (+{} from cache); deps predicts {} (+{}) including ld.so's own {}",
                 opt(g.relocations),
                 opt(g.relocations_from_cache),
                 pr.lookups,
-                pr.cache_hits
+                pr.cache_hits,
+                crate::attribute::link_cost::RTLD_INTERNAL_LOOKUPS
             );
+            let packed = pr.relative_total.saturating_sub(pr.relacount);
             let _ = writeln!(
                 s,
-                "  relative relocations (DT_RELACOUNT): glibc {}; deps {} (glibc does not count DT_RELR-packed ones: {} in all)",
+                "  relative relocations (DT_RELACOUNT): glibc {}; deps {}{}",
                 opt(g.relative_relocations),
                 pr.relacount,
-                pr.relative_total
+                if packed > 0 {
+                    format!(
+                        " (glibc counts DT_RELACOUNT only: {packed} more relative relocations, DT_RELR-packed or past the count, {} in all)",
+                        pr.relative_total
+                    )
+                } else {
+                    String::new()
+                }
             );
             let _ = writeln!(s, "  PLT slots left to lazy binding: {}", pr.lazy_deferred);
             let _ = writeln!(
