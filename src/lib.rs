@@ -11,12 +11,16 @@
 //!    plain-language reading.
 //! 4. [`report`]: the human report and the versioned JSON document.
 //!
+//! 5. [`compare`]: `diff` and `compare`, two profiles side by side: the verdict (with its
+//!    statistics) and the factors that changed.
+//!
 //! [`config`] holds the resolved options of each command (no clap types), [`error`] the error
 //! enums and the documented exit codes, and [`run`] one function per command, which `main`
 //! calls.
 
 pub mod attribute;
 pub mod cli;
+pub mod compare;
 pub mod config;
 pub mod deps;
 pub mod elf;

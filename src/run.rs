@@ -106,6 +106,7 @@ pub fn profile(cfg: &crate::config::ProfileRun) -> Result<ExitCode, Error> {
         doc.command = "profile".into();
         doc.profile = Some(section);
         doc.fork = fork;
+        doc.machine = Some(crate::record::Machine::current());
         report::write_json(&doc, path)?;
     }
     if timed_out {
@@ -134,6 +135,7 @@ fn fork_only(
         let mut doc = Document::empty(&target);
         doc.command = "profile".into();
         doc.fork = fork;
+        doc.machine = Some(crate::record::Machine::current());
         report::write_json(&doc, path)?;
     }
     Ok(ExitCode::Ok)
@@ -191,4 +193,14 @@ fn write_graphs(
             .map_err(|e| err(path, e))?;
     }
     Ok(())
+}
+
+/// `ldcost diff BASE.json HEAD.json`.
+pub fn diff(cfg: &crate::compare::DiffConfig) -> Result<ExitCode, Error> {
+    crate::compare::diff(cfg)
+}
+
+/// `ldcost compare BASE HEAD [-- ARGS]`.
+pub fn compare(cfg: &crate::compare::runner::CompareConfig) -> Result<ExitCode, Error> {
+    crate::compare::runner::compare(cfg)
 }

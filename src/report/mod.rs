@@ -7,8 +7,10 @@
 
 pub mod breakdown_text;
 pub mod color;
+pub mod compare_text;
 pub mod flamegraph;
 pub mod fork_text;
+pub mod markdown;
 pub mod profile_text;
 pub mod text;
 
@@ -60,6 +62,10 @@ pub struct Document {
     /// ([`crate::attribute::fork_cost::ForkSection`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fork: Option<crate::attribute::fork_cost::ForkSection>,
+    /// Written by `profile`: the machine it ran on ([`crate::record::Machine`]), which
+    /// `diff` checks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<crate::record::Machine>,
 }
 
 impl Document {
@@ -86,6 +92,7 @@ impl Document {
             }),
             profile: None,
             fork: None,
+            machine: None,
         }
     }
 
@@ -102,6 +109,7 @@ impl Document {
             deps: None,
             profile: None,
             fork: None,
+            machine: None,
         }
     }
 }

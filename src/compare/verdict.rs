@@ -1,0 +1,273 @@
+//! The verdict: start-up CPU and wall, and with `--fork` the fork round trip and the parent's
+//! CPU per fork, each BASE → HEAD with its [`Change`].
+//!
+//! In: two [`Document`]s. Out: [`Verdict`]. The per-run values are taken from the documents'
+//! raw runs (not their summaries), so `diff` of two saved halves computes exactly what
+//! `compare` computed.
+
+use serde::{Deserialize, Serialize};
+
+use super::stats::{change, Change};
+use crate::record::{Instrumentation, Phase};
+use crate::report::Document;
+
+/// One figure of the verdict.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Metric {
+    /// "startup_cpu", "startup_wall", "fork_round_trip", "fork_parent_cpu".
+    pub key: String,
+    pub label: String,
+    /// Whether it decides the verdict and `--fail-above` looks at it: the CPU figures
+    /// (start-up CPU, the parent's CPU per fork). Wall times follow the machine's load and
+    /// the ptrace stops' scheduling; they are shown, not judged.
+    pub gated: bool,
+    /// Where the values come from ("boundaries-only runs", "per-object runs", "fork loop").
+    pub source: String,
+    pub change: Option<Change>,
+    /// Why there is no change (a document without the figure).
+    pub missing: Option<String>,
+}
+
+/// The verdict of a comparison.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Verdict {
+    /// One line: "start-up CPU +31.2% [+28.0, +34.5] (p = 0.008); fork …" or
+    /// "no significant change".
+    pub summary: String,
+    pub metrics: Vec<Metric>,
+    /// Some gated metric changed significantly for the worse.
+    pub slower: bool,
+    pub faster: bool,
+    /// Significant changes of the figures that do not decide (wall times), said apart.
+    #[serde(default)]
+    pub notes: Vec<String>,
+}
+
+/// Per-run start-up figures of a document: CPU (ns, execve → main) and wall (ns), and where
+/// they come from. Boundaries-only runs are used when the document has them (a handful of
+/// ptrace stops, nothing to correct); else the per-object runs, each segment less its
+/// stops × the document's measured cost per stop.
+pub fn startup_samples(doc: &Document) -> Option<(Vec<f64>, Vec<f64>, &'static str)> {
+    let p = doc.profile.as_ref()?;
+    let coarse = p
+        .raw
+        .iter()
+        .any(|r| r.instrumentation == Instrumentation::Coarse);
+    let (inst, source, per_stop) = if coarse {
+        (Instrumentation::Coarse, "boundaries-only runs", 0.0)
+    } else {
+        (
+            Instrumentation::PerObject,
+            "per-object runs, less the ptrace stops' measured cost",
+            p.overhead.ns_per_stop.unwrap_or(0.0),
+        )
+    };
+    let (mut cpu, mut wall) = (Vec::new(), Vec::new());
+    for r in p.raw.iter().filter(|r| r.instrumentation == inst) {
+        let segs: Vec<_> = r
+            .segments
+            .iter()
+            .filter(|s| s.phase != Phase::MainToExit)
+            .collect();
+        if segs.is_empty() {
+            continue;
+        }
+        if segs.iter().all(|s| s.counters.task_clock_ns.is_some()) {
+            cpu.push(
+                segs.iter()
+                    .map(|s| {
+                        (s.counters.task_clock_ns.unwrap_or(0) as f64 - s.stops as f64 * per_stop)
+                            .max(0.0)
+                    })
+                    .sum(),
+            );
+        }
+        wall.push(segs.iter().map(|s| s.wall_ns as f64).sum());
+    }
+    Some((cpu, wall, source))
+}
+
+fn metric(
+    key: &str,
+    label: &str,
+    gated: bool,
+    source: &str,
+    b: Option<&[f64]>,
+    h: Option<&[f64]>,
+    what: &str,
+) -> Metric {
+    let (change, missing) = match (b, h) {
+        (Some(b), Some(h)) if !b.is_empty() && !h.is_empty() => match change(b, h) {
+            Some(c) => (Some(c), None),
+            None => (None, Some(format!("{what}: BASE's median is zero"))),
+        },
+        (None, _) | (Some(_), None) | (Some(_), Some(_)) => {
+            let side = match (
+                b.is_some_and(|v| !v.is_empty()),
+                h.is_some_and(|v| !v.is_empty()),
+            ) {
+                (false, false) => "neither document",
+                (false, true) => "BASE",
+                _ => "HEAD",
+            };
+            (None, Some(format!("{what}: not in {side}")))
+        }
+    };
+    Metric {
+        key: key.into(),
+        label: label.into(),
+        gated,
+        source: source.into(),
+        change,
+        missing,
+    }
+}
+
+/// Computes the verdict.
+pub fn verdict(base: &Document, head: &Document) -> Verdict {
+    let mut metrics = Vec::new();
+    let sb = startup_samples(base);
+    let sh = startup_samples(head);
+    let source = sb
+        .as_ref()
+        .or(sh.as_ref())
+        .map(|s| s.2)
+        .unwrap_or("exec runs");
+    if sb.is_some() || sh.is_some() {
+        metrics.push(metric(
+            "startup_cpu",
+            "start-up CPU",
+            true,
+            source,
+            sb.as_ref().map(|s| s.0.as_slice()),
+            sh.as_ref().map(|s| s.0.as_slice()),
+            "start-up CPU (task-clock)",
+        ));
+        metrics.push(metric(
+            "startup_wall",
+            "start-up wall",
+            false,
+            source,
+            sb.as_ref().map(|s| s.1.as_slice()),
+            sh.as_ref().map(|s| s.1.as_slice()),
+            "start-up wall time",
+        ));
+    }
+    let fb = base.fork.as_ref().and_then(|f| f.samples.as_ref());
+    let fh = head.fork.as_ref().and_then(|f| f.samples.as_ref());
+    if base.fork.is_some() && head.fork.is_some() {
+        let conv = |v: &Vec<u64>| v.iter().map(|x| *x as f64).collect::<Vec<f64>>();
+        let (rb, rh) = (
+            fb.map(|s| conv(&s.round_trip_ns)),
+            fh.map(|s| conv(&s.round_trip_ns)),
+        );
+        let (pb, ph) = (
+            fb.map(|s| conv(&s.parent_cpu_ns)),
+            fh.map(|s| conv(&s.parent_cpu_ns)),
+        );
+        metrics.push(metric(
+            "fork_round_trip",
+            "fork round trip",
+            false,
+            "fork loop, per fork",
+            rb.as_deref(),
+            rh.as_deref(),
+            "per-fork samples",
+        ));
+        metrics.push(metric(
+            "fork_parent_cpu",
+            "fork parent CPU",
+            true,
+            "fork loop, per fork",
+            pb.as_deref(),
+            ph.as_deref(),
+            "per-fork samples",
+        ));
+    }
+    let all_sig = |gated: bool| -> Vec<&Metric> {
+        metrics
+            .iter()
+            .filter(|m| m.gated == gated && m.change.as_ref().is_some_and(|c| c.significant))
+            .collect()
+    };
+    let sig = all_sig(true);
+    let notes: Vec<String> = all_sig(false)
+        .iter()
+        .filter_map(|m| {
+            let c = m.change.as_ref()?;
+            Some(format!(
+                "{} {} ({}); wall time follows the machine's load, so it informs but does not decide",
+                m.label,
+                if c.change_pct > 0.0 { "slower" } else { "faster" },
+                describe(c)
+            ))
+        })
+        .collect();
+    let slower = sig
+        .iter()
+        .any(|m| m.change.as_ref().is_some_and(|c| c.change_pct > 0.0));
+    let faster = sig
+        .iter()
+        .any(|m| m.change.as_ref().is_some_and(|c| c.change_pct < 0.0));
+    let summary = if sig.is_empty() {
+        let measured = metrics.iter().filter(|m| m.change.is_some()).count();
+        if measured == 0 {
+            "nothing to compare: neither start-up nor fork was measured in both".to_string()
+        } else {
+            "no significant change".to_string()
+        }
+    } else {
+        sig.iter()
+            .map(|m| {
+                let c = m.change.as_ref().expect("significant implies a change");
+                format!(
+                    "{} {} ({})",
+                    m.label,
+                    if c.change_pct > 0.0 {
+                        "slower"
+                    } else {
+                        "faster"
+                    },
+                    describe(c)
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    Verdict {
+        summary,
+        metrics,
+        slower,
+        faster,
+        notes,
+    }
+}
+
+/// "+31.2% [+28.0%, +34.5%], p = 0.008".
+pub fn describe(c: &Change) -> String {
+    format!(
+        "{:+.1}% [{:+.1}%, {:+.1}%], p = {}",
+        c.change_pct,
+        c.ci95_pct.0,
+        c.ci95_pct.1,
+        p_text(c.p_value)
+    )
+}
+
+pub fn p_text(p: f64) -> String {
+    if p < 0.001 {
+        "< 0.001".into()
+    } else {
+        format!("{p:.3}")
+    }
+}
+
+/// Whether a significant slow-down of a gated metric exceeds `pct`.
+pub fn fails_above(v: &Verdict, pct: f64) -> bool {
+    v.metrics.iter().any(|m| {
+        m.gated
+            && m.change
+                .as_ref()
+                .is_some_and(|c| c.significant && c.change_pct > pct)
+    })
+}
