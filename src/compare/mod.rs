@@ -219,7 +219,13 @@ pub fn report(
         Ok(serde_json::to_string_pretty(&cmp).map_err(crate::error::ReportError::Json)? + "\n")
     };
     let stdout = Path::new("-");
-    match out.format {
+    // `--json -`: standard output carries the JSON alone.
+    let format = if out.json == Some(stdout) {
+        Format::Json
+    } else {
+        out.format
+    };
+    match format {
         Format::Text => {
             let mut t = crate::report::compare_text::comparison(&cmp);
             if crate::report::color::wanted() {
@@ -233,7 +239,7 @@ pub fn report(
         Format::Json => crate::report::write_text(&json()?, stdout)?,
     }
     if let Some(path) = out.json {
-        if !(path == stdout && out.format == Format::Json) {
+        if path != stdout {
             crate::report::write_text(&json()?, path)?;
         }
     }
