@@ -8,7 +8,7 @@
 //! the machine over the run (a neighbour's build starting, the CPU's clock) falls on both
 //! sides alike, and a linear drift cancels in each pair of rounds. Each side's round is the
 //! profile's unit: a per-object run and, unless `--no-reference`, a boundaries-only run and an
-//! uninstrumented run. The fork loops run once per side, BASE first. Not done here (yet):
+//! uninstrumented run. The fork loops are interleaved too ([`fork_loops`]). Not done here (yet):
 //! LD_DEBUG=statistics runs and sampling.
 
 use std::path::PathBuf;
@@ -66,27 +66,82 @@ fn progress(what: &str) {
     }
 }
 
+/// The fork loops, interleaved: each side's N forks in up to [`FORK_CHUNKS`] loops of at
+/// least 100 forks, in the order B H, H B, B H, … (one loop per side per round; each loop is
+/// a fresh start of the target). A single loop per side, one after the other, compares the
+/// machine's load at two moments as much as the programs (measured here: the same BASE
+/// loop took 59 µs of parent CPU per fork in one run and 26 µs in another while other builds
+/// ran). The document's fork section is the first loop's, with the per-fork summaries and
+/// `samples` of all loops.
+fn fork_loops(
+    sides: &[&ProfileRun; 2],
+) -> Result<[Option<crate::attribute::fork_cost::ForkSection>; 2], Error> {
+    let (Some(fb), Some(fh)) = (&sides[0].fork, &sides[1].fork) else {
+        return Ok([None, None]);
+    };
+    let n = fb.iterations.min(fh.iterations);
+    let chunks = (n / 100).clamp(1, FORK_CHUNKS);
+    let mut sections: [Option<crate::attribute::fork_cost::ForkSection>; 2] = [None, None];
+    let mut samples: [crate::attribute::fork_cost::ForkSamples; 2] = Default::default();
+    for round in 0..chunks {
+        let order: [usize; 2] = if round % 2 == 0 { [0, 1] } else { [1, 0] };
+        for i in order {
+            let f = [fb, fh][i];
+            // The remainder goes to the last loop.
+            let size = f.iterations / chunks
+                + if round + 1 == chunks {
+                    f.iterations % chunks
+                } else {
+                    0
+                };
+            let opts = crate::trace::fork::ForkOptions {
+                iterations: size,
+                lazy_ab_iterations: f.lazy_ab_iterations.min(size.max(1)),
+                ..f.clone()
+            };
+            progress(&format!(
+                "fork loop {}/{chunks} of {} ({size} forks)",
+                round + 1,
+                ["BASE", "HEAD"][i]
+            ));
+            let run = crate::trace::fork::run(&sides[i].profile.command, &opts)?;
+            let s = crate::attribute::fork_cost::section(&run, size);
+            if let Some(x) = &s.samples {
+                samples[i].round_trip_ns.extend(&x.round_trip_ns);
+                samples[i].parent_cpu_ns.extend(&x.parent_cpu_ns);
+                samples[i].chunks.push(x.round_trip_ns.len() as u64);
+            }
+            if let Some(first) = &mut sections[i] {
+                first.completed += s.completed;
+                first.iterations += s.iterations;
+                first.children_total += s.children_total;
+            } else {
+                sections[i] = Some(s);
+            }
+        }
+    }
+    for i in 0..2 {
+        if let Some(s) = &mut sections[i] {
+            let f = |v: &[u64]| {
+                crate::attribute::stats::summarize(&v.iter().map(|x| *x as f64).collect::<Vec<_>>())
+            };
+            s.per_fork.round_trip_ns = f(&samples[i].round_trip_ns);
+            s.per_fork.parent_cpu_ns = f(&samples[i].parent_cpu_ns);
+            s.samples = Some(std::mem::take(&mut samples[i]));
+        }
+    }
+    Ok(sections)
+}
+
+/// At most this many interleaved fork loops per side.
+pub const FORK_CHUNKS: u64 = 6;
+
 /// Runs both sides interleaved and builds their documents.
 pub fn measure(cfg: &CompareConfig) -> Result<(Document, Document), Error> {
     crate::trace::install_signal_handlers();
     let sides = [&cfg.base, &cfg.head];
     let mut docs = Vec::new();
-    let mut forks = Vec::new();
-    for (i, s) in sides.iter().enumerate() {
-        let fork = match &s.fork {
-            Some(f) => {
-                progress(&format!(
-                    "{} fork loop ({} forks)",
-                    ["BASE", "HEAD"][i],
-                    f.iterations
-                ));
-                let run = crate::trace::fork::run(&s.profile.command, f)?;
-                Some(crate::attribute::fork_cost::section(&run, f.iterations))
-            }
-            None => None,
-        };
-        forks.push(fork);
-    }
+    let forks = fork_loops(&sides)?;
     let mut raws: [Vec<Run>; 2] = [Vec::new(), Vec::new()];
     let mut details = [Detail::Static, Detail::Static];
     let exec = cfg.base.exec && cfg.head.exec;
@@ -179,7 +234,7 @@ pub fn measure(cfg: &CompareConfig) -> Result<(Document, Document), Error> {
             }
         };
         doc.command = "profile".into();
-        doc.fork = forks[i].take();
+        doc.fork = forks[i].clone();
         doc.machine = Some(machine.clone());
         docs.push(doc);
     }

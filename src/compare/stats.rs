@@ -28,8 +28,11 @@ pub struct Change {
     /// Two-sided Mann–Whitney U p-value (exact without ties for small samples, else the
     /// normal approximation with tie and continuity corrections).
     pub p_value: f64,
-    /// The split-half noise floor in %: the larger of the two sides' |median(odd runs) /
-    /// median(even runs) − 1|, i.e. the change an A/A comparison of this very data shows.
+    /// The split-half noise floor in %: the larger of the two sides' |median(odd half) /
+    /// median(even half) − 1|, i.e. the change an A/A comparison of this very data shows.
+    /// The halves are the odd and even runs (start-up: one value per run, runs interleaved in
+    /// time), the odd and even interleaved loops (`compare --fork`), or the first and the
+    /// second half of a single fork loop (drift over the loop).
     pub noise_floor_pct: f64,
     /// The interval excludes zero, p < 0.05 and |change| > the noise floor.
     pub significant: bool,
@@ -53,7 +56,52 @@ fn median_sorted(s: &[f64]) -> f64 {
     }
 }
 
-/// Compares two samples; None when either is empty or BASE's median is not positive.
+/// Compares two samples, each value labelled with its half (0 or 1) for the noise floor; None
+/// when either is empty or BASE's median is not positive.
+pub fn change_halves(
+    base: &[f64],
+    base_half: &[u8],
+    head: &[f64],
+    head_half: &[u8],
+) -> Option<Change> {
+    let mut c = change(base, head)?;
+    c.noise_floor_pct = halves(base, base_half).max(halves(head, head_half));
+    c.significant = significant(&c);
+    Some(c)
+}
+
+fn significant(c: &Change) -> bool {
+    (c.ci95_pct.0 > 0.0 || c.ci95_pct.1 < 0.0)
+        && c.p_value < 0.05
+        && c.change_pct.abs() > c.noise_floor_pct
+}
+
+/// |median(half 1) / median(half 0) − 1| × 100 (0 when a half is empty).
+pub fn halves(v: &[f64], half: &[u8]) -> f64 {
+    let a: Vec<f64> = v
+        .iter()
+        .zip(half)
+        .filter(|x| *x.1 == 0)
+        .map(|x| *x.0)
+        .collect();
+    let b: Vec<f64> = v
+        .iter()
+        .zip(half)
+        .filter(|x| *x.1 == 1)
+        .map(|x| *x.0)
+        .collect();
+    if a.is_empty() || b.is_empty() {
+        return 0.0;
+    }
+    let (ma, mb) = (median(&a), median(&b));
+    if ma <= 0.0 {
+        return 0.0;
+    }
+    ((mb / ma) - 1.0).abs() * 100.0
+}
+
+/// Compares two samples (noise floor: odd vs even values); None when either is empty or
+/// BASE's median is not positive.
 pub fn change(base: &[f64], head: &[f64]) -> Option<Change> {
     if base.is_empty() || head.is_empty() {
         return None;
@@ -66,10 +114,7 @@ pub fn change(base: &[f64], head: &[f64]) -> Option<Change> {
     let ci95_pct = bootstrap_ratio(base, head);
     let p_value = mann_whitney_p(base, head);
     let noise_floor_pct = split_half(base).max(split_half(head));
-    let significant = (ci95_pct.0 > 0.0 || ci95_pct.1 < 0.0)
-        && p_value < 0.05
-        && change_pct.abs() > noise_floor_pct;
-    Some(Change {
+    let mut c = Change {
         base_n: base.len(),
         head_n: head.len(),
         base_median: mb,
@@ -78,8 +123,10 @@ pub fn change(base: &[f64], head: &[f64]) -> Option<Change> {
         ci95_pct,
         p_value,
         noise_floor_pct,
-        significant,
-    })
+        significant: false,
+    };
+    c.significant = significant(&c);
+    Some(c)
 }
 
 /// |median(odd) / median(even) − 1| × 100 of one side (0 with fewer than 2 values): runs are
@@ -297,5 +344,14 @@ mod tests {
         // Even runs 100, odd runs 110: 10%.
         assert!((split_half(&[100.0, 110.0, 100.0, 110.0]) - 10.0).abs() < 1e-9);
         assert_eq!(split_half(&[5.0]), 0.0);
+        // Halves by label: first loop 100, second 120: 20%.
+        let v = [100.0, 100.0, 120.0, 120.0];
+        assert!((halves(&v, &[0, 0, 1, 1]) - 20.0).abs() < 1e-9);
+        let c = change_halves(&v, &[0, 0, 1, 1], &[115.0; 4], &[0, 0, 1, 1]).unwrap();
+        assert_eq!(c.noise_floor_pct, halves(&v, &[0, 0, 1, 1]));
+        assert!(
+            !c.significant,
+            "a change inside the drift between loops: {c:?}"
+        );
     }
 }

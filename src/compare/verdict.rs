@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::stats::{change, Change};
+use super::stats::{change_halves, Change};
 use crate::record::{Instrumentation, Phase};
 use crate::report::Document;
 
@@ -87,24 +87,49 @@ pub fn startup_samples(doc: &Document) -> Option<(Vec<f64>, Vec<f64>, &'static s
     Some((cpu, wall, source))
 }
 
+/// Values with the half (0/1) each belongs to for the noise floor.
+type Halved = (Vec<f64>, Vec<u8>);
+
+/// Start-up: one value per run, runs alternate in time: odd and even runs.
+fn by_parity(v: &[f64]) -> Halved {
+    (v.to_vec(), (0..v.len()).map(|i| (i % 2) as u8).collect())
+}
+
+/// Fork: the loops of `compare` by parity, or a single loop's first and second half.
+fn fork_halves(v: &[u64], chunks: &[u64]) -> Halved {
+    let vals: Vec<f64> = v.iter().map(|x| *x as f64).collect();
+    let half = if chunks.len() >= 2 && chunks.iter().sum::<u64>() == v.len() as u64 {
+        chunks
+            .iter()
+            .enumerate()
+            .flat_map(|(i, n)| std::iter::repeat_n((i % 2) as u8, *n as usize))
+            .collect()
+    } else {
+        (0..v.len()).map(|i| (2 * i >= v.len()) as u8).collect()
+    };
+    (vals, half)
+}
+
 fn metric(
     key: &str,
     label: &str,
     gated: bool,
     source: &str,
-    b: Option<&[f64]>,
-    h: Option<&[f64]>,
+    b: Option<&Halved>,
+    h: Option<&Halved>,
     what: &str,
 ) -> Metric {
     let (change, missing) = match (b, h) {
-        (Some(b), Some(h)) if !b.is_empty() && !h.is_empty() => match change(b, h) {
-            Some(c) => (Some(c), None),
-            None => (None, Some(format!("{what}: BASE's median is zero"))),
-        },
+        (Some(b), Some(h)) if !b.0.is_empty() && !h.0.is_empty() => {
+            match change_halves(&b.0, &b.1, &h.0, &h.1) {
+                Some(c) => (Some(c), None),
+                None => (None, Some(format!("{what}: BASE's median is zero"))),
+            }
+        }
         (None, _) | (Some(_), None) | (Some(_), Some(_)) => {
             let side = match (
-                b.is_some_and(|v| !v.is_empty()),
-                h.is_some_and(|v| !v.is_empty()),
+                b.is_some_and(|v| !v.0.is_empty()),
+                h.is_some_and(|v| !v.0.is_empty()),
             ) {
                 (false, false) => "neither document",
                 (false, true) => "BASE",
@@ -139,8 +164,8 @@ pub fn verdict(base: &Document, head: &Document) -> Verdict {
             "start-up CPU",
             true,
             source,
-            sb.as_ref().map(|s| s.0.as_slice()),
-            sh.as_ref().map(|s| s.0.as_slice()),
+            sb.as_ref().map(|s| by_parity(&s.0)).as_ref(),
+            sh.as_ref().map(|s| by_parity(&s.0)).as_ref(),
             "start-up CPU (task-clock)",
         ));
         metrics.push(metric(
@@ -148,30 +173,29 @@ pub fn verdict(base: &Document, head: &Document) -> Verdict {
             "start-up wall",
             false,
             source,
-            sb.as_ref().map(|s| s.1.as_slice()),
-            sh.as_ref().map(|s| s.1.as_slice()),
+            sb.as_ref().map(|s| by_parity(&s.1)).as_ref(),
+            sh.as_ref().map(|s| by_parity(&s.1)).as_ref(),
             "start-up wall time",
         ));
     }
     let fb = base.fork.as_ref().and_then(|f| f.samples.as_ref());
     let fh = head.fork.as_ref().and_then(|f| f.samples.as_ref());
     if base.fork.is_some() && head.fork.is_some() {
-        let conv = |v: &Vec<u64>| v.iter().map(|x| *x as f64).collect::<Vec<f64>>();
         let (rb, rh) = (
-            fb.map(|s| conv(&s.round_trip_ns)),
-            fh.map(|s| conv(&s.round_trip_ns)),
+            fb.map(|s| fork_halves(&s.round_trip_ns, &s.chunks)),
+            fh.map(|s| fork_halves(&s.round_trip_ns, &s.chunks)),
         );
         let (pb, ph) = (
-            fb.map(|s| conv(&s.parent_cpu_ns)),
-            fh.map(|s| conv(&s.parent_cpu_ns)),
+            fb.map(|s| fork_halves(&s.parent_cpu_ns, &s.chunks)),
+            fh.map(|s| fork_halves(&s.parent_cpu_ns, &s.chunks)),
         );
         metrics.push(metric(
             "fork_round_trip",
             "fork round trip",
             false,
             "fork loop, per fork",
-            rb.as_deref(),
-            rh.as_deref(),
+            rb.as_ref(),
+            rh.as_ref(),
             "per-fork samples",
         ));
         metrics.push(metric(
@@ -179,8 +203,8 @@ pub fn verdict(base: &Document, head: &Document) -> Verdict {
             "fork parent CPU",
             true,
             "fork loop, per fork",
-            pb.as_deref(),
-            ph.as_deref(),
+            pb.as_ref(),
+            ph.as_ref(),
             "per-fork samples",
         ));
     }
@@ -246,7 +270,7 @@ pub fn verdict(base: &Document, head: &Document) -> Verdict {
 /// "+31.2% [+28.0%, +34.5%], p = 0.008".
 pub fn describe(c: &Change) -> String {
     format!(
-        "{:+.1}% [{:+.1}%, {:+.1}%], p = {}",
+        "{:+.1}% [{:+.1}%, {:+.1}%], p {}",
         c.change_pct,
         c.ci95_pct.0,
         c.ci95_pct.1,
@@ -254,11 +278,12 @@ pub fn describe(c: &Change) -> String {
     )
 }
 
+/// "< 0.001" or "= 0.042" (after a "p").
 pub fn p_text(p: f64) -> String {
     if p < 0.001 {
         "< 0.001".into()
     } else {
-        format!("{p:.3}")
+        format!("= {p:.3}")
     }
 }
 

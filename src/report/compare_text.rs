@@ -82,13 +82,15 @@ fn rows(out: &mut String, title: &str, rows: &[Row], time: bool) {
             Some(d) => signed(d),
             None => String::new(),
         };
-        out.push_str(&format!(
-            "  {:<w$}  {:>12} → {:<12} {}\n",
+        let line = format!(
+            "  {:<w$}  {:>12} → {:<12} {}",
             r.name,
             f(r.base),
             f(r.head),
             d
-        ));
+        );
+        out.push_str(line.trim_end());
+        out.push('\n');
     }
 }
 

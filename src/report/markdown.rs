@@ -67,7 +67,7 @@ pub fn comparison(c: &Comparison) -> String {
                     x.change_pct,
                     x.ci95_pct.0,
                     x.ci95_pct.1,
-                    p_text(x.p_value)
+                    p_text(x.p_value).trim_start_matches("= ")
                 ));
             }
         }
