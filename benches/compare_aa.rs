@@ -42,8 +42,8 @@ fn main() {
     let cfg = ldcost::config::compare_config(args);
     println!("A/A: {comparisons} comparisons of {target} with its copy, {runs} interleaved rounds each\n");
     println!(
-        "{:>3}  {:>10}  {:>10}  {:>8}  {:>18}  {:>7}  {:>7}  {}",
-        "#", "BASE µs", "HEAD µs", "change", "95% interval", "p", "noise", "verdict"
+        "{:>3}  {:>10}  {:>10}  {:>8}  {:>18}  {:>7}  {:>7}  verdict",
+        "#", "BASE µs", "HEAD µs", "change", "95% interval", "p", "noise"
     );
     let (mut significant, mut done) = (0, 0);
     let mut widths = Vec::new();

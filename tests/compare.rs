@@ -457,6 +457,11 @@ fn fork_is_compared_over_every_fork() {
     assert_eq!((c.base.forks, c.head.forks), (300, 300));
     // The saved halves carry every fork's figures.
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&b).unwrap()).unwrap();
+    // Interleaved: three loops of 100 per side.
+    assert_eq!(
+        v["fork"]["samples"]["chunks"],
+        serde_json::json!([100, 100, 100])
+    );
     assert_eq!(
         v["fork"]["samples"]["parent_cpu_ns"]
             .as_array()

@@ -288,3 +288,18 @@ fn bad_input_has_one_line_and_a_documented_exit_code() {
     assert_eq!(o.code, 10, "{}", o.stderr);
     one_error_line(&o, "other.json");
 }
+
+#[test]
+fn help_documents_the_new_exit_codes() {
+    for cmd in ["diff", "compare"] {
+        let o = ldcost(&[cmd, "--help"]);
+        assert_eq!(o.code, 0);
+        for code in ["10 ", "11 ", "12 "] {
+            assert!(
+                o.stdout.contains(&format!("  {code}")),
+                "{cmd} --help: exit code {code}undocumented"
+            );
+        }
+        assert!(o.stdout.contains("--fail-above"), "{cmd} --help");
+    }
+}
