@@ -5,7 +5,7 @@
 //! | a program vs the same program linked with three more libraries (one with 50,000 symbolic relocations) | start-up CPU significantly slower (direction only); `--fail-above 1` exits 12; the added objects are the three libraries, found by HEAD's RUNPATH, needed by HEAD; each one's relocations = `readelf -rW`'s entries; relocations Δ = their sum; each one's VMAs = its lines in HEAD's own /proc/self/maps (plus its .bss mapping); VMAs Δ = their sum |
 //! | the two halves (`--save-base`, `--save-head`) through `ldcost diff` | the same verdict, the same changes |
 //! | `/bin/true` vs itself with `--head-env LD_BIND_NOW=1` | lazy PLT slots: BASE = the JUMP_SLOT entries (`readelf -rW`) of the lazily bound objects (not ld.so, not BIND_NOW ones), HEAD = 0 |
-//! | `--fork` on both | the fork figures are compared over every fork of both loops |
+//! | `--fork` on both | the fork figures are compared loop by loop (6 interleaved loops of 50), every fork saved |
 //! | a missing BASE | exit 3, one line |
 //!
 //! No timing magnitude is asserted: only the direction of a slow-down that is several times
@@ -450,17 +450,19 @@ fn fork_is_compared_over_every_fork() {
     let c: Comparison = serde_json::from_str(&o.stdout).unwrap();
     let keys: Vec<&str> = c.verdict.metrics.iter().map(|m| m.key.as_str()).collect();
     assert_eq!(keys, ["fork_round_trip", "fork_parent_cpu"]);
+    // The unit is the loop: 300 forks per side in 6 interleaved loops of 50.
     for m in &c.verdict.metrics {
         let ch = m.change.as_ref().unwrap();
-        assert_eq!((ch.base_n, ch.head_n), (300, 300), "{}", m.key);
+        assert_eq!((ch.base_n, ch.head_n), (6, 6), "{}", m.key);
+        assert_eq!(m.source, "interleaved fork loops, one median per loop");
     }
     assert_eq!((c.base.forks, c.head.forks), (300, 300));
     // The saved halves carry every fork's figures.
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&b).unwrap()).unwrap();
-    // Interleaved: three loops of 100 per side.
+    // Interleaved: six loops of 50 per side.
     assert_eq!(
         v["fork"]["samples"]["chunks"],
-        serde_json::json!([100, 100, 100])
+        serde_json::json!([50, 50, 50, 50, 50, 50])
     );
     assert_eq!(
         v["fork"]["samples"]["parent_cpu_ns"]

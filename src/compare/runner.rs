@@ -67,7 +67,7 @@ fn progress(what: &str) {
 }
 
 /// The fork loops, interleaved: each side's N forks in up to [`FORK_CHUNKS`] loops of at
-/// least 100 forks, in the order B H, H B, B H, … (one loop per side per round; each loop is
+/// least 50 forks (at least 2 loops), in the order B H, H B, B H, … (one loop per side per round; each loop is
 /// a fresh start of the target). A single loop per side, one after the other, compares the
 /// machine's load at two moments as much as the programs (measured here: the same BASE
 /// loop took 59 µs of parent CPU per fork in one run and 26 µs in another while other builds
@@ -80,7 +80,7 @@ fn fork_loops(
         return Ok([None, None]);
     };
     let n = fb.iterations.min(fh.iterations);
-    let chunks = (n / 100).clamp(1, FORK_CHUNKS);
+    let chunks = (n / 50).clamp(2, FORK_CHUNKS).min(n.max(1));
     let mut sections: [Option<crate::attribute::fork_cost::ForkSection>; 2] = [None, None];
     let mut samples: [crate::attribute::fork_cost::ForkSamples; 2] = Default::default();
     for round in 0..chunks {
@@ -134,7 +134,7 @@ fn fork_loops(
 }
 
 /// At most this many interleaved fork loops per side.
-pub const FORK_CHUNKS: u64 = 6;
+pub const FORK_CHUNKS: u64 = 10;
 
 /// Runs both sides interleaved and builds their documents.
 pub fn measure(cfg: &CompareConfig) -> Result<(Document, Document), Error> {

@@ -95,19 +95,36 @@ fn by_parity(v: &[f64]) -> Halved {
     (v.to_vec(), (0..v.len()).map(|i| (i % 2) as u8).collect())
 }
 
-/// Fork: the loops of `compare` by parity, or a single loop's first and second half.
+/// Fork: with several interleaved loops per side (`compare`), the unit is the loop: one value
+/// per loop, its median fork, halves by the loop's parity. The forks of one loop share its
+/// moment's machine load, so they are not independent draws: 600 forks in 6 loops are 6
+/// observations of the load, and an A/A comparison that treated them as 600 called 2 of 5
+/// runs significant here. With one loop per side (`profile --fork` documents), every fork
+/// is a value, halves are the loop's first and second half.
 fn fork_halves(v: &[u64], chunks: &[u64]) -> Halved {
+    if chunks.len() >= 2 && chunks.iter().sum::<u64>() == v.len() as u64 {
+        let mut at = 0usize;
+        let mut meds = Vec::new();
+        for n in chunks {
+            let part: Vec<f64> = v[at..at + *n as usize].iter().map(|x| *x as f64).collect();
+            at += *n as usize;
+            if !part.is_empty() {
+                meds.push(super::stats::median(&part));
+            }
+        }
+        return by_parity(&meds);
+    }
     let vals: Vec<f64> = v.iter().map(|x| *x as f64).collect();
-    let half = if chunks.len() >= 2 && chunks.iter().sum::<u64>() == v.len() as u64 {
-        chunks
-            .iter()
-            .enumerate()
-            .flat_map(|(i, n)| std::iter::repeat_n((i % 2) as u8, *n as usize))
-            .collect()
-    } else {
-        (0..v.len()).map(|i| (2 * i >= v.len()) as u8).collect()
-    };
+    let half = (0..v.len()).map(|i| (2 * i >= v.len()) as u8).collect();
     (vals, half)
+}
+
+/// Where fork figures come from.
+fn fork_source(s: Option<&crate::attribute::fork_cost::ForkSamples>) -> &'static str {
+    match s {
+        Some(s) if s.chunks.len() >= 2 => "interleaved fork loops, one median per loop",
+        _ => "one fork loop per side, per fork",
+    }
 }
 
 fn metric(
@@ -193,7 +210,7 @@ pub fn verdict(base: &Document, head: &Document) -> Verdict {
             "fork_round_trip",
             "fork round trip",
             false,
-            "fork loop, per fork",
+            fork_source(fb),
             rb.as_ref(),
             rh.as_ref(),
             "per-fork samples",
@@ -202,7 +219,7 @@ pub fn verdict(base: &Document, head: &Document) -> Verdict {
             "fork_parent_cpu",
             "fork parent CPU",
             true,
-            "fork loop, per fork",
+            fork_source(fb),
             pb.as_ref(),
             ph.as_ref(),
             "per-fork samples",
