@@ -19,6 +19,9 @@ Exit codes:
   8   the system refuses: ptrace or perf_event_open not permitted, a set-ID target, too few
       file descriptors (ulimit -n), or ulimit -v leaves less room than --sample-budget
   9   the target could not be measured to its end (killed by --timeout, or lost)
+  10  diff: a document is not JSON, truncated, or not a `profile --json` document
+  11  diff: the documents are not comparable (another schema version, another machine)
+  12  diff/compare --fail-above: a significant slow-down above the threshold
   70  internal error (a bug in ldcost; please report it)
   130 interrupted by SIGINT/SIGTERM in any phase (the target's tree was killed and reaped)
 A target that exits non-zero or dies of a signal is reported, not an ldcost failure (exit 0).";
@@ -39,6 +42,129 @@ pub enum Command {
     /// Run TARGET and measure where the time from execve() to main() goes, phase by phase.
     #[command(after_help = EXIT_CODES)]
     Profile(Box<ProfileArgs>),
+    /// Compare two saved `profile --json` documents: the verdict, then what changed.
+    #[command(after_help = EXIT_CODES)]
+    Diff(DiffArgs),
+    /// Profile BASE and HEAD in one interleaved run and compare them (as `diff`).
+    #[command(after_help = EXIT_CODES)]
+    Compare(CompareArgs),
+}
+
+/// `--format` of `diff` and `compare`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FormatArg {
+    Text,
+    Markdown,
+    Json,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct DiffArgs {
+    /// The BASE document (`ldcost profile --json FILE`).
+    pub base: PathBuf,
+    /// The HEAD document.
+    pub head: PathBuf,
+    /// Compare documents from different machines (kernel, CPU, glibc, host) anyway, and say
+    /// what differs.
+    #[arg(long)]
+    pub force: bool,
+    /// How the report is printed.
+    #[arg(long, value_enum, default_value_t = FormatArg::Text)]
+    pub format: FormatArg,
+    /// Also write the comparison as JSON to FILE (`-` for standard output).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Exit 12 when start-up CPU or the parent CPU per fork got significantly slower by more than
+    /// PCT percent.
+    #[arg(long, value_name = "PCT", value_parser = parse_pct)]
+    pub fail_above: Option<f64>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CompareArgs {
+    /// The BASE program (a bare name is looked up in $PATH).
+    pub base: PathBuf,
+    /// The HEAD program (may be the same path as BASE, with --base-env/--head-env).
+    pub head: PathBuf,
+    /// Arguments for both programs (after `--`).
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    pub args: Vec<std::ffi::OsString>,
+    /// Measured rounds; each runs BASE and HEAD once, in alternating order.
+    #[arg(short = 'n', long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub runs: u32,
+    /// Warm-up rounds, discarded.
+    #[arg(long, default_value_t = 1)]
+    pub warmup: u32,
+    /// Kill a target after this many seconds (per run).
+    #[arg(long, value_name = "SECONDS")]
+    pub timeout: Option<f64>,
+    /// Send the targets' stdout and stderr to /dev/null.
+    #[arg(long)]
+    pub quiet_target: bool,
+    /// Skip the reference runs (boundaries only, no ptrace); start-up is then taken from the
+    /// per-object runs.
+    #[arg(long)]
+    pub no_reference: bool,
+    /// Where build-id debug files are looked for (default /usr/lib/debug).
+    #[arg(long, value_name = "DIR")]
+    pub debug_root: Vec<PathBuf>,
+    /// Also measure fork (as `profile --fork`), N forks per side.
+    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "1000",
+          value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub fork: Option<u64>,
+    /// Where the fork probe is injected (as `profile --at`).
+    #[arg(long, value_name = "WHERE", default_value = "main", requires = "fork")]
+    pub at: String,
+    /// What each child does (as `profile --child`).
+    #[arg(long, value_name = "ACTION", default_value = "_exit", requires = "fork",
+          value_parser = parse_child_text)]
+    pub child: String,
+    /// How children are created (as `profile --spawn`).
+    #[arg(long, value_enum, default_value_t = SpawnArg::Fork, requires = "fork")]
+    pub spawn: SpawnArg,
+    /// Only the fork measurement: skip the exec runs.
+    #[arg(long, requires = "fork")]
+    pub no_exec: bool,
+    /// An environment variable for BASE only (repeatable).
+    #[arg(long, value_name = "K=V", value_parser = parse_env)]
+    pub base_env: Vec<(String, String)>,
+    /// An environment variable for HEAD only (repeatable), e.g. LD_BIND_NOW=1.
+    #[arg(long, value_name = "K=V", value_parser = parse_env)]
+    pub head_env: Vec<(String, String)>,
+    /// Also write BASE's profile document (as `profile --json`) to FILE, for `diff`.
+    #[arg(long, value_name = "FILE")]
+    pub save_base: Option<PathBuf>,
+    /// Also write HEAD's profile document to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub save_head: Option<PathBuf>,
+    /// How the report is printed.
+    #[arg(long, value_enum, default_value_t = FormatArg::Text)]
+    pub format: FormatArg,
+    /// Also write the comparison as JSON to FILE (`-` for standard output).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Exit 12 when start-up CPU or the parent CPU per fork got significantly slower by more than
+    /// PCT percent.
+    #[arg(long, value_name = "PCT", value_parser = parse_pct)]
+    pub fail_above: Option<f64>,
+}
+
+fn parse_child_text(s: &str) -> Result<String, String> {
+    crate::trace::fork::parse_child(s).map(|_| s.to_string())
+}
+
+fn parse_env(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.is_empty() => Ok((k.to_string(), v.to_string())),
+        _ => Err(format!("expected K=V, got {s:?}")),
+    }
+}
+
+fn parse_pct(s: &str) -> Result<f64, String> {
+    match s.trim_end_matches('%').parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err(format!("expected a percentage >= 0, got {s:?}")),
+    }
 }
 
 #[derive(Debug, clap::Args)]

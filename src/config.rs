@@ -147,6 +147,94 @@ impl ProfileRun {
     }
 }
 
+/// `ldcost diff`'s options.
+pub fn diff_config(a: crate::cli::DiffArgs) -> crate::compare::DiffConfig {
+    crate::compare::DiffConfig {
+        base: a.base,
+        head: a.head,
+        force: a.force,
+        format: format(a.format),
+        json: a.json,
+        fail_above: a.fail_above,
+    }
+}
+
+fn format(f: crate::cli::FormatArg) -> crate::compare::Format {
+    match f {
+        crate::cli::FormatArg::Text => crate::compare::Format::Text,
+        crate::cli::FormatArg::Markdown => crate::compare::Format::Markdown,
+        crate::cli::FormatArg::Json => crate::compare::Format::Json,
+    }
+}
+
+/// `ldcost compare`'s options: each side's [`ProfileRun`] is built by `profile`'s own option
+/// parsing (from the forwarded options), so both get exactly profile's defaults.
+pub fn compare_config(a: crate::cli::CompareArgs) -> crate::compare::runner::CompareConfig {
+    use clap::Parser;
+    #[derive(Parser)]
+    struct P {
+        #[command(flatten)]
+        profile: crate::cli::ProfileArgs,
+    }
+    let side = |target: &std::path::Path, env: &[(String, String)]| {
+        let mut argv: Vec<std::ffi::OsString> = vec!["ldcost".into()];
+        let mut opt = |k: &str, v: String| {
+            argv.push(k.into());
+            argv.push(v.into());
+        };
+        opt("--runs", a.runs.to_string());
+        opt("--warmup", a.warmup.to_string());
+        if let Some(t) = a.timeout {
+            opt("--timeout", t.to_string());
+        }
+        for d in &a.debug_root {
+            opt("--debug-root", d.display().to_string());
+        }
+        if let Some(n) = a.fork {
+            opt("--fork", n.to_string());
+            opt("--at", a.at.clone());
+            opt("--child", a.child.clone());
+            opt(
+                "--spawn",
+                match a.spawn {
+                    crate::cli::SpawnArg::Fork => "fork",
+                    crate::cli::SpawnArg::Vfork => "vfork",
+                    crate::cli::SpawnArg::PosixSpawn => "posix_spawn",
+                }
+                .into(),
+            );
+            if a.no_exec {
+                argv.push("--no-exec".into());
+            }
+        }
+        if a.quiet_target || a.json.as_deref() == Some(std::path::Path::new("-")) {
+            argv.push("--quiet-target".into());
+        }
+        if a.no_reference {
+            argv.push("--no-reference".into());
+        }
+        argv.push("--no-ld-debug".into());
+        argv.push(target.as_os_str().to_owned());
+        argv.push("--".into());
+        argv.extend(a.args.iter().cloned());
+        // Every forwarded option was validated by clap already.
+        let p = P::try_parse_from(argv).expect("compare's options are profile's");
+        let mut run = ProfileRun::from_args(p.profile);
+        run.profile.command.env = env.to_vec();
+        run.json = None;
+        run
+    };
+    crate::compare::runner::CompareConfig {
+        base: side(&a.base, &a.base_env),
+        head: side(&a.head, &a.head_env),
+        save_base: a.save_base,
+        save_head: a.save_head,
+        format: format(a.format),
+        json: a.json,
+        fail_above: a.fail_above,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,6 +10,7 @@ pub use crate::deps::DepsError;
 pub use crate::elf::ElfError;
 pub use crate::report::ReportError;
 use crate::symbolize::SymbolizeError;
+use std::path::PathBuf;
 
 /// The documented exit codes (README "Exit codes", `ldcost --help`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,6 +36,13 @@ pub enum ExitCode {
     Refused = 8,
     /// The target could not be measured to its end (killed by --timeout, or lost).
     TargetFailed = 9,
+    /// `diff`: a document is not JSON, truncated, or not an ldcost `profile` document.
+    BadDocument = 10,
+    /// `diff`: the documents cannot be compared (another schema version, another machine
+    /// without `--force`).
+    NotComparable = 11,
+    /// `diff`/`compare --fail-above PCT`: a significant slow-down of start-up or fork above PCT.
+    Regression = 12,
     /// ldcost was interrupted (SIGINT/SIGTERM); the target was killed and reaped.
     Interrupted = 130,
     /// A bug in ldcost (a panic caught at the top). Please report it.
@@ -134,6 +142,64 @@ impl SymbolizeError {
     }
 }
 
+/// Errors from reading and checking the documents `diff` compares (the `compare` layer).
+#[derive(Debug, thiserror::Error)]
+pub enum CompareError {
+    #[error("{path} does not exist")]
+    Missing { path: PathBuf },
+    #[error("{path} is a directory, not a JSON document")]
+    IsDirectory { path: PathBuf },
+    #[error("cannot read {path}: {source}")]
+    Unreadable {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path} is {what}")]
+    BadDocument { path: PathBuf, what: String },
+    #[error("{path} has schema version {found}; this ldcost reads version {expected}")]
+    SchemaVersion {
+        path: PathBuf,
+        found: u64,
+        expected: u32,
+    },
+    #[error("the documents come from different machines: {differences}")]
+    OtherMachine { differences: String },
+}
+
+impl CompareError {
+    pub fn exit_code(&self) -> ExitCode {
+        match self {
+            CompareError::Missing { .. }
+            | CompareError::IsDirectory { .. }
+            | CompareError::Unreadable { .. } => ExitCode::Input,
+            CompareError::BadDocument { .. } => ExitCode::BadDocument,
+            CompareError::SchemaVersion { .. } | CompareError::OtherMachine { .. } => {
+                ExitCode::NotComparable
+            }
+        }
+    }
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            CompareError::Missing { .. } | CompareError::IsDirectory { .. } => {
+                Some("give two files written by `ldcost profile --json FILE`".into())
+            }
+            CompareError::Unreadable { .. } => Some("check the file's permissions".into()),
+            CompareError::BadDocument { .. } => Some(
+                "write the documents with `ldcost profile TARGET --json FILE` (and let it finish)"
+                    .into(),
+            ),
+            CompareError::SchemaVersion { .. } => {
+                Some("re-record both documents with the same ldcost version".into())
+            }
+            CompareError::OtherMachine { .. } => Some(
+                "times from different machines are not comparable; --force compares them anyway"
+                    .into(),
+            ),
+        }
+    }
+}
+
 /// The top-level error `main` prints.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -152,6 +218,8 @@ pub enum Error {
         free_mb: u64,
         budget_mb: u64,
     },
+    #[error(transparent)]
+    Compare(#[from] CompareError),
 }
 
 impl From<ElfError> for Error {
@@ -175,6 +243,7 @@ impl Error {
         match self {
             Error::Deps(e) => e.exit_code(),
             Error::Report(_) => ExitCode::Output,
+            Error::Compare(e) => e.exit_code(),
             Error::Run(crate::trace::startup::RunError::Trace(t)) => trace_exit_code(t),
             Error::Run(crate::trace::startup::RunError::Perf(_)) => ExitCode::Refused,
             Error::Fork(f) => {
@@ -202,6 +271,7 @@ impl Error {
                     .into(),
             ),
             Error::Report(ReportError::Json(_)) => None,
+            Error::Compare(e) => e.hint(),
             Error::Run(crate::trace::startup::RunError::Trace(t)) => t.hint(),
             Error::Run(crate::trace::startup::RunError::Perf(crate::perf::PerfError::Open {
                 source,

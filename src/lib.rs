@@ -37,6 +37,9 @@
 //!
 //! Around the pipeline:
 //!
+//! - [`compare`] — `diff` and `compare`: two profiles side by side, the verdict (with its
+//!   statistics: a bootstrap interval of the ratio of medians, Mann–Whitney U, a noise floor)
+//!   and the factors that changed.
 //! - [`profile`] — the `profile` pipeline itself: interleaved runs (per-object, coarse,
 //!   uninstrumented), glibc's own account (LD_DEBUG=statistics) and the aggregation of
 //!   [`trace`]'s recordings into the profile section of the document.
@@ -60,9 +63,14 @@
 //!   - `--sample`, `--flamegraph`, `--folded`: [`perf::sampler`] takes call chains,
 //!     [`symbolize`] names them, [`attribute::categories::classify`] and
 //!     [`attribute::breakdown`] sort them into categories, [`report::flamegraph`] draws them.
+//! - `ldcost diff BASE.json HEAD.json` ([`run::diff`]): two saved documents into
+//!   [`compare`], printed by [`report::compare_text`] / [`report::markdown`].
+//! - `ldcost compare BASE HEAD` ([`run::compare`]): [`profile`] for both sides, interleaved,
+//!   then the same report as `diff`.
 
 pub mod attribute;
 pub mod cli;
+pub mod compare;
 pub mod config;
 pub mod deps;
 pub mod elf;

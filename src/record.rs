@@ -164,3 +164,78 @@ impl Run {
         found.then_some((wall, c))
     }
 }
+
+/// The machine a document was recorded on: `diff` refuses to compare documents from two
+/// machines (unless `--force`), because their times are not comparable.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Machine {
+    /// `uname -r`.
+    pub kernel_release: String,
+    /// The first "model name" of /proc/cpuinfo.
+    pub cpu_model: String,
+    /// gnu_get_libc_version() of the C library ldcost runs on (the system's glibc).
+    pub glibc: String,
+    /// FNV-1a 64 of the host name, in hex: tells two hosts apart without naming them.
+    pub hostname_digest: String,
+}
+
+impl Machine {
+    /// This machine. A figure that cannot be read is "unknown".
+    pub fn current() -> Machine {
+        let read = |p: &str| {
+            std::fs::read_to_string(p)
+                .map(|s| s.trim().to_string())
+                .unwrap_or_else(|_| "unknown".into())
+        };
+        let cpu_model = std::fs::read_to_string("/proc/cpuinfo")
+            .ok()
+            .and_then(|s| {
+                s.lines()
+                    .find(|l| l.starts_with("model name"))
+                    .and_then(|l| l.split_once(':'))
+                    .map(|(_, v)| v.trim().to_string())
+            })
+            .unwrap_or_else(|| "unknown".into());
+        // SAFETY: gnu_get_libc_version returns a pointer to a static NUL-terminated string.
+        let glibc = unsafe {
+            let p = nix::libc::gnu_get_libc_version();
+            if p.is_null() {
+                "unknown".to_string()
+            } else {
+                std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned()
+            }
+        };
+        Machine {
+            kernel_release: read("/proc/sys/kernel/osrelease"),
+            cpu_model,
+            glibc,
+            hostname_digest: hostname_digest(&read("/proc/sys/kernel/hostname")),
+        }
+    }
+
+    /// What differs between two machines, one phrase per field ("kernel 6.1 vs 6.18").
+    pub fn differences(&self, other: &Machine) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut cmp = |what: &str, a: &str, b: &str| {
+            if a != b {
+                out.push(format!("{what} {a} vs {b}"));
+            }
+        };
+        cmp("kernel", &self.kernel_release, &other.kernel_release);
+        cmp("CPU", &self.cpu_model, &other.cpu_model);
+        cmp("glibc", &self.glibc, &other.glibc);
+        cmp("host digest", &self.hostname_digest, &other.hostname_digest);
+        out
+    }
+}
+
+/// FNV-1a, 64 bits, as 16 hex digits.
+pub fn hostname_digest(name: &str) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in name.bytes() {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("{h:016x}")
+}

@@ -193,6 +193,7 @@ fn profile_inner(
         doc.command = "profile".into();
         doc.profile = Some(section);
         doc.fork = fork;
+        doc.machine = Some(crate::record::Machine::current());
         write_json(&doc, path)?;
     }
     if let Some(sig) = killed {
@@ -226,6 +227,7 @@ fn fork_only(
         let mut doc = Document::empty(&target);
         doc.command = "profile".into();
         doc.fork = fork;
+        doc.machine = Some(crate::record::Machine::current());
         write_json(&doc, path)?;
     }
     Ok(ExitCode::Ok)
@@ -298,6 +300,16 @@ fn write_graphs(
         crate::trace::tree::written(path);
     }
     Ok(())
+}
+
+/// `ldcost diff BASE.json HEAD.json`.
+pub fn diff(cfg: &crate::compare::DiffConfig) -> Result<ExitCode, Error> {
+    crate::compare::diff(cfg)
+}
+
+/// `ldcost compare BASE HEAD [-- ARGS]`.
+pub fn compare(cfg: &crate::compare::runner::CompareConfig) -> Result<ExitCode, Error> {
+    crate::compare::runner::compare(cfg)
 }
 
 /// Flushes a buffered report and syncs it, so that ENOSPC shows here and not never.

@@ -159,6 +159,21 @@ pub struct ForkSection {
     pub probe_adds: String,
     pub reading: String,
     pub target_ending: Ending,
+    /// Every iteration's round trip and parent CPU (ns), for `ldcost diff`'s tests
+    /// (a median's interval is not enough for a Mann–Whitney U test).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub samples: Option<ForkSamples>,
+}
+
+/// Per-iteration values of the measured loop (ns), in loop order.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ForkSamples {
+    pub round_trip_ns: Vec<u64>,
+    pub parent_cpu_ns: Vec<u64>,
+    /// `compare`: the sizes of the loops interleaved with the other side's, in order (empty:
+    /// one loop).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub chunks: Vec<u64>,
 }
 
 fn nonneg(a: u64, b: u64) -> f64 {
@@ -399,6 +414,14 @@ pub fn section(run: &ForkRun, iterations: u64) -> ForkSection {
         libc_fork: run.libc_fork,
         clock: if run.vdso_clock { "vdso" } else { "syscall" }.into(),
         per_fork: per_fork(res),
+        samples: Some({
+            let c = columns(&res.ru_start, with_prev(res).into_iter());
+            ForkSamples {
+                round_trip_ns: c.trip.iter().map(|v| *v as u64).collect(),
+                parent_cpu_ns: c.p_cpu.iter().map(|v| *v as u64).collect(),
+                chunks: Vec::new(),
+            }
+        }),
         loop_wall_ns: wall,
         loop_parent_cpu_ns: cpu,
         parent_user_ns_per_fork: (completed > 0).then(|| {

@@ -11,8 +11,8 @@ use std::collections::HashSet;
 use std::path::Path;
 
 use super::parse::{dyn_offset, parse_lean, word};
-use super::{reloc, DynValues};
 use super::ElfError;
+use super::{reloc, DynValues};
 use goblin::elf::dynamic as dt;
 
 /// What one object exports.

@@ -8,8 +8,11 @@
 pub mod breakdown_text;
 pub mod color;
 mod error;
+
+pub mod compare_text;
 pub mod flamegraph;
 pub mod fork_text;
+pub mod markdown;
 pub mod profile_text;
 pub mod text;
 
@@ -62,6 +65,10 @@ pub struct Document {
     /// ([`crate::attribute::fork_cost::ForkSection`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fork: Option<crate::attribute::fork_cost::ForkSection>,
+    /// Written by `profile`: the machine it ran on ([`crate::record::Machine`]), which
+    /// `diff` checks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<crate::record::Machine>,
 }
 
 impl Document {
@@ -88,6 +95,7 @@ impl Document {
             }),
             profile: None,
             fork: None,
+            machine: None,
         }
     }
 
@@ -104,6 +112,7 @@ impl Document {
             deps: None,
             profile: None,
             fork: None,
+            machine: None,
         }
     }
 }

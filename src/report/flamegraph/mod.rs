@@ -29,7 +29,6 @@ mod svg;
 #[cfg(test)]
 mod tests;
 
-
 pub use folded::{category_totals, clean_frame, folded_lines, read_folded, write_folded};
 pub use svg::write_svg;
 

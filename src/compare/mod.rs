@@ -1,0 +1,302 @@
+//! `ldcost diff` and `ldcost compare`: why HEAD starts (and forks) slower or faster than BASE.
+//!
+//! In: two `profile` [`Document`]s, read from files ([`load`], for `diff`) or measured here in
+//! one interleaved run ([`runner`], for `compare`). Out: a [`Comparison`]: the [`Verdict`]
+//! first (start-up CPU and wall, fork; each a change in % with a 95% bootstrap interval, a
+//! Mann–Whitney U p-value and a measured noise floor: [`stats`]), then the [`Factors`] BASE →
+//! HEAD → Δ. Both commands end in [`compare_documents`], so `diff` of the two halves of a
+//! `compare` gives the same verdict.
+
+pub mod factors;
+pub mod runner;
+pub mod stats;
+pub mod verdict;
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::CompareError;
+use crate::record::Machine;
+use crate::report::{Document, Tool, SCHEMA_VERSION};
+pub use factors::Factors;
+pub use verdict::Verdict;
+
+/// Output format of a comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Text,
+    Markdown,
+    Json,
+}
+
+/// One side of a comparison, as the report names it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SideInfo {
+    pub target: String,
+    /// The document file (`diff`), or the environment given to it (`compare`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub document: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env: Vec<String>,
+    pub machine: Option<Machine>,
+    /// Measured runs (per-object) and fork iterations in the document.
+    pub runs: usize,
+    pub forks: u64,
+}
+
+/// The root of the JSON a comparison writes (`--format json`, `--json FILE`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Comparison {
+    pub schema_version: u32,
+    pub tool: Tool,
+    /// "diff" or "compare".
+    pub command: String,
+    pub base: SideInfo,
+    pub head: SideInfo,
+    /// What differs between the two machines (only with `--force`; else diff refuses).
+    pub machine_differences: Vec<String>,
+    pub forced: bool,
+    pub verdict: Verdict,
+    pub factors: Factors,
+    /// `--fail-above PCT` and whether it tripped.
+    pub fail_above_pct: Option<f64>,
+    pub failed: bool,
+    /// The command line that reproduces this report.
+    pub command_line: String,
+}
+
+/// Reads one `profile --json` document for `diff`, refusing what cannot be compared.
+pub fn load(path: &Path) -> Result<Document, CompareError> {
+    let p = path.to_path_buf();
+    let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => CompareError::Missing { path: p.clone() },
+        _ => CompareError::Unreadable {
+            path: p.clone(),
+            source: e,
+        },
+    })?;
+    if meta.is_dir() {
+        return Err(CompareError::IsDirectory { path: p });
+    }
+    let text = std::fs::read(path).map_err(|e| CompareError::Unreadable {
+        path: p.clone(),
+        source: e,
+    })?;
+    // First as untyped JSON: a document of another schema version is refused as such, not as
+    // a field this version does not know.
+    let value: serde_json::Value = serde_json::from_slice(&text).map_err(|e| {
+        let what = if e.classify() == serde_json::error::Category::Eof {
+            format!("truncated: the JSON ends early (line {})", e.line())
+        } else {
+            format!("not JSON ({e})")
+        };
+        CompareError::BadDocument {
+            path: p.clone(),
+            what,
+        }
+    })?;
+    let version = value.get("schema_version").and_then(|v| v.as_u64());
+    match version {
+        None => {
+            return Err(CompareError::BadDocument {
+                path: p,
+                what: "not an ldcost document (no schema_version)".into(),
+            })
+        }
+        Some(v) if v != SCHEMA_VERSION as u64 => {
+            return Err(CompareError::SchemaVersion {
+                path: p,
+                found: v,
+                expected: SCHEMA_VERSION,
+            })
+        }
+        _ => {}
+    }
+    let doc: Document = serde_json::from_value(value).map_err(|e| CompareError::BadDocument {
+        path: p.clone(),
+        what: format!("not an ldcost document ({e})"),
+    })?;
+    if doc.profile.is_none() && doc.fork.is_none() {
+        return Err(CompareError::BadDocument {
+            path: p,
+            what: format!(
+                "a `{}` document: diff needs `profile --json` documents",
+                doc.command
+            ),
+        });
+    }
+    Ok(doc)
+}
+
+/// What differs between the documents' machines ("BASE: not recorded" for an older document).
+pub fn machine_differences(base: &Document, head: &Document) -> Vec<String> {
+    match (&base.machine, &head.machine) {
+        (Some(b), Some(h)) => b.differences(h),
+        (None, None) => vec!["machine not recorded in BASE nor HEAD".into()],
+        (None, _) => vec!["machine not recorded in BASE".into()],
+        (_, None) => vec!["machine not recorded in HEAD".into()],
+    }
+}
+
+fn side(doc: &Document, document: Option<&Path>, env: &[(String, String)]) -> SideInfo {
+    SideInfo {
+        target: doc.target.clone(),
+        document: document.map(|d| d.display().to_string()),
+        env: env.iter().map(|(k, v)| format!("{k}={v}")).collect(),
+        machine: doc.machine.clone(),
+        runs: doc.profile.as_ref().map_or(0, |p| p.runs),
+        forks: doc.fork.as_ref().map_or(0, |f| f.completed),
+    }
+}
+
+/// The comparison of two documents (pure).
+pub fn compare_documents(base: &Document, head: &Document) -> (Verdict, Factors) {
+    (verdict::verdict(base, head), factors::factors(base, head))
+}
+
+/// The command line of this process, quoted for a POSIX shell where needed.
+pub fn command_line() -> String {
+    std::env::args()
+        .enumerate()
+        .map(|(i, a)| {
+            let a = if i == 0 { "ldcost".to_string() } else { a };
+            if !a.is_empty()
+                && a.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
+            {
+                a
+            } else {
+                format!("'{}'", a.replace('\'', r"'\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// What `diff` and `compare` share after the documents exist.
+pub struct Output<'a> {
+    pub format: Format,
+    pub json: Option<&'a Path>,
+    pub fail_above: Option<f64>,
+}
+
+/// Builds the [`Comparison`] and writes it; returns whether `--fail-above` tripped.
+#[allow(clippy::too_many_arguments)]
+pub fn report(
+    command: &str,
+    base: &Document,
+    head: &Document,
+    base_src: (Option<&Path>, &[(String, String)]),
+    head_src: (Option<&Path>, &[(String, String)]),
+    differences: Vec<String>,
+    forced: bool,
+    out: &Output,
+) -> Result<Comparison, crate::error::Error> {
+    let (verdict, factors) = compare_documents(base, head);
+    let failed = out
+        .fail_above
+        .is_some_and(|pct| verdict::fails_above(&verdict, pct));
+    let cmp = Comparison {
+        schema_version: SCHEMA_VERSION,
+        tool: Tool {
+            name: "ldcost".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        },
+        command: command.into(),
+        base: side(base, base_src.0, base_src.1),
+        head: side(head, head_src.0, head_src.1),
+        machine_differences: differences,
+        forced,
+        verdict,
+        factors,
+        fail_above_pct: out.fail_above,
+        failed,
+        command_line: command_line(),
+    };
+    let json = || -> Result<String, crate::error::Error> {
+        Ok(serde_json::to_string_pretty(&cmp).map_err(crate::error::ReportError::Json)? + "\n")
+    };
+    let stdout = Path::new("-");
+    // `--json -`: standard output carries the JSON alone.
+    let format = if out.json == Some(stdout) {
+        Format::Json
+    } else {
+        out.format
+    };
+    match format {
+        Format::Text => {
+            let mut t = crate::report::compare_text::comparison(&cmp);
+            if crate::report::color::wanted() {
+                t = crate::report::color::paint(&t);
+            }
+            crate::report::write_text(&t, stdout)?
+        }
+        Format::Markdown => {
+            crate::report::write_text(&crate::report::markdown::comparison(&cmp), stdout)?
+        }
+        Format::Json => crate::report::write_text(&json()?, stdout)?,
+    }
+    if let Some(path) = out.json {
+        if path != stdout {
+            crate::report::write_text(&json()?, path)?;
+        }
+    }
+    Ok(cmp)
+}
+
+/// `ldcost diff` options.
+#[derive(Debug, Clone)]
+pub struct DiffConfig {
+    pub base: PathBuf,
+    pub head: PathBuf,
+    pub force: bool,
+    pub format: Format,
+    pub json: Option<PathBuf>,
+    pub fail_above: Option<f64>,
+}
+
+/// `ldcost diff BASE.json HEAD.json`.
+pub fn diff(cfg: &DiffConfig) -> Result<crate::error::ExitCode, crate::error::Error> {
+    let base = load(&cfg.base)?;
+    let head = load(&cfg.head)?;
+    let differences = machine_differences(&base, &head);
+    if !differences.is_empty() && !cfg.force {
+        return Err(CompareError::OtherMachine {
+            differences: differences.join(", "),
+        }
+        .into());
+    }
+    if !differences.is_empty() {
+        eprintln!(
+            "ldcost: warning: comparing documents from different machines (--force): {}",
+            differences.join(", ")
+        );
+    }
+    let out = Output {
+        format: cfg.format,
+        json: cfg.json.as_deref(),
+        fail_above: cfg.fail_above,
+    };
+    let cmp = report(
+        "diff",
+        &base,
+        &head,
+        (Some(&cfg.base), &[]),
+        (Some(&cfg.head), &[]),
+        differences,
+        cfg.force,
+        &out,
+    )?;
+    Ok(exit_code(&cmp))
+}
+
+/// `--fail-above` tripped: [`crate::error::ExitCode::Regression`].
+pub fn exit_code(cmp: &Comparison) -> crate::error::ExitCode {
+    if cmp.failed {
+        crate::error::ExitCode::Regression
+    } else {
+        crate::error::ExitCode::Ok
+    }
+}

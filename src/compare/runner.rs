@@ -1,0 +1,280 @@
+//! `ldcost compare`: BASE and HEAD profiled in one run, interleaved, then the report of
+//! [`super::report`].
+//!
+//! In: a [`CompareConfig`]. Out: two `profile` [`Document`]s built exactly as `profile --json`
+//! builds them (so they can be saved with `--save-base`/`--save-head` and `diff`ed later).
+//!
+//! Interleaving: warm-ups B H, then rounds in the order B H, H B, B H, … (ABBA): a drift of
+//! the machine over the run (a neighbour's build starting, the CPU's clock) falls on both
+//! sides alike, and a linear drift cancels in each pair of rounds. Each side's round is the
+//! profile's unit: a per-object run and, unless `--no-reference`, a boundaries-only run and an
+//! uninstrumented run. The fork loops are interleaved too ([`fork_loops`]). Not done here (yet):
+//! LD_DEBUG=statistics runs and sampling.
+
+use std::path::PathBuf;
+
+use crate::config::ProfileRun;
+use crate::deps::{self, ResolveOptions};
+use crate::error::{Error, ExitCode};
+use crate::perf::machine_support;
+use crate::profile::{aggregate, ProfileConfig};
+use crate::record::{Detail, Instrumentation, Machine, Run};
+use crate::report::Document;
+use crate::trace::launch::Ending;
+use crate::trace::startup::{run_once, run_uninstrumented, RunError, RunOptions};
+
+/// Everything `ldcost compare` needs.
+#[derive(Debug, Clone)]
+pub struct CompareConfig {
+    /// BASE's and HEAD's profile settings (their commands carry `--base-env`/`--head-env`).
+    pub base: ProfileRun,
+    pub head: ProfileRun,
+    pub save_base: Option<PathBuf>,
+    pub save_head: Option<PathBuf>,
+    pub format: super::Format,
+    pub json: Option<PathBuf>,
+    pub fail_above: Option<f64>,
+}
+
+fn interrupted() -> Result<(), RunError> {
+    if crate::trace::interrupted() {
+        Err(RunError::Trace(
+            crate::trace::launch::TraceError::Interrupted,
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+/// The resolve options a process started with `env` on top of ours would get.
+fn resolve_options(env: &[(String, String)]) -> ResolveOptions {
+    let mut o = ResolveOptions::from_env();
+    for (k, v) in env {
+        match k.as_str() {
+            "LD_LIBRARY_PATH" => o.ld_library_path = Some(v.clone()),
+            "LD_BIND_NOW" => o.bind_now = !v.is_empty(),
+            _ => {}
+        }
+    }
+    o
+}
+
+fn progress(what: &str) {
+    use std::io::IsTerminal;
+    if std::io::stderr().is_terminal() {
+        eprint!("\r\x1b[Kldcost compare: {what}");
+    }
+}
+
+/// The fork loops, interleaved: each side's N forks in up to [`FORK_CHUNKS`] loops of at
+/// least 50 forks (at least 2 loops), in the order B H, H B, B H, … (one loop per side per round; each loop is
+/// a fresh start of the target). A single loop per side, one after the other, compares the
+/// machine's load at two moments as much as the programs (measured here: the same BASE
+/// loop took 59 µs of parent CPU per fork in one run and 26 µs in another while other builds
+/// ran). The document's fork section is the first loop's, with the per-fork summaries and
+/// `samples` of all loops.
+fn fork_loops(
+    sides: &[&ProfileRun; 2],
+) -> Result<[Option<crate::attribute::fork_cost::ForkSection>; 2], Error> {
+    let (Some(fb), Some(fh)) = (&sides[0].fork, &sides[1].fork) else {
+        return Ok([None, None]);
+    };
+    let n = fb.iterations.min(fh.iterations);
+    let chunks = (n / 50).clamp(2, FORK_CHUNKS).min(n.max(1));
+    let mut sections: [Option<crate::attribute::fork_cost::ForkSection>; 2] = [None, None];
+    let mut samples: [crate::attribute::fork_cost::ForkSamples; 2] = Default::default();
+    for round in 0..chunks {
+        let order: [usize; 2] = if round % 2 == 0 { [0, 1] } else { [1, 0] };
+        for i in order {
+            let f = [fb, fh][i];
+            // The remainder goes to the last loop.
+            let size = f.iterations / chunks
+                + if round + 1 == chunks {
+                    f.iterations % chunks
+                } else {
+                    0
+                };
+            let opts = crate::trace::fork::ForkOptions {
+                iterations: size,
+                lazy_ab_iterations: f.lazy_ab_iterations.min(size.max(1)),
+                ..f.clone()
+            };
+            progress(&format!(
+                "fork loop {}/{chunks} of {} ({size} forks)",
+                round + 1,
+                ["BASE", "HEAD"][i]
+            ));
+            let run = crate::trace::fork::run(&sides[i].profile.command, &opts)?;
+            let s = crate::attribute::fork_cost::section(&run, size);
+            if let Some(x) = &s.samples {
+                samples[i].round_trip_ns.extend(&x.round_trip_ns);
+                samples[i].parent_cpu_ns.extend(&x.parent_cpu_ns);
+                samples[i].chunks.push(x.round_trip_ns.len() as u64);
+            }
+            if let Some(first) = &mut sections[i] {
+                first.completed += s.completed;
+                first.iterations += s.iterations;
+                first.children_total += s.children_total;
+            } else {
+                sections[i] = Some(s);
+            }
+        }
+    }
+    for i in 0..2 {
+        if let Some(s) = &mut sections[i] {
+            let f = |v: &[u64]| {
+                crate::attribute::stats::summarize(&v.iter().map(|x| *x as f64).collect::<Vec<_>>())
+            };
+            s.per_fork.round_trip_ns = f(&samples[i].round_trip_ns);
+            s.per_fork.parent_cpu_ns = f(&samples[i].parent_cpu_ns);
+            s.samples = Some(std::mem::take(&mut samples[i]));
+        }
+    }
+    Ok(sections)
+}
+
+/// At most this many interleaved fork loops per side.
+pub const FORK_CHUNKS: u64 = 10;
+
+/// Runs both sides interleaved and builds their documents.
+pub fn measure(cfg: &CompareConfig) -> Result<(Document, Document), Error> {
+    crate::trace::install_signal_handlers();
+    let sides = [&cfg.base, &cfg.head];
+    let mut docs = Vec::new();
+    let forks = fork_loops(&sides)?;
+    let mut raws: [Vec<Run>; 2] = [Vec::new(), Vec::new()];
+    let mut details = [Detail::Static, Detail::Static];
+    let exec = cfg.base.exec && cfg.head.exec;
+    if exec {
+        let opts = |p: &ProfileConfig, inst| RunOptions {
+            instrumentation: inst,
+            timeout: p.timeout,
+            debug_roots: p.debug_roots.clone(),
+            sample: None,
+        };
+        let warmup = cfg.base.profile.warmup;
+        for w in 0..warmup {
+            for (i, s) in sides.iter().enumerate() {
+                interrupted()?;
+                progress(&format!("warm-up {}/{warmup}", w + 1));
+                let (_, d) = run_once(
+                    &s.profile.command,
+                    &opts(&s.profile, Instrumentation::Coarse),
+                )?;
+                details[i] = d;
+            }
+        }
+        let runs = cfg.base.profile.runs.max(1);
+        'rounds: for round in 0..runs {
+            let order: [usize; 2] = if round % 2 == 0 { [0, 1] } else { [1, 0] };
+            progress(&format!("round {}/{runs}", round + 1));
+            for i in order {
+                let p = &sides[i].profile;
+                interrupted()?;
+                let (r, d) = run_once(&p.command, &opts(p, Instrumentation::PerObject))?;
+                details[i] = d;
+                raws[i].push(r);
+                if p.reference {
+                    interrupted()?;
+                    raws[i].push(run_once(&p.command, &opts(p, Instrumentation::Coarse))?.0);
+                    interrupted()?;
+                    raws[i].push(run_uninstrumented(&p.command, p.timeout)?);
+                }
+                if raws[i].iter().any(|r| r.ending == Ending::TimedOut) {
+                    break 'rounds;
+                }
+            }
+        }
+    }
+    progress("done\n");
+    let counters: std::collections::BTreeMap<String, String> = machine_support()
+        .into_iter()
+        .map(|(c, a)| {
+            (
+                c.perf_name().to_string(),
+                if a.is_available() {
+                    "available".to_string()
+                } else {
+                    format!("{a:?}")
+                },
+            )
+        })
+        .collect();
+    let machine = Machine::current();
+    for (i, s) in sides.iter().enumerate() {
+        let target = &s.profile.command.program;
+        let closure = deps::resolve(target, &resolve_options(&s.profile.command.env)).ok();
+        let mut doc = match closure {
+            Some(c) => {
+                let m = crate::attribute::lookups::model(&c);
+                let pred = crate::attribute::link_cost::prediction(&c);
+                let mut d = Document::deps(&target.to_string_lossy(), c, Some(m));
+                if exec {
+                    let raw = std::mem::take(&mut raws[i]);
+                    let mut sec =
+                        aggregate(&s.profile, details[i].clone(), raw, None, counters.clone());
+                    sec.prediction = Some(pred);
+                    d.profile = Some(sec);
+                }
+                d
+            }
+            None => {
+                let mut d = Document::empty(&target.to_string_lossy());
+                if exec {
+                    let raw = std::mem::take(&mut raws[i]);
+                    d.profile = Some(aggregate(
+                        &s.profile,
+                        details[i].clone(),
+                        raw,
+                        None,
+                        counters.clone(),
+                    ));
+                }
+                d
+            }
+        };
+        doc.command = "profile".into();
+        doc.fork = forks[i].clone();
+        doc.machine = Some(machine.clone());
+        docs.push(doc);
+    }
+    let head = docs.pop().expect("two sides");
+    let base = docs.pop().expect("two sides");
+    Ok((base, head))
+}
+
+/// `ldcost compare BASE HEAD [-- ARGS]`.
+pub fn compare(cfg: &CompareConfig) -> Result<ExitCode, Error> {
+    let (base, head) = measure(cfg)?;
+    if let Some(p) = &cfg.save_base {
+        crate::report::write_json(&base, p)?;
+    }
+    if let Some(p) = &cfg.save_head {
+        crate::report::write_json(&head, p)?;
+    }
+    let out = super::Output {
+        format: cfg.format,
+        json: cfg.json.as_deref(),
+        fail_above: cfg.fail_above,
+    };
+    let cmp = super::report(
+        "compare",
+        &base,
+        &head,
+        (None, &cfg.base.profile.command.env),
+        (None, &cfg.head.profile.command.env),
+        Vec::new(),
+        false,
+        &out,
+    )?;
+    let timed_out = [&base, &head].iter().any(|d| {
+        d.profile
+            .as_ref()
+            .is_some_and(|p| p.endings.contains(&Ending::TimedOut))
+    });
+    if timed_out {
+        eprintln!("ldcost: warning: a target ran past --timeout and was killed; phases after that point are missing");
+        return Ok(ExitCode::TargetFailed);
+    }
+    Ok(super::exit_code(&cmp))
+}

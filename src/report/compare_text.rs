@@ -1,0 +1,232 @@
+//! The human report of `diff` and `compare`: the verdict first, then the factors BASE → HEAD
+//! → Δ. In: a [`Comparison`]. Out: text (plain; [`super::color`] may paint it).
+
+use crate::compare::factors::Row;
+use crate::compare::stats::Change;
+use crate::compare::verdict::p_text;
+use crate::compare::Comparison;
+
+/// A count or a size, as an integer when it is one.
+pub fn num(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        let s = format!("{}", v.abs() as u64);
+        let mut out = String::new();
+        for (i, c) in s.chars().enumerate() {
+            if i > 0 && (s.len() - i) % 3 == 0 {
+                out.push(',');
+            }
+            out.push(c);
+        }
+        if v < 0.0 {
+            format!("-{out}")
+        } else {
+            out
+        }
+    } else {
+        format!("{v:.1}")
+    }
+}
+
+pub fn signed(v: f64) -> String {
+    if v > 0.0 {
+        format!("+{}", num(v))
+    } else if v == 0.0 {
+        "0".into()
+    } else {
+        num(v)
+    }
+}
+
+pub fn opt(v: Option<f64>) -> String {
+    v.map_or("—".into(), num)
+}
+
+/// ns as µs with one decimal.
+pub fn us(ns: f64) -> String {
+    format!("{:.1} µs", ns / 1e3)
+}
+
+/// The verdict's one-line description of a change.
+pub fn change_line(c: &Change) -> String {
+    format!(
+        "{} → {}  {:+.1}%  [{:+.1}%, {:+.1}%]  p {}  noise floor {:.1}%  n {}/{}",
+        us(c.base_median),
+        us(c.head_median),
+        c.change_pct,
+        c.ci95_pct.0,
+        c.ci95_pct.1,
+        p_text(c.p_value),
+        c.noise_floor_pct,
+        c.base_n,
+        c.head_n
+    )
+}
+
+fn rows(out: &mut String, title: &str, rows: &[Row], time: bool) {
+    if rows.is_empty() {
+        return;
+    }
+    out.push_str(&format!("\n{title}\n"));
+    let w = rows
+        .iter()
+        .map(|r| r.name.chars().count())
+        .max()
+        .unwrap_or(0);
+    let f = |v: Option<f64>| match v {
+        Some(v) if time => format!("{:.1}", v / 1e3),
+        v => opt(v),
+    };
+    for r in rows {
+        let d = match r.delta {
+            Some(d) if time => format!("{:+.1}", d / 1e3),
+            Some(d) => signed(d),
+            None => String::new(),
+        };
+        let line = format!(
+            "  {:<w$}  {:>12} → {:<12} {}",
+            r.name,
+            f(r.base),
+            f(r.head),
+            d
+        );
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+}
+
+/// The whole text report.
+pub fn comparison(c: &Comparison) -> String {
+    let mut out = String::new();
+    let env = |e: &[String]| {
+        if e.is_empty() {
+            String::new()
+        } else {
+            format!(" [{}]", e.join(" "))
+        }
+    };
+    out.push_str(&format!(
+        "ldcost {}: BASE {}{} → HEAD {}{}\n",
+        c.command,
+        c.base.document.as_deref().unwrap_or(&c.base.target),
+        env(&c.base.env),
+        c.head.document.as_deref().unwrap_or(&c.head.target),
+        env(&c.head.env)
+    ));
+    if !c.machine_differences.is_empty() {
+        out.push_str(&format!(
+            "warning: different machines (--force): {}\n",
+            c.machine_differences.join(", ")
+        ));
+    }
+    out.push_str(&format!("\nverdict: {}\n", c.verdict.summary));
+    let w = c
+        .verdict
+        .metrics
+        .iter()
+        .map(|m| m.label.chars().count())
+        .max()
+        .unwrap_or(0);
+    for m in &c.verdict.metrics {
+        match (&m.change, &m.missing) {
+            (Some(ch), _) => out.push_str(&format!(
+                "  {:<w$}  {}{}\n",
+                m.label,
+                change_line(ch),
+                match (ch.significant, m.gated) {
+                    (true, true) => "  significant",
+                    (true, false) => "  significant (not judged)",
+                    _ => "",
+                }
+            )),
+            (None, Some(why)) => out.push_str(&format!("  {:<w$}  {why}\n", m.label)),
+            (None, None) => {}
+        }
+    }
+    for n in &c.verdict.notes {
+        out.push_str(&format!("  note: {n}\n"));
+    }
+    out.push_str(
+        "  (median BASE → HEAD; 95% bootstrap interval of the ratio of medians; Mann–Whitney U p;\n   significant = interval excludes 0, p < 0.05 and |change| > the split-half noise floor)\n",
+    );
+    if let Some(pct) = c.fail_above_pct {
+        out.push_str(&format!(
+            "  --fail-above {pct}%: {}\n",
+            if c.failed {
+                "FAILED (exit 12)"
+            } else {
+                "passed"
+            }
+        ));
+    }
+    let f = &c.factors;
+    rows(
+        &mut out,
+        "factors (the static model, BASE → HEAD, Δ):",
+        &f.totals,
+        false,
+    );
+    for (title, list) in [
+        ("objects added:", &f.objects_added),
+        ("objects removed:", &f.objects_removed),
+    ] {
+        if list.is_empty() {
+            continue;
+        }
+        out.push_str(&format!("\n{title}\n"));
+        for o in list {
+            out.push_str(&format!(
+                "  {}  {}  found by {}{}; {} relocations, {} VMAs, {} bytes\n",
+                o.name,
+                o.path,
+                o.found_by,
+                if o.needed_by.is_empty() {
+                    String::new()
+                } else {
+                    format!(", needed by {}", o.needed_by.join(", "))
+                },
+                num(o.relocations as f64),
+                o.vmas,
+                num(o.file_bytes as f64)
+            ));
+        }
+    }
+    if !f.objects.is_empty() {
+        out.push_str("\nper object (objects whose figures differ):\n");
+        for o in &f.objects {
+            let state = match (&o.base_path, &o.head_path) {
+                (None, Some(_)) => " (added)",
+                (Some(_), None) => " (removed)",
+                _ => "",
+            };
+            out.push_str(&format!("  {}{state}\n", o.name));
+            let changed: Vec<Row> = o
+                .rows
+                .iter()
+                .filter(|r| r.delta != Some(0.0) && !(r.base.is_none() && r.head == Some(0.0)))
+                .cloned()
+                .collect();
+            let mut sub = String::new();
+            rows(&mut sub, "", &changed, false);
+            for l in sub.lines().filter(|l| !l.is_empty()) {
+                out.push_str(&format!("  {l}\n"));
+            }
+        }
+    }
+    rows(
+        &mut out,
+        "measured phases (median CPU µs, BASE → HEAD, Δ):",
+        &f.phases,
+        true,
+    );
+    rows(
+        &mut out,
+        "sampled CPU by category (% of samples):",
+        &f.categories,
+        false,
+    );
+    for n in &f.notes {
+        out.push_str(&format!("\nnote: {n}\n"));
+    }
+    out.push_str(&format!("\nreproduce: {}\n", c.command_line));
+    out
+}

@@ -1,0 +1,165 @@
+//! Markdown of a comparison, for a pull-request comment: one verdict line, a small table of
+//! the significant changes (all verdict figures when none is), `<details>` with the factors
+//! and the per-object rows, and the command that reproduces it. In: a [`Comparison`].
+
+use super::compare_text::{opt, signed};
+use crate::compare::factors::Row;
+use crate::compare::verdict::p_text;
+use crate::compare::Comparison;
+
+fn table(out: &mut String, rows: &[Row], time: bool) {
+    out.push_str("| | BASE | HEAD | Δ |\n|---|---:|---:|---:|\n");
+    for r in rows {
+        let f = |v: Option<f64>| match v {
+            Some(v) if time => format!("{:.1}", v / 1e3),
+            v => opt(v),
+        };
+        let d = match r.delta {
+            Some(d) if time => format!("{:+.1}", d / 1e3),
+            Some(d) => signed(d),
+            None => String::new(),
+        };
+        out.push_str(&format!(
+            "| {} | {} | {} | {} |\n",
+            r.name.replace('|', "\\|"),
+            f(r.base),
+            f(r.head),
+            d
+        ));
+    }
+}
+
+/// The whole Markdown report.
+pub fn comparison(c: &Comparison) -> String {
+    let mut out = String::new();
+    let icon = if c.verdict.slower {
+        "🔴"
+    } else if c.verdict.faster {
+        "🟢"
+    } else {
+        "⚪"
+    };
+    out.push_str(&format!(
+        "**ldcost {}**: {icon} {}\n\n",
+        c.command, c.verdict.summary
+    ));
+    let sig: Vec<_> = c
+        .verdict
+        .metrics
+        .iter()
+        .filter(|m| m.change.as_ref().is_some_and(|x| x.significant))
+        .collect();
+    let shown: Vec<_> = if sig.is_empty() {
+        c.verdict.metrics.iter().collect()
+    } else {
+        sig
+    };
+    if shown.iter().any(|m| m.change.is_some()) {
+        out.push_str("| | BASE | HEAD | change | 95% interval | p |\n");
+        out.push_str("|---|---:|---:|---:|:---:|---:|\n");
+        for m in shown {
+            if let Some(x) = &m.change {
+                out.push_str(&format!(
+                    "| {} | {:.1} µs | {:.1} µs | **{:+.1}%** | {:+.1}% … {:+.1}% | {} |\n",
+                    m.label,
+                    x.base_median / 1e3,
+                    x.head_median / 1e3,
+                    x.change_pct,
+                    x.ci95_pct.0,
+                    x.ci95_pct.1,
+                    p_text(x.p_value).trim_start_matches("= ")
+                ));
+            }
+        }
+        out.push('\n');
+    }
+    let f = &c.factors;
+    let changed: Vec<Row> = f
+        .totals
+        .iter()
+        .filter(|r| r.delta.is_some_and(|d| d != 0.0))
+        .cloned()
+        .collect();
+    if !changed.is_empty() {
+        out.push_str("Changed factors:\n\n");
+        table(&mut out, &changed, false);
+        out.push('\n');
+    }
+    for (what, list) in [("Added", &f.objects_added), ("Removed", &f.objects_removed)] {
+        if !list.is_empty() {
+            let names: Vec<String> = list
+                .iter()
+                .map(|o| {
+                    let by = if o.needed_by.is_empty() {
+                        String::new()
+                    } else {
+                        format!(", needed by {}", o.needed_by.join(", "))
+                    };
+                    format!("`{}` ({}{by})", o.name, o.found_by)
+                })
+                .collect();
+            out.push_str(&format!("{what}: {}\n\n", names.join("; ")));
+        }
+    }
+    out.push_str("<details><summary>All factors, per object and per phase</summary>\n\n");
+    if !f.totals.is_empty() {
+        out.push_str("Static model of each side:\n\n");
+        table(&mut out, &f.totals, false);
+        out.push('\n');
+    }
+    for o in &f.objects {
+        out.push_str(&format!("`{}`", o.name));
+        match (&o.base_path, &o.head_path) {
+            (None, Some(p)) => out.push_str(&format!(" (added: `{p}`)")),
+            (Some(p), None) => out.push_str(&format!(" (removed: `{p}`)")),
+            _ => {}
+        }
+        out.push_str(":\n\n");
+        let rows: Vec<Row> = o
+            .rows
+            .iter()
+            .filter(|r| r.delta != Some(0.0) && !(r.base.is_none() && r.head == Some(0.0)))
+            .cloned()
+            .collect();
+        table(&mut out, &rows, false);
+        out.push('\n');
+    }
+    if !f.phases.is_empty() {
+        out.push_str("Measured phases (median CPU, µs):\n\n");
+        table(&mut out, &f.phases, true);
+        out.push('\n');
+    }
+    if !f.categories.is_empty() {
+        out.push_str("Sampled CPU by category (%):\n\n");
+        table(&mut out, &f.categories, false);
+        out.push('\n');
+    }
+    let mut stats = String::from(
+        "Medians BASE → HEAD; the interval is a 95% bootstrap of the ratio of medians; p is the \
+         two-sided Mann–Whitney U test; a change is significant when the interval excludes 0, \
+         p < 0.05 and it exceeds the split-half noise floor",
+    );
+    let floors: Vec<String> = c
+        .verdict
+        .metrics
+        .iter()
+        .filter_map(|m| {
+            m.change
+                .as_ref()
+                .map(|x| format!("{} {:.1}%", m.label, x.noise_floor_pct))
+        })
+        .collect();
+    if !floors.is_empty() {
+        stats.push_str(&format!(" ({})", floors.join(", ")));
+    }
+    out.push_str(&format!("{stats}.\n\n"));
+    if !c.machine_differences.is_empty() {
+        out.push_str(&format!(
+            "Different machines (--force): {}.\n\n",
+            c.machine_differences.join(", ")
+        ));
+    }
+    out.push_str("</details>\n\n");
+    out.push_str(&format!("Reproduce:\n\n```sh\n{}\n```\n", c.command_line));
+    out
+}

@@ -1,0 +1,483 @@
+//! `ldcost compare BASE HEAD` through the real binary, on C programs built here with cc.
+//!
+//! | case | oracle |
+//! | --- | --- |
+//! | a program vs the same program linked with three more libraries (one with 50,000 symbolic relocations) | start-up CPU significantly slower (direction only); `--fail-above 1` exits 12; the added objects are the three libraries, found by HEAD's RUNPATH, needed by HEAD; each one's relocations = `readelf -rW`'s entries; relocations Δ = their sum; each one's VMAs = its lines in HEAD's own /proc/self/maps (plus its .bss mapping); VMAs Δ = their sum |
+//! | the two halves (`--save-base`, `--save-head`) through `ldcost diff` | the same verdict, the same changes |
+//! | `/bin/true` vs itself with `--head-env LD_BIND_NOW=1` | lazy PLT slots: BASE = the JUMP_SLOT entries (`readelf -rW`) of the lazily bound objects (not ld.so, not BIND_NOW ones), HEAD = 0 |
+//! | `--fork` on both | the fork figures are compared loop by loop (6 interleaved loops of 50), every fork saved |
+//! | a missing BASE | exit 3, one line |
+//!
+//! No timing magnitude is asserted: only the direction of a slow-down that is several times
+//! the noise (50,000 symbol lookups against a program that does nothing). Profiling needs
+//! ptrace and perf_event_open: where ldcost is refused (exit 8) the tests print `SKIP` (a
+//! failure under LDCOST_REQUIRE_ALL). The tests run one at a time: they measure.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Mutex, MutexGuard};
+
+use common::{cc, readelf_reloc_counts, skip, tools, write};
+use ldcost::compare::Comparison;
+
+const BIN: &str = env!("CARGO_BIN_EXE_ldcost");
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+struct Out {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn ldcost(args: &[&str]) -> Out {
+    let o = Command::new(BIN)
+        .args(args)
+        .env_remove("LD_BIND_NOW")
+        .env_remove("LD_LIBRARY_PATH")
+        .output()
+        .expect("run ldcost");
+    Out {
+        code: o.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    }
+}
+
+fn read(p: &Path) -> Comparison {
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).expect("comparison JSON")
+}
+
+/// The program: `prog maps` prints its /proc/self/maps, without arguments it does nothing.
+const MAIN: &str = r#"#include <stdio.h>
+#include <string.h>
+int main(int argc, char **argv) {
+    if (argc > 1 && strcmp(argv[1], "maps") == 0) {
+        FILE *f = fopen("/proc/self/maps", "r");
+        char b[1024];
+        while (f && fgets(b, sizeof b, f)) fputs(b, stdout);
+    }
+    return 0;
+}
+"#;
+
+/// A library whose data table points at `n` exported variables: n symbolic relocations
+/// (R_X86_64_64), each a symbol lookup at start-up.
+fn big_lib(n: usize) -> String {
+    let mut s = String::new();
+    for i in 0..n {
+        s.push_str(&format!("int v{i};\n"));
+    }
+    s.push_str("int *table[] = {");
+    for i in 0..n {
+        s.push_str(&format!("&v{i},"));
+    }
+    s.push_str("};\nint big_get(int i) { return *table[i]; }\n");
+    s
+}
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    dir: PathBuf,
+    base: PathBuf,
+    head: PathBuf,
+    libs: Vec<PathBuf>,
+}
+
+fn fixture() -> Fixture {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().to_path_buf();
+    write(&dir, "main.c", MAIN);
+    write(&dir, "big.c", &big_lib(50_000));
+    write(&dir, "small.c", "int small_get(void) { return 1; }\n");
+    let mut mid = String::new();
+    for i in 0..200 {
+        mid.push_str(&format!("int m{i}(void) {{ return {i}; }}\n"));
+    }
+    write(&dir, "mid.c", &mid);
+    for l in ["big", "small", "mid"] {
+        cc(
+            &dir,
+            &[
+                "-shared",
+                "-fPIC",
+                "-o",
+                &format!("lib{l}.so"),
+                &format!("{l}.c"),
+            ],
+        );
+    }
+    cc(&dir, &["-o", "base", "main.c"]);
+    let rpath = format!("-Wl,-rpath,{}", dir.display());
+    cc(
+        &dir,
+        &[
+            "-o",
+            "head",
+            "main.c",
+            "-Wl,--no-as-needed",
+            "-L.",
+            "-lbig",
+            "-lsmall",
+            "-lmid",
+            &rpath,
+        ],
+    );
+    Fixture {
+        base: dir.join("base"),
+        head: dir.join("head"),
+        libs: ["big", "small", "mid"]
+            .iter()
+            .map(|l| dir.join(format!("lib{l}.so")))
+            .collect(),
+        dir,
+        _dir: tmp,
+    }
+}
+
+/// Mappings of `lib` in `maps`: the lines naming it, plus one anonymous mapping for each
+/// PT_LOAD whose memory size reaches past the page its file bytes end in (`readelf -lW`): the
+/// .bss pages the kernel cannot map from the file. (Which anonymous line in the maps is that
+/// one cannot be told from the maps alone: ld.so's own allocations may sit right after it.)
+fn vmas_of(maps: &str, lib: &Path) -> u64 {
+    let name = lib.to_str().unwrap();
+    let lines = maps.lines().filter(|l| l.ends_with(name)).count() as u64;
+    let page_up = |v: u64| v.div_ceil(4096) * 4096;
+    let hex = |s: &str| u64::from_str_radix(s.trim_start_matches("0x"), 16).unwrap();
+    let bss = common::stdout_of("readelf", &["-lW", name])
+        .lines()
+        .filter(|l| l.trim_start().starts_with("LOAD "))
+        .filter(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let (vaddr, filesz, memsz) = (hex(f[2]), hex(f[4]), hex(f[5]));
+            page_up(vaddr + memsz) > page_up(vaddr + filesz)
+        })
+        .count() as u64;
+    lines + bss
+}
+
+fn total(c: &Comparison, name: &str) -> (f64, f64, f64) {
+    let r = c
+        .factors
+        .totals
+        .iter()
+        .find(|r| r.name == name)
+        .unwrap_or_else(|| panic!("no total {name}"));
+    (r.base.unwrap(), r.head.unwrap(), r.delta.unwrap())
+}
+
+fn object_figure(c: &Comparison, object: &str, name: &str) -> Option<f64> {
+    c.factors
+        .objects
+        .iter()
+        .find(|o| o.name == object)?
+        .rows
+        .iter()
+        .find(|r| r.name == name)?
+        .head
+}
+
+#[test]
+fn more_libraries_make_startup_slower_and_are_listed() {
+    let name = "more_libraries_make_startup_slower_and_are_listed";
+    if !tools(name, &["cc", "readelf"]) {
+        return;
+    }
+    let _g = serial();
+    let fx = fixture();
+    let (b, h, j) = (
+        fx.dir.join("b.json"),
+        fx.dir.join("h.json"),
+        fx.dir.join("c.json"),
+    );
+    let o = ldcost(&[
+        "compare",
+        fx.base.to_str().unwrap(),
+        fx.head.to_str().unwrap(),
+        "-n",
+        "8",
+        "--quiet-target",
+        "--fail-above",
+        "1",
+        "--save-base",
+        b.to_str().unwrap(),
+        "--save-head",
+        h.to_str().unwrap(),
+        "--json",
+        j.to_str().unwrap(),
+    ]);
+    if o.code == 8 {
+        skip(name, "ldcost is refused ptrace or perf here (exit 8)");
+        return;
+    }
+    // 50,000 more lookups: significantly slower, above 1%: --fail-above's exit code.
+    assert_eq!(o.code, 12, "{}\n{}", o.stderr, o.stdout);
+    assert!(
+        o.stdout.starts_with("ldcost compare: BASE "),
+        "{}",
+        o.stdout
+    );
+    assert!(
+        o.stdout.contains("verdict: start-up CPU slower"),
+        "{}",
+        o.stdout
+    );
+    let c = read(&j);
+    assert!(c.verdict.slower && !c.verdict.faster && c.failed);
+    let cpu = c
+        .verdict
+        .metrics
+        .iter()
+        .find(|m| m.key == "startup_cpu")
+        .and_then(|m| m.change.clone())
+        .unwrap();
+    assert!(cpu.significant && cpu.change_pct > 0.0 && cpu.ci95_pct.0 > 0.0);
+    assert_eq!((cpu.base_n, cpu.head_n), (8, 8));
+
+    // The added objects: the three libraries, found by HEAD's RUNPATH, needed by HEAD.
+    let added: BTreeSet<&str> = c
+        .factors
+        .objects_added
+        .iter()
+        .map(|o| o.name.as_str())
+        .collect();
+    assert_eq!(
+        added,
+        BTreeSet::from(["libbig.so", "libmid.so", "libsmall.so"])
+    );
+    assert!(c.factors.objects_removed.is_empty());
+    let maps =
+        String::from_utf8(Command::new(&fx.head).arg("maps").output().unwrap().stdout).unwrap();
+    let (mut relocs, mut vmas) = (0u64, 0u64);
+    for lib in &fx.libs {
+        let o = c
+            .factors
+            .objects_added
+            .iter()
+            .find(|o| Path::new(&o.path) == lib)
+            .unwrap_or_else(|| panic!("{} not added", lib.display()));
+        assert!(o.found_by.starts_with("RUNPATH of head"), "{}", o.found_by);
+        assert_eq!(o.needed_by, vec!["head".to_string()]);
+        let readelf: u64 = readelf_reloc_counts(lib).values().sum();
+        assert_eq!(
+            o.relocations, readelf,
+            "{}: relocations vs readelf -rW",
+            o.name
+        );
+        let proc_vmas = vmas_of(&maps, lib);
+        assert_eq!(
+            o.vmas, proc_vmas,
+            "{}: VMAs vs /proc/PID/maps\n{maps}",
+            o.name
+        );
+        assert_eq!(object_figure(&c, &o.name, "VMAs"), Some(proc_vmas as f64));
+        relocs += readelf;
+        vmas += proc_vmas;
+    }
+    assert!(relocs > 50_000);
+    // Relocations Δ: the added objects' plus what the executables themselves differ by.
+    let exe = |p: &Path| readelf_reloc_counts(p).values().sum::<u64>() as f64;
+    let (rb, rh, rd) = total(&c, "relocations");
+    assert_eq!(
+        rd,
+        relocs as f64 + exe(&fx.head) - exe(&fx.base),
+        "{rb} → {rh}"
+    );
+    let (_, _, vd) = total(&c, "VMAs");
+    assert_eq!(vd, vmas as f64);
+    let (ob, oh, _) = total(&c, "objects");
+    assert_eq!(oh - ob, 3.0);
+    let big = object_figure(&c, "libbig.so", "symbolic relocations").unwrap();
+    assert!(big >= 50_000.0, "{big}");
+    // A measured relocation phase for the new library.
+    assert!(c
+        .factors
+        .phases
+        .iter()
+        .any(|r| r.name == "relocation: libbig.so" && r.base.is_none() && r.head.is_some()));
+
+    // The two halves through `diff`: the same verdict, the same numbers.
+    let o = ldcost(&[
+        "diff",
+        b.to_str().unwrap(),
+        h.to_str().unwrap(),
+        "--format",
+        "json",
+        "--fail-above",
+        "1",
+    ]);
+    assert_eq!(o.code, 12, "{}", o.stderr);
+    let d: Comparison = serde_json::from_str(&o.stdout).unwrap();
+    assert_eq!(d.command, "diff");
+    assert_eq!(d.verdict.summary, c.verdict.summary);
+    assert_eq!(d.verdict.metrics.len(), c.verdict.metrics.len());
+    for (x, y) in d.verdict.metrics.iter().zip(&c.verdict.metrics) {
+        let (x, y) = (x.change.as_ref().unwrap(), y.change.as_ref().unwrap());
+        assert_eq!(x.significant, y.significant);
+        assert!((x.change_pct - y.change_pct).abs() < 1e-9);
+        assert!((x.p_value - y.p_value).abs() < 1e-12);
+    }
+    assert_eq!(d.factors, c.factors);
+
+    // Markdown: the verdict line, the significant change, the added objects.
+    let o = ldcost(&[
+        "diff",
+        b.to_str().unwrap(),
+        h.to_str().unwrap(),
+        "--format",
+        "markdown",
+    ]);
+    assert_eq!(o.code, 0);
+    let first = o.stdout.lines().next().unwrap();
+    assert!(first.contains("🔴 start-up CPU slower"), "{first}");
+    assert!(o.stdout.contains("| start-up CPU |"));
+    assert!(o.stdout.contains("Added: `libbig.so`") || o.stdout.contains("`libbig.so` (RUNPATH"));
+}
+
+#[test]
+fn bind_now_env_sends_lazy_plt_slots_to_zero() {
+    let name = "bind_now_env_sends_lazy_plt_slots_to_zero";
+    if !tools(name, &["readelf", "ldd"]) {
+        return;
+    }
+    let _g = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("c.json");
+    let o = ldcost(&[
+        "compare",
+        "/bin/true",
+        "/bin/true",
+        "--head-env",
+        "LD_BIND_NOW=1",
+        "-n",
+        "3",
+        "--format",
+        "json",
+        "--json",
+        j.to_str().unwrap(),
+    ]);
+    if o.code == 8 {
+        skip(name, "ldcost is refused ptrace or perf here (exit 8)");
+        return;
+    }
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let c: Comparison = serde_json::from_str(&o.stdout).unwrap();
+    assert_eq!(read(&j).verdict, c.verdict, "--json FILE = --format json");
+    assert_eq!(c.head.env, vec!["LD_BIND_NOW=1".to_string()]);
+    assert!(c.base.env.is_empty());
+    // Oracle: the JUMP_SLOT entries of every object ld.so binds lazily (not ld.so itself,
+    // which relocates itself at once, nor an object marked BIND_NOW).
+    let interp = common::stdout_of("readelf", &["-lW", "/bin/true"])
+        .lines()
+        .find_map(|l| {
+            l.trim()
+                .strip_prefix("[Requesting program interpreter: ")
+                .map(|s| s.trim_end_matches(']').to_string())
+        })
+        .unwrap();
+    let mut objects = vec!["/bin/true".to_string()];
+    for l in common::ldd(Path::new("/bin/true"), &[]).unwrap() {
+        if let Some(p) = l.path {
+            objects.push(p);
+        }
+    }
+    let same = |a: &str, b: &str| std::fs::canonicalize(a).ok() == std::fs::canonicalize(b).ok();
+    let mut jump_slots = 0;
+    for o in objects.iter().filter(|o| !same(o, &interp)) {
+        let d = common::stdout_of("readelf", &["-dW", o]);
+        let eager = d.lines().any(|l| {
+            (l.contains("(FLAGS)") && l.contains("BIND_NOW"))
+                || (l.contains("(FLAGS_1)") && l.contains("NOW"))
+                || l.contains("(BIND_NOW)")
+        });
+        if !eager {
+            jump_slots += readelf_reloc_counts(Path::new(o))
+                .get("R_X86_64_JUMP_SLOT")
+                .copied()
+                .unwrap_or(0);
+        }
+    }
+    let (b, h, d) = total(&c, "lazy PLT slots");
+    assert_eq!(b, jump_slots as f64, "BASE's lazy PLT slots vs readelf");
+    assert_eq!(h, 0.0, "LD_BIND_NOW=1 leaves no slot to lazy binding");
+    assert_eq!(d, -(jump_slots as f64));
+    // Binding them at start-up is that many more lookups; nothing else changes.
+    let (_, _, lookups) = total(&c, "start-up lookups");
+    assert_eq!(lookups, jump_slots as f64);
+    assert!(c.factors.objects_added.is_empty() && c.factors.objects_removed.is_empty());
+    let (_, _, relocs) = total(&c, "relocations");
+    assert_eq!(relocs, 0.0);
+}
+
+#[test]
+fn fork_is_compared_over_every_fork() {
+    let name = "fork_is_compared_over_every_fork";
+    if !tools(name, &["cc"]) {
+        return;
+    }
+    let _g = serial();
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "main.c", MAIN);
+    cc(dir.path(), &["-o", "a", "main.c"]);
+    std::fs::copy(dir.path().join("a"), dir.path().join("b")).unwrap();
+    let (b, h) = (dir.path().join("b.json"), dir.path().join("h.json"));
+    let o = ldcost(&[
+        "compare",
+        dir.path().join("a").to_str().unwrap(),
+        dir.path().join("b").to_str().unwrap(),
+        "--fork",
+        "300",
+        "--no-exec",
+        "--format",
+        "json",
+        "--save-base",
+        b.to_str().unwrap(),
+        "--save-head",
+        h.to_str().unwrap(),
+    ]);
+    if o.code == 8 {
+        skip(name, "ldcost is refused ptrace or perf here (exit 8)");
+        return;
+    }
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let c: Comparison = serde_json::from_str(&o.stdout).unwrap();
+    let keys: Vec<&str> = c.verdict.metrics.iter().map(|m| m.key.as_str()).collect();
+    assert_eq!(keys, ["fork_round_trip", "fork_parent_cpu"]);
+    // The unit is the loop: 300 forks per side in 6 interleaved loops of 50.
+    for m in &c.verdict.metrics {
+        let ch = m.change.as_ref().unwrap();
+        assert_eq!((ch.base_n, ch.head_n), (6, 6), "{}", m.key);
+        assert_eq!(m.source, "interleaved fork loops, one median per loop");
+    }
+    assert_eq!((c.base.forks, c.head.forks), (300, 300));
+    // The saved halves carry every fork's figures.
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&b).unwrap()).unwrap();
+    // Interleaved: six loops of 50 per side.
+    assert_eq!(
+        v["fork"]["samples"]["chunks"],
+        serde_json::json!([50, 50, 50, 50, 50, 50])
+    );
+    assert_eq!(
+        v["fork"]["samples"]["parent_cpu_ns"]
+            .as_array()
+            .unwrap()
+            .len(),
+        300
+    );
+}
+
+#[test]
+fn a_missing_base_is_one_line_and_exit_3() {
+    let o = ldcost(&["compare", "/nonexistent/base", "/bin/true"]);
+    assert_eq!(o.code, 3, "{}", o.stderr);
+    assert!(o.stderr.starts_with("ldcost: error: "), "{}", o.stderr);
+    assert!(o.stderr.contains("/nonexistent/base"), "{}", o.stderr);
+    assert!(o.stderr.lines().count() <= 2);
+}
