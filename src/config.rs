@@ -7,13 +7,8 @@ use std::path::PathBuf;
 use crate::deps::ResolveOptions;
 use crate::report::text::DepsView;
 
-/// The default ceiling of `--frequency` (`--max-frequency`): at 100 kHz on a 2-CPU VM the
-/// kernel spent 73% of the time in sampling interrupts and a 1 ms target ran for minutes.
-pub const MAX_FREQUENCY_HZ: u64 = 20_000;
-/// The default memory budget of sampling, in MiB (`--sample-budget`).
-pub const SAMPLE_BUDGET_MB: u64 = 256;
-/// The default deadline of each sampled phase, in seconds (`--sample-deadline`).
-pub const SAMPLE_DEADLINE_S: f64 = 60.0;
+/// The sampling defaults live beside the flags that show them (`--help`).
+pub use crate::cli::{MAX_FREQUENCY_HZ, SAMPLE_BUDGET_MB, SAMPLE_DEADLINE_S};
 /// Where the kernel's ceiling of sampling frequencies is.
 const MAX_SAMPLE_RATE: &str = "/proc/sys/kernel/perf_event_max_sample_rate";
 
@@ -147,9 +142,41 @@ impl ProfileRun {
     }
 }
 
+/// Output format of a comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Text,
+    Markdown,
+    Json,
+}
+
+/// `ldcost diff` options.
+#[derive(Debug, Clone)]
+pub struct DiffConfig {
+    pub base: PathBuf,
+    pub head: PathBuf,
+    pub force: bool,
+    pub format: Format,
+    pub json: Option<PathBuf>,
+    pub fail_above: Option<f64>,
+}
+
+/// Everything `ldcost compare` needs.
+#[derive(Debug, Clone)]
+pub struct CompareConfig {
+    /// BASE's and HEAD's profile settings (their commands carry `--base-env`/`--head-env`).
+    pub base: ProfileRun,
+    pub head: ProfileRun,
+    pub save_base: Option<PathBuf>,
+    pub save_head: Option<PathBuf>,
+    pub format: Format,
+    pub json: Option<PathBuf>,
+    pub fail_above: Option<f64>,
+}
+
 /// `ldcost diff`'s options.
-pub fn diff_config(a: crate::cli::DiffArgs) -> crate::compare::DiffConfig {
-    crate::compare::DiffConfig {
+pub fn diff_config(a: crate::cli::DiffArgs) -> DiffConfig {
+    DiffConfig {
         base: a.base,
         head: a.head,
         force: a.force,
@@ -159,17 +186,17 @@ pub fn diff_config(a: crate::cli::DiffArgs) -> crate::compare::DiffConfig {
     }
 }
 
-fn format(f: crate::cli::FormatArg) -> crate::compare::Format {
+fn format(f: crate::cli::FormatArg) -> Format {
     match f {
-        crate::cli::FormatArg::Text => crate::compare::Format::Text,
-        crate::cli::FormatArg::Markdown => crate::compare::Format::Markdown,
-        crate::cli::FormatArg::Json => crate::compare::Format::Json,
+        crate::cli::FormatArg::Text => Format::Text,
+        crate::cli::FormatArg::Markdown => Format::Markdown,
+        crate::cli::FormatArg::Json => Format::Json,
     }
 }
 
 /// `ldcost compare`'s options: each side's [`ProfileRun`] is built by `profile`'s own option
 /// parsing (from the forwarded options), so both get exactly profile's defaults.
-pub fn compare_config(a: crate::cli::CompareArgs) -> crate::compare::runner::CompareConfig {
+pub fn compare_config(a: crate::cli::CompareArgs) -> CompareConfig {
     use clap::Parser;
     #[derive(Parser)]
     struct P {
@@ -224,7 +251,7 @@ pub fn compare_config(a: crate::cli::CompareArgs) -> crate::compare::runner::Com
         run.json = None;
         run
     };
-    crate::compare::runner::CompareConfig {
+    CompareConfig {
         base: side(&a.base, &a.base_env),
         head: side(&a.head, &a.head_env),
         save_base: a.save_base,

@@ -44,7 +44,7 @@ pub enum ExitCode {
     /// `diff`/`compare --fail-above PCT`: a significant slow-down of start-up or fork above PCT.
     Regression = 12,
     /// ldcost was interrupted (SIGINT/SIGTERM); the target was killed and reaped.
-    Interrupted = 130,
+    Interrupted = crate::trace::tree::INTERRUPTED_EXIT,
     /// A bug in ldcost (a panic caught at the top). Please report it.
     Internal = 70,
 }

@@ -64,7 +64,7 @@
 //!     [`symbolize`] names them, [`attribute::categories::classify`] and
 //!     [`attribute::breakdown`] sort them into categories, [`report::flamegraph`] draws them.
 //! - `ldcost diff BASE.json HEAD.json` ([`run::diff`]): two saved documents into
-//!   [`compare`], printed by [`report::compare_text`] / [`report::markdown`].
+//!   [`compare`], printed by [`compare::text`] / [`compare::markdown`].
 //! - `ldcost compare BASE HEAD` ([`run::compare`]): [`profile`] for both sides, interleaved,
 //!   then the same report as `diff`.
 

@@ -8,27 +8,22 @@
 //! `compare` gives the same verdict.
 
 pub mod factors;
+pub mod markdown;
 pub mod runner;
 pub mod stats;
+pub mod text;
 pub mod verdict;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::config::{DiffConfig, Format};
 use crate::error::CompareError;
 use crate::record::Machine;
 use crate::report::{Document, Tool, SCHEMA_VERSION};
 pub use factors::Factors;
 pub use verdict::Verdict;
-
-/// Output format of a comparison.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    Text,
-    Markdown,
-    Json,
-}
 
 /// One side of a comparison, as the report names it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -227,15 +222,13 @@ pub fn report(
     };
     match format {
         Format::Text => {
-            let mut t = crate::report::compare_text::comparison(&cmp);
+            let mut t = text::comparison(&cmp);
             if crate::report::color::wanted() {
                 t = crate::report::color::paint(&t);
             }
             crate::report::write_text(&t, stdout)?
         }
-        Format::Markdown => {
-            crate::report::write_text(&crate::report::markdown::comparison(&cmp), stdout)?
-        }
+        Format::Markdown => crate::report::write_text(&markdown::comparison(&cmp), stdout)?,
         Format::Json => crate::report::write_text(&json()?, stdout)?,
     }
     if let Some(path) = out.json {
@@ -244,17 +237,6 @@ pub fn report(
         }
     }
     Ok(cmp)
-}
-
-/// `ldcost diff` options.
-#[derive(Debug, Clone)]
-pub struct DiffConfig {
-    pub base: PathBuf,
-    pub head: PathBuf,
-    pub force: bool,
-    pub format: Format,
-    pub json: Option<PathBuf>,
-    pub fail_above: Option<f64>,
 }
 
 /// `ldcost diff BASE.json HEAD.json`.

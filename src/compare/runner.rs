@@ -11,8 +11,7 @@
 //! uninstrumented run. The fork loops are interleaved too ([`fork_loops`]). Not done here (yet):
 //! LD_DEBUG=statistics runs and sampling.
 
-use std::path::PathBuf;
-
+pub use crate::config::CompareConfig;
 use crate::config::ProfileRun;
 use crate::deps::{self, ResolveOptions};
 use crate::error::{Error, ExitCode};
@@ -22,19 +21,6 @@ use crate::record::{Detail, Instrumentation, Machine, Run};
 use crate::report::Document;
 use crate::trace::launch::Ending;
 use crate::trace::startup::{run_once, run_uninstrumented, RunError, RunOptions};
-
-/// Everything `ldcost compare` needs.
-#[derive(Debug, Clone)]
-pub struct CompareConfig {
-    /// BASE's and HEAD's profile settings (their commands carry `--base-env`/`--head-env`).
-    pub base: ProfileRun,
-    pub head: ProfileRun,
-    pub save_base: Option<PathBuf>,
-    pub save_head: Option<PathBuf>,
-    pub format: super::Format,
-    pub json: Option<PathBuf>,
-    pub fail_above: Option<f64>,
-}
 
 fn interrupted() -> Result<(), RunError> {
     if crate::trace::interrupted() {

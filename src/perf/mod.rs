@@ -75,6 +75,7 @@ mod error;
 pub mod faults;
 pub mod sampler;
 mod snapshot;
+pub mod tasks;
 
 pub use counters::{machine_support, CounterSet};
 pub use cputime::{cpu_times, user_kernel_split, CpuTimes};

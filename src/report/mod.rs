@@ -9,10 +9,8 @@ pub mod breakdown_text;
 pub mod color;
 mod error;
 
-pub mod compare_text;
 pub mod flamegraph;
 pub mod fork_text;
-pub mod markdown;
 pub mod profile_text;
 pub mod text;
 

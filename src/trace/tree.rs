@@ -70,39 +70,11 @@ pub fn temp_paths() -> Vec<PathBuf> {
     vec![std::env::temp_dir().join(format!("ldcost-lddebug-{}", std::process::id()))]
 }
 
-/// The live descendants of `root`, from the ppid field of every /proc/PID/stat (children
-/// before grandchildren).
-pub fn descendants(root: i32) -> Vec<i32> {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    let parents: Vec<(i32, i32)> = dir
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
-        .filter_map(|pid| {
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-            Some((pid, parse_ppid(&stat)?))
-        })
-        .collect();
-    let mut tree = vec![root];
-    let mut i = 0;
-    while i < tree.len() {
-        let p = tree[i];
-        tree.extend(parents.iter().filter(|(_, pp)| *pp == p).map(|(c, _)| *c));
-        i += 1;
-    }
-    tree.remove(0);
-    tree
-}
+/// The exit code of an interrupted run (`ExitCode::Interrupted` in `error.rs` is defined
+/// from it, so this layer needs nothing above it).
+pub const INTERRUPTED_EXIT: u8 = 130;
 
-/// The ppid in `/proc/PID/stat` (`pid (comm) state ppid ...`; comm may hold spaces and
-/// parentheses, so fields are counted from the last `)`).
-pub fn parse_ppid(stat: &str) -> Option<i32> {
-    stat[stat.rfind(')')? + 1..]
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()
-}
+pub use crate::perf::tasks::{descendants, parse_ppid};
 
 /// Freezes and kills every descendant of `root`; returns how many were killed.
 pub fn kill_tree(root: i32) -> usize {
@@ -182,7 +154,7 @@ pub fn watch_interrupts() {
                 kill_tree(me);
                 reap_all(Duration::from_secs(1));
                 eprintln!("ldcost: error: interrupted; the target was killed and reaped");
-                std::process::exit(crate::error::ExitCode::Interrupted.code());
+                std::process::exit(INTERRUPTED_EXIT as i32);
             });
     });
 }

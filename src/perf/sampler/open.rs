@@ -143,7 +143,7 @@ impl Sampler {
     /// so in [`Recording::notes`].
     pub fn start(cfg: &SamplerConfig, root_pid: i32) -> Result<Sampler, SamplerError> {
         let cpus = online_cpus()?;
-        let existing = crate::trace::tree::descendants(root_pid);
+        let existing = crate::perf::tasks::descendants(root_pid);
         let mut maps_at_start = std::collections::BTreeMap::new();
         let mut notes = Vec::new();
         for pid in std::iter::once(root_pid).chain(existing.iter().copied()) {
@@ -547,7 +547,7 @@ mod tests {
             .arg("30")
             .spawn()
             .unwrap();
-        let d = crate::trace::tree::descendants(std::process::id() as i32);
+        let d = crate::perf::tasks::descendants(std::process::id() as i32);
         child.kill().unwrap();
         child.wait().unwrap();
         assert!(d.contains(&(child.id() as i32)), "{d:?}");

@@ -2,7 +2,7 @@
 //! the significant changes (all verdict figures when none is), `<details>` with the factors
 //! and the per-object rows, and the command that reproduces it. In: a [`Comparison`].
 
-use super::compare_text::{opt, signed};
+use super::text::{opt, signed};
 use crate::compare::factors::Row;
 use crate::compare::verdict::p_text;
 use crate::compare::Comparison;
