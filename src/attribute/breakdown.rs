@@ -335,14 +335,7 @@ fn pooled_intervals(counts: &[Vec<(u64, u64)>], per: &[f64]) -> Vec<((f64, f64),
     if n == 0 || cats == 0 {
         return Vec::new();
     }
-    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut next = || {
-        // xorshift64*
-        state ^= state >> 12;
-        state ^= state << 25;
-        state ^= state >> 27;
-        state.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    };
+    let mut next = crate::attribute::stats::draws();
     let mut shares = vec![Vec::with_capacity(RESAMPLES); cats];
     let mut weights = vec![Vec::with_capacity(RESAMPLES); cats];
     let mut num = vec![(0u64, 0u64); cats];

@@ -34,6 +34,18 @@ fn median_sorted(v: &[f64]) -> f64 {
 pub const BOOTSTRAP_MAX: usize = 1000;
 
 /// Summarises `values` (None when empty).
+/// The bootstrap's draws: xorshift64* from a fixed seed, so every interval ldcost prints is
+/// reproducible from the same data (the tests pin them).
+pub fn draws() -> impl FnMut() -> u64 {
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    move || {
+        state ^= state >> 12;
+        state ^= state << 25;
+        state ^= state >> 27;
+        state.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+}
+
 pub fn summarize(values: &[f64]) -> Option<Summary> {
     if values.is_empty() {
         return None;
@@ -57,14 +69,7 @@ pub fn summarize(values: &[f64]) -> Option<Summary> {
             ci95: (v[lo], v[hi]),
         });
     }
-    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut next = || {
-        // xorshift64*
-        state ^= state >> 12;
-        state ^= state << 25;
-        state ^= state >> 27;
-        state.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    };
+    let mut next = draws();
     let mut meds = Vec::with_capacity(2000);
     let mut sample = vec![0.0; v.len()];
     for _ in 0..2000 {

@@ -15,7 +15,6 @@ pub use crate::config::CompareConfig;
 use crate::config::ProfileRun;
 use crate::deps::{self, ResolveOptions};
 use crate::error::{Error, ExitCode};
-use crate::perf::machine_support;
 use crate::profile::{aggregate, ProfileConfig};
 use crate::record::{Detail, Instrumentation, Machine, Run};
 use crate::report::Document;
@@ -173,19 +172,7 @@ pub fn measure(cfg: &CompareConfig) -> Result<(Document, Document), Error> {
         }
     }
     progress("done\n");
-    let counters: std::collections::BTreeMap<String, String> = machine_support()
-        .into_iter()
-        .map(|(c, a)| {
-            (
-                c.perf_name().to_string(),
-                if a.is_available() {
-                    "available".to_string()
-                } else {
-                    format!("{a:?}")
-                },
-            )
-        })
-        .collect();
+    let counters = crate::profile::counter_support();
     let machine = Machine::current();
     for (i, s) in sides.iter().enumerate() {
         let target = &s.profile.command.program;

@@ -149,13 +149,7 @@ pub fn split_half(v: &[f64]) -> f64 {
 /// [`MAX_RESAMPLE_LEN`] values per side (a random subsample each time), which keeps 2000
 /// resamples fast and makes the interval conservative, not narrower.
 pub fn bootstrap_ratio(base: &[f64], head: &[f64]) -> (f64, f64) {
-    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut next = move || {
-        state ^= state >> 12;
-        state ^= state << 25;
-        state ^= state >> 27;
-        state.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    };
+    let mut next = crate::attribute::stats::draws();
     let (lb, lh) = (
         base.len().min(MAX_RESAMPLE_LEN),
         head.len().min(MAX_RESAMPLE_LEN),

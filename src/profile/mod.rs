@@ -170,19 +170,7 @@ pub fn profile(cfg: &ProfileConfig) -> Result<ProfileSection, RunError> {
     } else {
         None
     };
-    let counters = machine_support()
-        .into_iter()
-        .map(|(c, a)| {
-            (
-                c.perf_name().to_string(),
-                if a.is_available() {
-                    "available".to_string()
-                } else {
-                    format!("{a:?}")
-                },
-            )
-        })
-        .collect();
+    let counters = counter_support();
     // CPU per exec (the target and its threads and children), without ptrace: what the
     // sampled shares are scaled to.
     let cpu: Vec<f64> = raw
@@ -373,6 +361,24 @@ fn interrupted() -> Result<(), RunError> {
     } else {
         Ok(())
     }
+}
+
+/// What this machine can count, by perf's event name: "available" or why not (the
+/// document's `counters`).
+pub fn counter_support() -> BTreeMap<String, String> {
+    machine_support()
+        .into_iter()
+        .map(|(c, a)| {
+            (
+                c.perf_name().to_string(),
+                if a.is_available() {
+                    "available".to_string()
+                } else {
+                    format!("{a:?}")
+                },
+            )
+        })
+        .collect()
 }
 
 /// Finds `name` in $PATH like execvp (a name with a slash is used as is).
