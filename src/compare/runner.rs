@@ -8,7 +8,7 @@
 //! the machine over the run (a neighbour's build starting, the CPU's clock) falls on both
 //! sides alike, and a linear drift cancels in each pair of rounds. Each side's round is the
 //! profile's unit: a per-object run and, unless `--no-reference`, a boundaries-only run and an
-//! uninstrumented run. The fork loops are interleaved too ([`fork_loops`]). Not done here (yet):
+//! uninstrumented run. The fork loops are interleaved too (`fork_loops`). Not done here (yet):
 //! LD_DEBUG=statistics runs and sampling.
 
 pub use crate::config::CompareConfig;

@@ -1,5 +1,5 @@
 //! The human report of `diff` and `compare`: the verdict first, then the factors BASE → HEAD
-//! → Δ. In: a [`Comparison`]. Out: text (plain; [`super::color`] may paint it).
+//! → Δ. In: a [`Comparison`]. Out: text (plain; [`crate::report::color`] may paint it).
 
 use crate::compare::factors::Row;
 use crate::compare::stats::Change;

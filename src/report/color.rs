@@ -1,4 +1,4 @@
-//! Colour for the human reports: on a terminal only, never with NO_COLOR (https://no-color.org)
+//! Colour for the human reports: on a terminal only, never with NO_COLOR (<https://no-color.org>)
 //! or TERM=dumb, never when piped. The reports are built as plain text; [`paint`] adds ANSI
 //! styles to what a reader looks for first: section titles, verdicts, missing libraries.
 

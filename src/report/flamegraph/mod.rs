@@ -1,6 +1,6 @@
 //! Flame graphs of categorised stacks: the folded text and an SVG coloured by category.
 //!
-//! In: [`FoldedStack`]s, each already given a [`Category`] by
+//! In: [`FoldedStack`]s, each already given a [`Category`](crate::attribute::categories::Category) by
 //! [`crate::attribute::categories::classify`] and a section (`exec` or `fork`). Out:
 //!
 //! - [`write_folded`]: the standard folded format (`frame;frame;frame count`, root first) that
