@@ -34,7 +34,7 @@ mod harness;
 
 #[path = "sampling_checks/counters.rs"]
 mod counters;
-#[path = "sampling_checks/perf_record.rs"]
+#[path = "../tests/common/perf_record.rs"]
 mod perf_record;
 #[path = "sampling_checks/proofs.rs"]
 mod proofs;
