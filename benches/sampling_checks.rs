@@ -36,6 +36,8 @@ mod harness;
 mod counters;
 #[path = "../tests/common/perf_record.rs"]
 mod perf_record;
+#[path = "../tests/common/proof_targets.rs"]
+mod proof_targets;
 #[path = "sampling_checks/proofs.rs"]
 mod proofs;
 #[path = "sampling_checks/sampler.rs"]

@@ -200,22 +200,7 @@ fn perf_stat(t: &Target, n: usize) -> Result<Vec<(f64, f64)>, String> {
     let file = dir.path().join("stat.csv");
     let mut v = Vec::new();
     for _ in 0..n {
-        let mut args: Vec<OsString> = ["stat", "-x,", "-o"].map(OsString::from).to_vec();
-        args.push(file.clone().into_os_string());
-        args.extend(["-e", "page-faults,task-clock", "--"].map(OsString::from));
-        args.extend(t.argv());
-        let st = Command::new("perf")
-            .args(&args)
-            .env_remove("LD_LIBRARY_PATH")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .map_err(|e| format!("perf: {e}"))?;
-        if !st.success() {
-            return Err(format!("perf stat exited with {st}"));
-        }
-        let text = std::fs::read_to_string(&file).map_err(|e| e.to_string())?;
+        let text = common::perf_stat_csv(&file, "page-faults,task-clock", &t.argv())?;
         let mut faults = None;
         let mut clock = None;
         for l in text.lines().filter(|l| !l.starts_with('#')) {

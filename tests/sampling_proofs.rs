@@ -43,6 +43,9 @@ mod common;
 /// `perf record -a -g` through its control FIFO and the taxonomy oracle over its `perf script`.
 #[path = "common/perf_record.rs"]
 mod perf_record;
+/// The targets with known answers: 200k relocations, 2 GiB to fork.
+#[path = "common/proof_targets.rs"]
+mod proof_targets;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -51,8 +54,9 @@ use std::process::{Command, Stdio};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
 use common::{cc, skip, stdout_of, tools, write};
-use perf_record::{oracle, PerfRecord};
 use ldcost::experiment::seeds::{self, Linkage, Seed, SEED_LIBS};
+use perf_record::{oracle, PerfRecord};
+use proof_targets::{build_reloc200k, mem_available_bytes, BIG_C, SYMBOLS, TABLES};
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_ldcost");
@@ -221,35 +225,6 @@ impl Breakdown {
 // ---------------------------------------------------------------------------------------------
 // 1. 200,000 symbolic relocations.
 
-/// Symbols the library defines: even ones functions, odd ones objects.
-const SYMBOLS: usize = 20_000;
-/// Tables of pointers to every symbol in the executable: SYMBOLS × TABLES relocations.
-const TABLES: usize = 10;
-
-/// C of the library (`synfN` functions, `synoN` objects) and of the program (TABLES arrays of
-/// pointers to every symbol, and a `main` that does nothing).
-fn synthetic_sources() -> (String, String) {
-    let mut lib = String::with_capacity(SYMBOLS * 32);
-    let mut prog = String::with_capacity(SYMBOLS * TABLES * 16);
-    for i in (0..SYMBOLS).step_by(2) {
-        let _ = writeln!(lib, "void synf{i}(void) {{}}\nint syno{} = {i};", i + 1);
-        let _ = writeln!(
-            prog,
-            "extern void synf{i}(void);\nextern int syno{};",
-            i + 1
-        );
-    }
-    for t in 0..TABLES {
-        let _ = writeln!(prog, "void *const table{t}[] = {{");
-        for i in (0..SYMBOLS).step_by(2) {
-            let _ = writeln!(prog, "    (void *)synf{i}, (void *)&syno{},", i + 1);
-        }
-        prog.push_str("};\n");
-    }
-    prog.push_str("int main(void) { return 0; }\n");
-    (lib, prog)
-}
-
 #[test]
 fn relocation_and_symbol_lookup_dominate_an_exec_with_200k_symbolic_relocations() {
     let name = "relocation_and_symbol_lookup_dominate_an_exec_with_200k_symbolic_relocations";
@@ -258,28 +233,7 @@ fn relocation_and_symbol_lookup_dominate_an_exec_with_200k_symbolic_relocations(
     }
     let _m = machine();
     let dir = workdir("reloc200k");
-    let (lib, prog) = synthetic_sources();
-    write(&dir, "libsyn.c", &lib);
-    write(&dir, "prog.c", &prog);
-    cc(
-        &dir,
-        &["-O0", "-shared", "-fPIC", "-o", "libsyn.so", "libsyn.c"],
-    );
-    // -z nocombreloc: with the default combreloc the linker sorts dynamic relocations by
-    // symbol, and nine of each symbol's ten are answered by ld.so's one-entry lookup cache
-    // (LD_DEBUG=statistics: "number of relocations from cache: 180007"). Unsorted, each
-    // relocation names another symbol than the one before it and is a real lookup.
-    let link = [
-        "-O0",
-        "-o",
-        "prog",
-        "prog.c",
-        "-L.",
-        "-lsyn",
-        "-Wl,-rpath,$ORIGIN",
-    ];
-    cc(&dir, &[&link[..], &["-Wl,-z,nocombreloc"]].concat());
-    let target = dir.join("prog");
+    let target = build_reloc200k(&dir);
 
     // The target's shape, by readelf and by ld.so's own statistics.
     let relocs = stdout_of("readelf", &["-rW", target.to_str().unwrap()])
@@ -338,31 +292,6 @@ fn relocation_and_symbol_lookup_dominate_an_exec_with_200k_symbolic_relocations(
 
 // ---------------------------------------------------------------------------------------------
 // 2. 2 GiB of touched private memory.
-
-const BIG_C: &str = r#"
-/* 2 GiB of private anonymous memory in 4 KiB pages (MADV_NOHUGEPAGE: a huge page would be
- * copied as one PMD), every page written; then after_touch(), where ldcost injects its fork
- * loop. Each fork copies 524,288 PTEs; each child _exits at once and tears them down. */
-#include <stddef.h>
-#include <stdio.h>
-#include <sys/mman.h>
-#define SIZE (2UL << 30)
-__attribute__((noinline)) void after_touch(void) { __asm__ volatile("" ::: "memory"); }
-int main(void) {
-    char *p = mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) { perror("mmap"); return 1; }
-    madvise(p, SIZE, MADV_NOHUGEPAGE);
-    for (size_t i = 0; i < SIZE; i += 4096) p[i] = 1;
-    after_touch();
-    return p[4096] - 1;
-}
-"#;
-
-fn mem_available_bytes() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    Some(line.split_whitespace().nth(1)?.parse::<u64>().ok()? * 1024)
-}
 
 #[test]
 fn page_table_copy_dominates_the_fork_of_2_gib_of_touched_memory() {

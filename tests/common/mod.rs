@@ -276,6 +276,23 @@ pub fn reap_on_thread(mut child: std::process::Child) -> std::sync::mpsc::Receiv
     rx
 }
 
+/// Starts `program args` with stdin from /dev/null, stdout and stderr piped and LD_LIBRARY_PATH
+/// removed (cargo sets it for tests; the oracles run without it), handed to
+/// [`reap_on_thread`]: its pid and the receiver of how it ended.
+pub fn spawn_reaped<S: AsRef<std::ffi::OsStr>>(
+    program: &std::ffi::OsStr,
+    args: &[S],
+) -> std::io::Result<(i32, std::sync::mpsc::Receiver<Exit>)> {
+    let child = Command::new(program)
+        .args(args)
+        .env_remove("LD_LIBRARY_PATH")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    Ok((child.id() as i32, reap_on_thread(child)))
+}
+
 /// One process as /proc shows it.
 #[derive(Debug, Clone)]
 pub struct Proc {
@@ -485,4 +502,79 @@ pub fn forktest_probe_args<'a>(exe: &'a str, n: &'a str, json: &'a str) -> [&'a 
         "--",
         n,
     ]
+}
+
+/// `perf stat -x, -o FILE -e EVENTS -- ARGV` (LD_LIBRARY_PATH removed, output discarded): the
+/// CSV it wrote to `file`.
+pub fn perf_stat_csv(
+    file: &Path,
+    events: &str,
+    argv: &[std::ffi::OsString],
+) -> Result<String, String> {
+    let st = Command::new("perf")
+        .args(["stat", "-x,", "-o"])
+        .arg(file)
+        .args(["-e", events, "--"])
+        .args(argv)
+        .env_remove("LD_LIBRARY_PATH")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .map_err(|e| format!("perf: {e}"))?;
+    if !st.success() {
+        return Err(format!("perf stat exited with {st}"));
+    }
+    std::fs::read_to_string(file).map_err(|e| e.to_string())
+}
+
+/// Runs `cmd` with stdin from /dev/null and LD_LIBRARY_PATH removed to completion; its output
+/// when it succeeds, else its status and stderr.
+pub fn checked_output(cmd: &mut Command) -> Result<std::process::Output, String> {
+    let out = cmd
+        .env_remove("LD_LIBRARY_PATH")
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| e.to_string())?;
+    if !out.status.success() {
+        return Err(format!(
+            "{}: {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(out)
+}
+
+/// One line a process: pid, ppid, state, comm and cmdline.
+pub fn describe(left: &[Proc]) -> String {
+    left.iter()
+        .map(|p| {
+            format!(
+                "  pid {} ppid {} state {} comm {:?} cmdline {:?}",
+                p.pid, p.ppid, p.state, p.comm, p.cmdline
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Fails if a child of the test process or a fixture process remains (in any state: stopped
+/// T/t, zombie Z, running or sleeping). Polls /proc for up to 5 s first: a process SIGKILLed
+/// a moment ago may still be on its way out.
+pub fn assert_no_leftovers(fixtures: &[PathBuf]) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        let left = leftovers(fixtures);
+        if left.is_empty() {
+            return;
+        }
+        if std::time::Instant::now() > deadline {
+            panic!(
+                "processes left behind (state T/t = stopped, Z = zombie, R/S/D = alive):\n{}",
+                describe(&left)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
 }

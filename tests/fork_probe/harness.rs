@@ -3,7 +3,8 @@
 //! re-exported: `use super::harness::*` is the test modules' prelude.
 
 pub(crate) use super::common::{
-    cc, leftovers, processes, running_as_root, skip, stdout_of, tools, write, Exit, Proc,
+    assert_no_leftovers, cc, describe, processes, running_as_root, skip, stdout_of, tools, write,
+    Exit, Proc,
 };
 
 pub(crate) use std::collections::BTreeMap;
@@ -574,37 +575,6 @@ impl Case {
 
 // ---------------------------------------------------------------------------------------------
 // /proc.
-
-pub(crate) fn describe(left: &[Proc]) -> String {
-    left.iter()
-        .map(|p| {
-            format!(
-                "  pid {} ppid {} state {} comm {:?} cmdline {:?}",
-                p.pid, p.ppid, p.state, p.comm, p.cmdline
-            )
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-/// Fails if any leftover remains (stopped T/t, zombie Z, or alive), after polling /proc for
-/// up to 5 s (a process SIGKILLed a moment ago may still be on its way out).
-pub(crate) fn assert_no_leftovers(fixtures: &[PathBuf]) {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let left = leftovers(fixtures);
-        if left.is_empty() {
-            return;
-        }
-        if Instant::now() > deadline {
-            panic!(
-                "processes left behind (T/t stopped, Z zombie, R/S/D alive):\n{}",
-                describe(&left)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
 
 /// After ldcost was killed: everything it orphaned was reparented here (subreaper). Waits
 /// until every such process is dead (a zombie), at most `limit`, then reaps them. Fails if

@@ -3,15 +3,15 @@
 //! scans. The `use`s are re-exported: `use super::harness::*` is the test modules' prelude.
 
 pub(crate) use super::common::{
-    cc, forker_source, have, ldd, leftovers, processes, running_as_root, skip, stdout_of, tools,
-    write, Proc,
+    assert_no_leftovers, cc, forker_source, have, ldd, processes, running_as_root, skip, stdout_of,
+    tools, write, Proc,
 };
 
 pub(crate) use std::collections::BTreeSet;
 pub(crate) use std::ffi::{OsStr, OsString};
 pub(crate) use std::os::unix::fs::PermissionsExt;
 pub(crate) use std::path::{Path, PathBuf};
-pub(crate) use std::process::{Command, Stdio};
+pub(crate) use std::process::Command;
 pub(crate) use std::sync::{mpsc, Mutex, MutexGuard};
 pub(crate) use std::time::{Duration, Instant};
 
@@ -79,17 +79,9 @@ impl Spawned {
     /// Starts `program args` with stdin from /dev/null, stdout and stderr captured, and
     /// LD_LIBRARY_PATH removed (cargo sets it for tests; the oracles run without it).
     pub(crate) fn start(program: &OsStr, args: &[OsString]) -> Spawned {
-        let child = Command::new(program)
-            .args(args)
-            .env_remove("LD_LIBRARY_PATH")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {program:?}: {e}"));
-        let pid = child.id() as i32;
         // The waiter thread owns the Child: it drains both pipes and reaps it, then reports.
-        let rx = super::common::reap_on_thread(child);
+        let (pid, rx) = super::common::spawn_reaped(program, args)
+            .unwrap_or_else(|e| panic!("cannot start {program:?}: {e}"));
         Spawned {
             pid,
             done: Some(rx),
@@ -280,32 +272,6 @@ impl Case {
 
 // ---------------------------------------------------------------------------------------------
 // /proc.
-
-/// Fails if a child of the test process or a fixture process remains (in any state: stopped
-/// T/t, zombie Z, running or sleeping). Polls /proc for up to 5 s first: a process SIGKILLed
-/// a moment ago may still be on its way out.
-pub(crate) fn assert_no_leftovers(fixtures: &[PathBuf]) {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let left = leftovers(fixtures);
-        if left.is_empty() {
-            return;
-        }
-        if Instant::now() > deadline {
-            panic!(
-                "processes left behind (state T/t = stopped, Z = zombie, R/S/D = alive):\n{}",
-                left.iter()
-                    .map(|p| format!(
-                        "  pid {} ppid {} state {} comm {:?} cmdline {:?}",
-                        p.pid, p.ppid, p.state, p.comm, p.cmdline
-                    ))
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            );
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
 
 /// Polls /proc until a process satisfying `pred` exists (bounded by `limit`).
 pub(crate) fn wait_for_process(limit: Duration, pred: impl Fn(&Proc) -> bool) -> Option<Proc> {
