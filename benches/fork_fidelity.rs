@@ -25,11 +25,11 @@
 //! Environment: `LDCOST_BENCH_ROUNDS` (runs per build, default 21), `LDCOST_BENCH_FORKS`
 //! (forks per run, default 2000), `LDCOST_BENCH_VERBOSE=1` (every run's figures).
 
+#[path = "../tests/common/mod.rs"]
+mod common;
+
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use ldcost::attribute::fork_cost::ForkSection;
@@ -269,21 +269,7 @@ fn build_with_what_exists(
 
 fn measure(exe: &Path, json: &Path, forks: u64) -> Result<Figures, String> {
     let n = forks.to_string();
-    let args = [
-        "profile",
-        exe.to_str().unwrap(),
-        "--fork",
-        &n,
-        "--child",
-        "exit",
-        "--at",
-        "main",
-        "--no-exec",
-        "--json",
-        json.to_str().unwrap(),
-        "--",
-        &n,
-    ];
+    let args = common::forktest_probe_args(exe.to_str().unwrap(), &n, json.to_str().unwrap());
     let (code, out, err) = run(Path::new(BIN), &args)?;
     if code != Some(0) {
         return Err(format!("ldcost {args:?} exited {code:?}:\n{err}"));
@@ -315,31 +301,12 @@ fn measure(exe: &Path, json: &Path, forks: u64) -> Result<Figures, String> {
 /// Runs `program args` (LD_LIBRARY_PATH removed) and returns its exit code, stdout and stderr;
 /// kills it after [`HANG`].
 fn run(program: &Path, args: &[&str]) -> Result<(Option<i32>, String, String), String> {
-    let mut child = Command::new(program)
-        .args(args)
-        .env_remove("LD_LIBRARY_PATH")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
+    let (pid, rx) = common::spawn_reaped(program.as_os_str(), args)
         .map_err(|e| format!("cannot start {}: {e}", program.display()))?;
-    let pid = child.id() as i32;
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut err = child.stderr.take().expect("stderr");
-        let reader = std::thread::spawn(move || {
-            let mut s = String::new();
-            let _ = err.read_to_string(&mut s);
-            s
-        });
-        let mut out = String::new();
-        if let Some(mut o) = child.stdout.take() {
-            let _ = o.read_to_string(&mut out);
-        }
-        let code = child.wait().ok().and_then(|s| s.code());
-        let _ = tx.send((code, out, reader.join().unwrap_or_default()));
-    });
-    rx.recv_timeout(HANG).map_err(|_| {
+    let recv = rx
+        .recv_timeout(HANG)
+        .map(|(code, out, err)| (code, String::from_utf8_lossy(&out).into_owned(), err));
+    recv.map_err(|_| {
         let _ = nix::sys::signal::kill(
             nix::unistd::Pid::from_raw(pid),
             nix::sys::signal::Signal::SIGKILL,
@@ -349,22 +316,10 @@ fn run(program: &Path, args: &[&str]) -> Result<(Option<i32>, String, String), S
 }
 
 fn check_machine() -> Result<(), String> {
-    let root = std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("Uid:"))
-                .and_then(|l| l.split_whitespace().nth(1).map(|e| e == "0"))
-        })
-        .unwrap_or(false);
-    if !root {
+    if !common::running_as_root() {
         return Err("needs root (ptrace of forktest)".into());
     }
-    let cc = Command::new("sh")
-        .args(["-c", "command -v cc >/dev/null 2>&1"])
-        .status()
-        .is_ok_and(|s| s.success());
-    if !cc {
+    if !common::have("cc") {
         return Err("`cc` is not installed".into());
     }
     Ok(())

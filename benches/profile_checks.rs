@@ -17,12 +17,16 @@
 //!
 //! Environment: `LDCOST_BENCH_FORKS` (forks of the fork summary check, default 100000).
 
+#[path = "../tests/common/mod.rs"]
+mod common;
+
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
+use common::output_of;
 use ldcost::attribute::stats::summarize;
 use ldcost::profile::ProfileSection;
 use ldcost::record::Phase;
@@ -77,18 +81,6 @@ fn argv(t: &Target) -> Vec<OsString> {
     v
 }
 
-fn output_of(cmd: &str, args: &[&str]) -> Option<String> {
-    let out = Command::new(cmd)
-        .args(args)
-        .env_remove("LD_LIBRARY_PATH")
-        .stderr(Stdio::null())
-        .output()
-        .ok()?;
-    out.status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
-}
-
 fn python3() -> Option<Target> {
     let p = output_of(
         "python3",
@@ -116,18 +108,8 @@ fn git() -> Option<Target> {
 }
 
 fn ldcost_json(args: &[OsString]) -> Result<Document, String> {
-    let out = Command::new(BIN)
-        .args(args)
-        .env_remove("LD_LIBRARY_PATH")
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| e.to_string())?;
-    if !out.status.success() {
-        return Err(format!(
-            "ldcost {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
-    }
+    let out = common::checked_output(Command::new(BIN).args(args))
+        .map_err(|e| format!("ldcost {args:?}: {e}"))?;
     serde_json::from_slice(&out.stdout).map_err(|e| e.to_string())
 }
 
@@ -162,21 +144,7 @@ fn perf_task_clock(t: &Target) -> Result<f64, String> {
     let file = dir.path().join("stat.csv");
     let mut v = Vec::new();
     for _ in 0..5 {
-        let st = Command::new("perf")
-            .args(["stat", "-x,", "-o"])
-            .arg(&file)
-            .args(["-e", "task-clock", "--"])
-            .args(argv(t))
-            .env_remove("LD_LIBRARY_PATH")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .map_err(|e| format!("perf: {e}"))?;
-        if !st.success() {
-            return Err(format!("perf stat exited with {st}"));
-        }
-        let text = std::fs::read_to_string(&file).map_err(|e| e.to_string())?;
+        let text = common::perf_stat_csv(&file, "task-clock", &argv(t))?;
         let ns = text
             .lines()
             .filter(|l| !l.starts_with('#'))

@@ -34,8 +34,10 @@ mod harness;
 
 #[path = "sampling_checks/counters.rs"]
 mod counters;
-#[path = "sampling_checks/perf_record.rs"]
+#[path = "../tests/common/perf_record.rs"]
 mod perf_record;
+#[path = "../tests/common/proof_targets.rs"]
+mod proof_targets;
 #[path = "sampling_checks/proofs.rs"]
 mod proofs;
 #[path = "sampling_checks/sampler.rs"]

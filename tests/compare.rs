@@ -20,35 +20,13 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Mutex, MutexGuard};
 
-use common::{cc, readelf_reloc_counts, skip, tools, write};
+use common::{cc, ldcost, readelf_reloc_counts, skip, tools, write};
 use ldcost::compare::Comparison;
-
-const BIN: &str = env!("CARGO_BIN_EXE_ldcost");
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
 fn serial() -> MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn ldcost(args: &[&str]) -> Out {
-    let o = Command::new(BIN)
-        .args(args)
-        .env_remove("LD_BIND_NOW")
-        .env_remove("LD_LIBRARY_PATH")
-        .output()
-        .expect("run ldcost");
-    Out {
-        code: o.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-    }
 }
 
 fn read(p: &Path) -> Comparison {

@@ -19,30 +19,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-use common::skip;
+use common::{ldcost, skip, Out};
 use ldcost::compare::Comparison;
-
-const BIN: &str = env!("CARGO_BIN_EXE_ldcost");
-
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn ldcost(args: &[&str]) -> Out {
-    let o = Command::new(BIN)
-        .args(args)
-        .env_remove("LD_BIND_NOW")
-        .env_remove("LD_LIBRARY_PATH")
-        .output()
-        .expect("run ldcost");
-    Out {
-        code: o.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-    }
-}
 
 /// One `profile --json` document of /bin/true, made once (None: ldcost cannot profile here).
 fn document() -> Option<&'static Path> {

@@ -12,6 +12,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::QUICK;
+
 const BIN: &str = env!("CARGO_BIN_EXE_ldcost");
 /// The hang guard of every ldcost run here.
 const GUARD: Duration = Duration::from_secs(120);
@@ -164,17 +166,6 @@ fn files_in(dir: &Path) -> Vec<String> {
     v.sort();
     v
 }
-
-const QUICK: &[&str] = &[
-    "profile",
-    "-n",
-    "1",
-    "--warmup",
-    "0",
-    "--no-reference",
-    "--no-ld-debug",
-    "--quiet-target",
-];
 
 #[test]
 fn the_target_killed_from_outside_is_one_warning_and_nothing_is_left() {

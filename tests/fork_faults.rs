@@ -29,6 +29,15 @@ use std::process::Command;
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 const COW: &str = "error_code & 1 && error_code & 2";
+/// `ldcost profile` of the fork loop alone, children calling exit(); the count comes next.
+const FORK_EXIT: &[&str] = &[
+    "profile",
+    "--no-exec",
+    "--quiet-target",
+    "--child",
+    "exit",
+    "--fork",
+];
 
 /// The file-backed ranges of a static non-PIE executable, from `readelf -lW`: each PT_LOAD
 /// from its page-rounded-down p_vaddr to p_vaddr + p_filesz rounded up.
@@ -79,14 +88,7 @@ fn perf_stat(
         // One layout for every run (see the module docs).
         .args(["setarch", "-R"])
         .arg(env!("CARGO_BIN_EXE_ldcost"))
-        .args([
-            "profile",
-            "--no-exec",
-            "--quiet-target",
-            "--child",
-            "exit",
-            "--fork",
-        ])
+        .args(FORK_EXIT)
         .arg(forks.to_string())
         .arg("--json")
         .arg(&json)
@@ -240,16 +242,8 @@ fn fault_kinds_are_counted_when_tracefs_is_not_mounted() {
             "sh",
         ])
         .arg(env!("CARGO_BIN_EXE_ldcost"))
-        .args([
-            "profile",
-            "--no-exec",
-            "--quiet-target",
-            "--child",
-            "exit",
-            "--fork",
-            "1000",
-            "--json",
-        ])
+        .args(FORK_EXIT)
+        .args(["1000", "--json"])
         .arg(&json)
         .arg(&bin)
         .args(["--", "0"])

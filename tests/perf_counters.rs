@@ -526,54 +526,6 @@ fn task_clock_ignores_mode_flags() {
     );
 }
 
-/// The share of `argv`'s CPU time that `perf record -e cpu-clock` samples in the kernel.
-fn perf_record_kernel_share(argv: &[&str]) -> f64 {
-    let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("perf.data");
-    let data = data.to_str().unwrap();
-    let rec = Command::new("perf")
-        .args([
-            "record",
-            "-q",
-            "-e",
-            "cpu-clock",
-            "-F",
-            "10000",
-            "-o",
-            data,
-            "--",
-        ])
-        .args(argv)
-        .output()
-        .expect("perf record");
-    assert!(rec.status.success(), "perf record failed: {rec:?}");
-    let rep = Command::new("perf")
-        .args([
-            "report",
-            "-i",
-            data,
-            "--stdio",
-            "--sort",
-            "dso",
-            "-F",
-            "overhead,dso",
-        ])
-        .output()
-        .expect("perf report");
-    let text = String::from_utf8_lossy(&rep.stdout);
-    text.lines()
-        .filter(|l| l.contains("[kernel.kallsyms]"))
-        .filter_map(|l| {
-            l.split_whitespace()
-                .next()?
-                .trim_end_matches('%')
-                .parse::<f64>()
-                .ok()
-        })
-        .sum::<f64>()
-        / 100.0
-}
-
 /// Runs `code` under python as a counted child and returns (user_kernel_split read while it is
 /// a zombie, its task-clock), or None (SKIP printed) when the kernel refuses the counters.
 fn split_of(name: &str, python: &str, code: &str) -> Option<(Option<(u64, u64)>, u64)> {
@@ -629,7 +581,8 @@ fn user_kernel_split_ranks_user_and_kernel_work() {
         "kernel share of /dev/zero reads {kernel_share:.2} vs of integer sums {user_share:.2}"
     );
     if perf_missing().is_none() {
-        let sampled = perf_record_kernel_share(&[&python, "-c", kernel_heavy]);
+        let sampled =
+            common::perf_record_kernel_share(&[&python, "-c", kernel_heavy]).expect("perf record");
         eprintln!("perf record: kernel {sampled:.2} of the /dev/zero workload");
         assert!(
             sampled > user_share + 0.3,

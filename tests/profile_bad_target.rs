@@ -108,19 +108,7 @@ fn a_script_is_still_profiled_through_its_interpreter() {
     }
     let dir = tempfile::tempdir().expect("tempdir");
     let s = executable(dir.path(), "s.sh", b"#!/bin/sh\nexit 0\n");
-    let (code, err) = ldcost(
-        &[
-            "profile",
-            "-n",
-            "1",
-            "--warmup",
-            "0",
-            "--no-reference",
-            "--no-ld-debug",
-            "--quiet-target",
-        ],
-        &s,
-    );
+    let (code, err) = ldcost(common::QUICK, &s);
     // deps calls a script exit 4; profile runs it (the kernel runs its interpreter).
     assert_eq!(ldcost(&["deps"], &s).0, 4);
     assert!(code == 0 || code == 8, "{code}: {err}");

@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Mutex, MutexGuard};
 
-use common::{cc, skip, tools, write};
+use common::{cc, output_of, skip, tools, write};
 use ldcost::profile::ProfileSection;
 use ldcost::record::{Instrumentation, Phase};
 use ldcost::report::Document;
@@ -62,19 +62,6 @@ impl Target {
         v.extend(self.args.iter().map(OsString::from));
         v
     }
-}
-
-/// The output of a command, or None if it cannot run or fails.
-fn output_of(cmd: &str, args: &[&str]) -> Option<String> {
-    let out = Command::new(cmd)
-        .args(args)
-        .env_remove("LD_LIBRARY_PATH")
-        .stderr(Stdio::null())
-        .output()
-        .ok()?;
-    out.status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
 /// The real python3 ELF (see the module doc), with `-c pass`.
@@ -213,22 +200,7 @@ fn perf_stat(t: &Target, n: usize) -> Result<Vec<(f64, f64)>, String> {
     let file = dir.path().join("stat.csv");
     let mut v = Vec::new();
     for _ in 0..n {
-        let mut args: Vec<OsString> = ["stat", "-x,", "-o"].map(OsString::from).to_vec();
-        args.push(file.clone().into_os_string());
-        args.extend(["-e", "page-faults,task-clock", "--"].map(OsString::from));
-        args.extend(t.argv());
-        let st = Command::new("perf")
-            .args(&args)
-            .env_remove("LD_LIBRARY_PATH")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .map_err(|e| format!("perf: {e}"))?;
-        if !st.success() {
-            return Err(format!("perf stat exited with {st}"));
-        }
-        let text = std::fs::read_to_string(&file).map_err(|e| e.to_string())?;
+        let text = common::perf_stat_csv(&file, "page-faults,task-clock", &t.argv())?;
         let mut faults = None;
         let mut clock = None;
         for l in text.lines().filter(|l| !l.starts_with('#')) {
@@ -411,22 +383,6 @@ fn ld_debug_statistics_of_python_match_the_deps_model() {
     }
 }
 
-/// Forks ten children in main; each execs /bin/true and is waited for. Built with
-/// `cc -O0 -o ldcpo-forker forker.c`.
-const FORKER: &str = r#"#include <sys/wait.h>
-#include <unistd.h>
-int main(void) {
-    for (int i = 0; i < 10; i++) {
-        pid_t p = fork();
-        if (p < 0) return 1;
-        if (p == 0) { execl("/bin/true", "true", (char *)0); _exit(127); }
-        int st;
-        if (waitpid(p, &st, 0) != p || !WIFEXITED(st) || WEXITSTATUS(st) != 0) return 1;
-    }
-    return 0;
-}
-"#;
-
 /// A target that starts other programs: every process writes its own LD_DEBUG_OUTPUT file
 /// (`.PID`), and the `ld_debug` section must be the target's, not one of its children's
 /// (/bin/true has other counts than the fixture, so a mix-up shows). Reading every file of
@@ -440,7 +396,7 @@ fn ld_debug_statistics_are_the_targets_own_not_a_childs() {
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");
-    write(dir.path(), "forker.c", FORKER);
+    write(dir.path(), "forker.c", &common::forker_source(10));
     cc(dir.path(), &["-O0", "-o", "ldcpo-forker", "forker.c"]);
     let t = Target::new(dir.path().join("ldcpo-forker"), &[]);
     let own = ld_debug_oracle(&t);

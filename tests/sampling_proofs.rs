@@ -40,18 +40,23 @@
 //! `target/tmp/sampling_proofs/TEST/`, replaced on each run; `--nocapture` shows the shares.
 
 mod common;
+/// `perf record -a -g` through its control FIFO and the taxonomy oracle over its `perf script`.
+#[path = "common/perf_record.rs"]
+mod perf_record;
+/// The targets with known answers: 200k relocations, 2 GiB to fork.
+#[path = "common/proof_targets.rs"]
+mod proof_targets;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
-use std::io::{BufRead, BufReader, Write as _};
-use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::{mpsc, Mutex, MutexGuard, OnceLock};
-use std::time::Duration;
+use std::process::{Command, Stdio};
+use std::sync::{Mutex, MutexGuard, OnceLock};
 
 use common::{cc, skip, stdout_of, tools, write};
 use ldcost::experiment::seeds::{self, Linkage, Seed, SEED_LIBS};
+use perf_record::{oracle, PerfRecord};
+use proof_targets::{build_reloc200k, mem_available_bytes, BIG_C, SYMBOLS, TABLES};
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_ldcost");
@@ -220,35 +225,6 @@ impl Breakdown {
 // ---------------------------------------------------------------------------------------------
 // 1. 200,000 symbolic relocations.
 
-/// Symbols the library defines: even ones functions, odd ones objects.
-const SYMBOLS: usize = 20_000;
-/// Tables of pointers to every symbol in the executable: SYMBOLS × TABLES relocations.
-const TABLES: usize = 10;
-
-/// C of the library (`synfN` functions, `synoN` objects) and of the program (TABLES arrays of
-/// pointers to every symbol, and a `main` that does nothing).
-fn synthetic_sources() -> (String, String) {
-    let mut lib = String::with_capacity(SYMBOLS * 32);
-    let mut prog = String::with_capacity(SYMBOLS * TABLES * 16);
-    for i in (0..SYMBOLS).step_by(2) {
-        let _ = writeln!(lib, "void synf{i}(void) {{}}\nint syno{} = {i};", i + 1);
-        let _ = writeln!(
-            prog,
-            "extern void synf{i}(void);\nextern int syno{};",
-            i + 1
-        );
-    }
-    for t in 0..TABLES {
-        let _ = writeln!(prog, "void *const table{t}[] = {{");
-        for i in (0..SYMBOLS).step_by(2) {
-            let _ = writeln!(prog, "    (void *)synf{i}, (void *)&syno{},", i + 1);
-        }
-        prog.push_str("};\n");
-    }
-    prog.push_str("int main(void) { return 0; }\n");
-    (lib, prog)
-}
-
 #[test]
 fn relocation_and_symbol_lookup_dominate_an_exec_with_200k_symbolic_relocations() {
     let name = "relocation_and_symbol_lookup_dominate_an_exec_with_200k_symbolic_relocations";
@@ -257,28 +233,7 @@ fn relocation_and_symbol_lookup_dominate_an_exec_with_200k_symbolic_relocations(
     }
     let _m = machine();
     let dir = workdir("reloc200k");
-    let (lib, prog) = synthetic_sources();
-    write(&dir, "libsyn.c", &lib);
-    write(&dir, "prog.c", &prog);
-    cc(
-        &dir,
-        &["-O0", "-shared", "-fPIC", "-o", "libsyn.so", "libsyn.c"],
-    );
-    // -z nocombreloc: with the default combreloc the linker sorts dynamic relocations by
-    // symbol, and nine of each symbol's ten are answered by ld.so's one-entry lookup cache
-    // (LD_DEBUG=statistics: "number of relocations from cache: 180007"). Unsorted, each
-    // relocation names another symbol than the one before it and is a real lookup.
-    let link = [
-        "-O0",
-        "-o",
-        "prog",
-        "prog.c",
-        "-L.",
-        "-lsyn",
-        "-Wl,-rpath,$ORIGIN",
-    ];
-    cc(&dir, &[&link[..], &["-Wl,-z,nocombreloc"]].concat());
-    let target = dir.join("prog");
+    let target = build_reloc200k(&dir);
 
     // The target's shape, by readelf and by ld.so's own statistics.
     let relocs = stdout_of("readelf", &["-rW", target.to_str().unwrap()])
@@ -337,31 +292,6 @@ fn relocation_and_symbol_lookup_dominate_an_exec_with_200k_symbolic_relocations(
 
 // ---------------------------------------------------------------------------------------------
 // 2. 2 GiB of touched private memory.
-
-const BIG_C: &str = r#"
-/* 2 GiB of private anonymous memory in 4 KiB pages (MADV_NOHUGEPAGE: a huge page would be
- * copied as one PMD), every page written; then after_touch(), where ldcost injects its fork
- * loop. Each fork copies 524,288 PTEs; each child _exits at once and tears them down. */
-#include <stddef.h>
-#include <stdio.h>
-#include <sys/mman.h>
-#define SIZE (2UL << 30)
-__attribute__((noinline)) void after_touch(void) { __asm__ volatile("" ::: "memory"); }
-int main(void) {
-    char *p = mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) { perror("mmap"); return 1; }
-    madvise(p, SIZE, MADV_NOHUGEPAGE);
-    for (size_t i = 0; i < SIZE; i += 4096) p[i] = 1;
-    after_touch();
-    return p[4096] - 1;
-}
-"#;
-
-fn mem_available_bytes() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    Some(line.split_whitespace().nth(1)?.parse::<u64>().ok()? * 1024)
-}
 
 #[test]
 fn page_table_copy_dominates_the_fork_of_2_gib_of_touched_memory() {
@@ -426,140 +356,6 @@ fn page_table_copy_dominates_the_fork_of_2_gib_of_touched_memory() {
 
 // ---------------------------------------------------------------------------------------------
 // 3. forktest with the seed's libraries, child exit(), against perf record.
-
-/// `perf record -a -g -k mono` started with its events disabled and enabled through its
-/// control FIFO: when `start` returns, perf has acknowledged that it records. Killed on drop
-/// unless stopped.
-struct PerfRecord {
-    child: Option<Child>,
-    err: PathBuf,
-}
-
-impl PerfRecord {
-    fn start(dir: &Path, data: &Path, hz: &str) -> Result<PerfRecord, String> {
-        let (ctl, ack) = (dir.join("perf.ctl"), dir.join("perf.ack"));
-        for f in [&ctl, &ack] {
-            nix::unistd::mkfifo(f, nix::sys::stat::Mode::from_bits_truncate(0o600))
-                .map_err(|e| format!("mkfifo {}: {e}", f.display()))?;
-        }
-        let err = dir.join("perf-record.err");
-        let child = Command::new("perf")
-            .args([
-                "record", "-a", "-g", "-k", "mono", "-F", hz, "-m", "4M", "-D", "-1",
-            ])
-            .arg(format!(
-                "--control=fifo:{},{}",
-                ctl.display(),
-                ack.display()
-            ))
-            .arg("-o")
-            .arg(data)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&err).unwrap())
-            .spawn()
-            .map_err(|e| format!("perf record: {e}"))?;
-        let mut rec = PerfRecord {
-            child: Some(child),
-            err,
-        };
-        // Opening a FIFO to read blocks until perf opens it to write: on a thread, so that a
-        // perf that dies is noticed.
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut line = String::new();
-            let r = std::fs::File::open(&ack)
-                .and_then(|f| BufReader::new(f).read_line(&mut line))
-                .map(|_| line);
-            let _ = tx.send(r);
-        });
-        // Read-write: the open never blocks, and the command waits in the pipe for perf.
-        let mut c = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(&ctl);
-        c.as_mut()
-            .map_err(|e| e.to_string())?
-            .write_all(b"enable\n")
-            .unwrap();
-        loop {
-            match rx.recv_timeout(Duration::from_millis(200)) {
-                Ok(Ok(line)) if line.trim() == "ack" => return Ok(rec),
-                Ok(r) => return Err(format!("perf record answered {r:?} to `enable`")),
-                Err(mpsc::RecvTimeoutError::Timeout) => {
-                    if let Ok(Some(st)) = rec.child.as_mut().unwrap().try_wait() {
-                        let err = std::fs::read_to_string(&rec.err).unwrap_or_default();
-                        return Err(format!("perf record exited with {st}: {err}"));
-                    }
-                }
-                Err(e) => return Err(format!("perf record's ack: {e}")),
-            }
-        }
-    }
-
-    /// SIGINT, as a user's ^C; waits for perf to write its file and returns its messages.
-    fn stop(mut self) -> Result<String, String> {
-        let mut child = self.child.take().unwrap();
-        let pid = nix::unistd::Pid::from_raw(child.id() as i32);
-        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
-        let st = child.wait().map_err(|e| e.to_string())?;
-        let err = std::fs::read_to_string(&self.err).unwrap_or_default();
-        // perf writes its file, then dies of the SIGINT it was sent (it re-raises it).
-        let interrupted = st.signal() == Some(nix::libc::SIGINT) || st.code() == Some(130);
-        if !(st.success() || interrupted) || !err.contains("Captured and wrote") {
-            return Err(format!("perf record exited with {st}: {err}"));
-        }
-        Ok(err)
-    }
-}
-
-impl Drop for PerfRecord {
-    fn drop(&mut self) {
-        if let Some(mut c) = self.child.take() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
-
-/// `perf script` of `data` classified by the oracle, restricted to `pid`'s tree and `window`:
-/// {category: samples} and the number of samples kept.
-fn oracle(data: &Path, pid: u64, window: (u64, u64)) -> (BTreeMap<String, u64>, u64) {
-    let mut script = Command::new("perf")
-        .args([
-            "script",
-            "--show-task-events",
-            "-F",
-            "pid,tid,time,ip,sym,dso",
-            "--ns",
-            "-i",
-        ])
-        .arg(data)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("perf script");
-    let out = Command::new("python3")
-        .arg(format!("{ROOT}/tests/oracle/classify_perf_script.py"))
-        .args(["--root-pid", &pid.to_string(), "--window"])
-        .args([window.0.to_string(), window.1.to_string()])
-        .stdin(Stdio::from(script.stdout.take().unwrap()))
-        .output()
-        .expect("python3");
-    let _ = script.wait();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success(),
-        "the oracle exited with {}: {err}",
-        out.status
-    );
-    let v: BTreeMap<String, u64> = serde_json::from_slice(&out.stdout).expect("oracle's JSON");
-    let kept = v["_kept"];
-    (
-        v.into_iter().filter(|(k, _)| !k.starts_with('_')).collect(),
-        kept,
-    )
-}
 
 /// The run shared by the perf comparison and the flame-graph test.
 struct ForktestRun {

@@ -283,7 +283,7 @@ fn fork_probe_on_forktest_counts_every_fork() {
     if !tools(name, &["cc"]) {
         return;
     }
-    if !running_as_root() {
+    if !common::running_as_root() {
         return skip(name, "needs root (ptrace of forktest)");
     }
     const N: u64 = 300;
@@ -298,23 +298,11 @@ fn fork_probe_on_forktest_counts_every_fork() {
         let json = dir.path().join("fork.json");
         let n = N.to_string();
         let out = Command::new(env!("CARGO_BIN_EXE_ldcost"))
-            .args([
-                "profile",
+            .args(common::forktest_probe_args(
                 exe.to_str().unwrap(),
-                "--fork",
                 &n,
-                "--child",
-                "exit",
-            ])
-            .args([
-                "--at",
-                "main",
-                "--no-exec",
-                "--json",
                 json.to_str().unwrap(),
-                "--",
-                &n,
-            ])
+            ))
             .env_remove("LD_LIBRARY_PATH")
             .output()
             .expect("run ldcost");
@@ -344,15 +332,4 @@ fn fork_probe_on_forktest_counts_every_fork() {
             "forktest's own figure after the probe: {stdout}"
         );
     }
-}
-
-fn running_as_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("Uid:"))
-                .and_then(|l| l.split_whitespace().nth(1).map(|e| e == "0"))
-        })
-        .unwrap_or(false)
 }

@@ -11,6 +11,8 @@ mod common;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::QUICK;
+
 const BIN: &str = env!("CARGO_BIN_EXE_ldcost");
 const GUARD: Duration = Duration::from_secs(120);
 /// The default sampling budget is 256 MiB; ldcost itself needs some tens of MiB more.
@@ -92,21 +94,17 @@ fn bounded(name: &str, args: &[&str]) -> Outcome {
     o
 }
 
-const QUICK: &[&str] = &[
-    "profile",
-    "-n",
-    "1",
-    "--warmup",
-    "0",
-    "--no-reference",
-    "--no-ld-debug",
-    "--quiet-target",
-];
-
 fn args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
     let mut v: Vec<&str> = QUICK.to_vec();
     v.extend(extra);
     v
+}
+
+/// [`bounded`] `QUICK --sample --sample-runs RUNS EXTRA...`.
+fn sampled(name: &str, runs: &str, extra: &[&str]) -> Outcome {
+    let mut v = vec!["--sample", "--sample-runs", runs];
+    v.extend(extra);
+    bounded(name, &args(&v))
 }
 
 #[test]
@@ -142,17 +140,7 @@ fn a_thousand_sampled_runs_stop_at_the_deadline() {
     if !root(NAME) {
         return;
     }
-    let o = bounded(
-        NAME,
-        &args(&[
-            "--sample",
-            "--sample-runs",
-            "1000",
-            "--sample-deadline",
-            "5",
-            "/bin/true",
-        ]),
-    );
+    let o = sampled(NAME, "1000", &["--sample-deadline", "5", "/bin/true"]);
     assert_eq!(o.code, 0, "{}", o.stderr);
     assert!(
         o.stdout.contains("of 1000 sampled runs") && o.stdout.contains("--sample-deadline"),
@@ -184,16 +172,10 @@ fn the_sample_budget_is_reached_and_said() {
             src.to_str().expect("utf-8"),
         ],
     );
-    let o = bounded(
+    let o = sampled(
         NAME,
-        &args(&[
-            "--sample",
-            "--sample-runs",
-            "1",
-            "--sample-budget",
-            "1",
-            exe.to_str().expect("utf-8"),
-        ]),
+        "1",
+        &["--sample-budget", "1", exe.to_str().expect("utf-8")],
     );
     assert_eq!(o.code, 0, "{}", o.stderr);
     assert!(o.stdout.contains("samples dropped: budget"), "{}", o.stdout);
@@ -231,16 +213,14 @@ fn a_target_forking_a_thousand_children_is_measured_and_bounded() {
     if !root(NAME) {
         return;
     }
-    let o = bounded(
+    let o = sampled(
         NAME,
-        &args(&[
-            "--sample",
-            "--sample-runs",
-            "1",
+        "1",
+        &[
             "/bin/sh",
             "-c",
             "i=0; while [ $i -lt 1000 ]; do /bin/true & i=$((i+1)); done; wait",
-        ]),
+        ],
     );
     assert_eq!(o.code, 0, "{}", o.stderr);
 }

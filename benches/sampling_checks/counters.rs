@@ -37,17 +37,9 @@ fn counted(program: &Path, args: &[&str]) -> Result<Counted, String> {
     Ok(Counted { snap, times })
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    let n = v.len();
-    if n == 0 {
-        return f64::NAN;
-    }
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
+/// The median of `v` (NaN when empty), as the library's summaries compute it.
+fn median(v: Vec<f64>) -> f64 {
+    ldcost::attribute::stats::summarize(&v).map_or(f64::NAN, |s| s.median)
 }
 
 pub fn run(t: &mut Table) {
@@ -179,57 +171,6 @@ fn schedstat_against_task_clock(t: &mut Table) -> Result<(), String> {
     Ok(())
 }
 
-/// The share of `argv`'s CPU time that `perf record -e cpu-clock` samples in the kernel.
-fn perf_record_kernel_share(argv: &[&str]) -> Result<f64, String> {
-    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let data = dir.path().join("perf.data");
-    let data = data.to_str().unwrap();
-    let rec = Command::new("perf")
-        .args([
-            "record",
-            "-q",
-            "-e",
-            "cpu-clock",
-            "-F",
-            "10000",
-            "-o",
-            data,
-            "--",
-        ])
-        .args(argv)
-        .output()
-        .map_err(|e| e.to_string())?;
-    if !rec.status.success() {
-        return Err(format!("perf record: {rec:?}"));
-    }
-    let rep = Command::new("perf")
-        .args([
-            "report",
-            "-i",
-            data,
-            "--stdio",
-            "--sort",
-            "dso",
-            "-F",
-            "overhead,dso",
-        ])
-        .output()
-        .map_err(|e| e.to_string())?;
-    let text = String::from_utf8_lossy(&rep.stdout);
-    let pct: f64 = text
-        .lines()
-        .filter(|l| l.contains("[kernel.kallsyms]"))
-        .filter_map(|l| {
-            l.split_whitespace()
-                .next()?
-                .trim_end_matches('%')
-                .parse::<f64>()
-                .ok()
-        })
-        .sum();
-    Ok(pct / 100.0)
-}
-
 /// About 300 ms of /dev/zero reads: /proc's tick-sampled kernel share against cpu-clock
 /// sampling of the same workload.
 fn split_against_perf_record(t: &mut Table) -> Result<(), String> {
@@ -238,7 +179,7 @@ fn split_against_perf_record(t: &mut Table) -> Result<(), String> {
     let c = counted(Path::new("python3"), &["-c", code])?;
     let (u, k) = c.times.split().ok_or("no ticks")?;
     let ticks = k as f64 / (u + k) as f64;
-    let sampled = perf_record_kernel_share(&["python3", "-c", code])?;
+    let sampled = crate::common::perf_record_kernel_share(&["python3", "-c", code])?;
     t.check(
         S,
         "/dev/zero reads, kernel share: /proc ticks vs perf record cpu-clock",

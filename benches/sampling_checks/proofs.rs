@@ -4,13 +4,14 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use ldcost::experiment::seeds::{self, Linkage, Seed, SEED_LIBS};
 use serde_json::Value;
 
-use crate::common::{cc, write};
+use crate::common::{self, cc, write};
 use crate::perf_record::{oracle, PerfRecord};
+use crate::proof_targets::{build_reloc200k, mem_available_bytes, BIG_C};
 use crate::Table;
 
 const S: &str = "proofs";
@@ -42,8 +43,8 @@ pub fn run(t: &mut Table) {
 /// `ldcost profile --json DIR/out.json --frequency 10000 --quiet-target OPTIONS TARGET -- ARGS`.
 fn ldcost(dir: &Path, options: &str, target: &Path, args: &[&str]) -> Result<Value, String> {
     let json = dir.join("out.json");
-    let out = Command::new(BIN)
-        .arg("profile")
+    let mut cmd = Command::new(BIN);
+    cmd.arg("profile")
         .arg("--json")
         .arg(&json)
         .args(["--frequency", "10000", "--quiet-target"])
@@ -51,18 +52,8 @@ fn ldcost(dir: &Path, options: &str, target: &Path, args: &[&str]) -> Result<Val
         .arg(target)
         .arg("--")
         .args(args)
-        .env_remove("LD_BIND_NOW")
-        .env_remove("LD_LIBRARY_PATH")
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| e.to_string())?;
-    if !out.status.success() {
-        return Err(format!(
-            "ldcost {options}: {}: {}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
+        .env_remove("LD_BIND_NOW");
+    common::checked_output(&mut cmd).map_err(|e| format!("ldcost {options}: {e}"))?;
     let text = std::fs::read_to_string(&json).map_err(|e| e.to_string())?;
     serde_json::from_str(&text).map_err(|e| e.to_string())
 }
@@ -97,59 +88,11 @@ fn share(s: &Slices, c: &str) -> f64 {
     s.get(c).map_or(0.0, |x| x.1)
 }
 
-/// Symbols the library defines: even ones functions, odd ones objects.
-const SYMBOLS: usize = 20_000;
-/// Tables of pointers to every symbol in the executable: SYMBOLS × TABLES relocations.
-const TABLES: usize = 10;
-
-/// C of the library (`synfN` functions, `synoN` objects) and of the program (TABLES arrays of
-/// pointers to every symbol, and a `main` that does nothing).
-fn synthetic_sources() -> (String, String) {
-    let mut lib = String::with_capacity(SYMBOLS * 32);
-    let mut prog = String::with_capacity(SYMBOLS * TABLES * 16);
-    for i in (0..SYMBOLS).step_by(2) {
-        let _ = writeln!(lib, "void synf{i}(void) {{}}\nint syno{} = {i};", i + 1);
-        let _ = writeln!(
-            prog,
-            "extern void synf{i}(void);\nextern int syno{};",
-            i + 1
-        );
-    }
-    for t in 0..TABLES {
-        let _ = writeln!(prog, "void *const table{t}[] = {{");
-        for i in (0..SYMBOLS).step_by(2) {
-            let _ = writeln!(prog, "    (void *)synf{i}, (void *)&syno{},", i + 1);
-        }
-        prog.push_str("};\n");
-    }
-    prog.push_str("int main(void) { return 0; }\n");
-    (lib, prog)
-}
-
 /// Relocation + symbol lookup in the exec samples of 200,000 symbolic relocations.
 fn reloc200k(t: &mut Table, dir: &Path) -> Result<(), String> {
-    let (lib, prog) = synthetic_sources();
-    write(dir, "libsyn.c", &lib);
-    write(dir, "prog.c", &prog);
-    cc(
-        dir,
-        &["-O0", "-shared", "-fPIC", "-o", "libsyn.so", "libsyn.c"],
-    );
-    cc(
-        dir,
-        &[
-            "-O0",
-            "-o",
-            "prog",
-            "prog.c",
-            "-L.",
-            "-lsyn",
-            "-Wl,-rpath,$ORIGIN",
-            "-Wl,-z,nocombreloc",
-        ],
-    );
+    let prog = build_reloc200k(dir);
     let opts = "--sample -n 2 --sample-runs 5 --no-ld-debug";
-    let doc = ldcost(dir, opts, &dir.join("prog"), &[])?;
+    let doc = ldcost(dir, opts, &prog, &[])?;
     let (n, s) = breakdown(&doc, "profile")?;
     let linking = share(&s, "ldso_relocation") + share(&s, "symbol_lookup");
     t.check(
@@ -160,31 +103,6 @@ fn reloc200k(t: &mut Table, dir: &Path) -> Result<(), String> {
         linking >= 0.5,
     );
     Ok(())
-}
-
-const BIG_C: &str = r#"
-/* 2 GiB of private anonymous memory in 4 KiB pages (MADV_NOHUGEPAGE: a huge page would be
- * copied as one PMD), every page written; then after_touch(), where ldcost injects its fork
- * loop. Each fork copies 524,288 PTEs; each child _exits at once and tears them down. */
-#include <stddef.h>
-#include <stdio.h>
-#include <sys/mman.h>
-#define SIZE (2UL << 30)
-__attribute__((noinline)) void after_touch(void) { __asm__ volatile("" ::: "memory"); }
-int main(void) {
-    char *p = mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) { perror("mmap"); return 1; }
-    madvise(p, SIZE, MADV_NOHUGEPAGE);
-    for (size_t i = 0; i < SIZE; i += 4096) p[i] = 1;
-    after_touch();
-    return p[4096] - 1;
-}
-"#;
-
-fn mem_available_bytes() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    Some(line.split_whitespace().nth(1)?.parse::<u64>().ok()? * 1024)
 }
 
 /// Page-table copy in the fork call of 2 GiB of touched memory, and the exit teardown.

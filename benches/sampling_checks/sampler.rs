@@ -2,12 +2,13 @@
 //! harness) at the default 1 kHz.
 
 use std::path::Path;
-use std::process::Command;
 
 use ldcost::perf::sampler::{symbolize, FrameKind, SamplerConfig, Scope, SymbolizedStack};
 use ldcost::symbolize::default_debug_roots;
 
-use crate::harness::{build, field, sample_run, share, user_leaf_is, FORKER_C, SPIN_C, TREE_C};
+use crate::harness::{
+    build, field, sample_run, share, spin_leaf_shares, user_leaf_is, FORKER_C, SPIN_C, TREE_C,
+};
 use crate::perf_record::PerfRecord;
 use crate::Table;
 
@@ -162,34 +163,7 @@ fn against_perf_record(t: &mut Table, dir: &Path, spin: &Path) -> Result<(), Str
         return Err("the sampler was refused".into());
     };
     perf.stop()?;
-    let script = Command::new("perf")
-        .args([
-            "script",
-            "-F",
-            "pid,ip,sym",
-            "-G",
-            "--pid",
-            &pid.to_string(),
-            "-i",
-        ])
-        .arg(&data)
-        .output()
-        .map_err(|e| e.to_string())?;
-    let text = String::from_utf8_lossy(&script.stdout);
-    let leaves: Vec<&str> = text
-        .lines()
-        .filter_map(|l| l.split_whitespace().nth(2))
-        .collect();
-    let perf_spin = leaves.iter().filter(|s| **s == "spin_here").count();
-    let stacks = symbolize(&rec, &rec.maps_at_start, &default_debug_roots());
-    let ours_spin = stacks
-        .iter()
-        .filter(|s| s.leaf().is_some_and(|f| &*f.name == "spin_here"))
-        .count();
-    let (p, o) = (
-        share(perf_spin, leaves.len()),
-        share(ours_spin, stacks.len()),
-    );
+    let (p, perf_n, o, ours_n) = spin_leaf_shares(&data, pid, &rec)?;
     t.check(
         S,
         "spin: leaf spin_here, ldcost vs perf record -a",
@@ -202,7 +176,7 @@ fn against_perf_record(t: &mut Table, dir: &Path, spin: &Path) -> Result<(), Str
         "within 10 points",
         (p - o).abs() <= 0.10,
     );
-    let (pc, oc) = (leaves.len() as f64, stacks.len() as f64);
+    let (pc, oc) = (perf_n as f64, ours_n as f64);
     t.check(
         S,
         "spin: sample counts, ldcost vs perf record -a",

@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 /// The skip helper shared with the library's unit tests: `skip(name, reason)` prints
 /// `SKIP name: reason` uncaptured, counts it for tests/zz_skipped.rs's summary, and fails
@@ -235,4 +235,346 @@ pub fn readelf_facts(path: &Path) -> ReadelfFacts {
         }
     }
     f
+}
+
+/// Whether our effective uid is 0 (`Uid:` in /proc/self/status: real, effective, ...).
+pub fn running_as_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("Uid:"))
+                .and_then(|l| l.split_whitespace().nth(1).map(|e| e == "0"))
+        })
+        .unwrap_or(false)
+}
+
+/// How a child started with piped stderr (and stdout) ended: exit code (None: killed by a
+/// signal), stdout, stderr.
+pub type Exit = (Option<i32>, Vec<u8>, String);
+
+/// Hands `child` to a waiter thread that drains both pipes, reaps it, and then sends how it
+/// ended; a test waits on the receiver with a bound and kills the pid when it runs out.
+pub fn reap_on_thread(mut child: std::process::Child) -> std::sync::mpsc::Receiver<Exit> {
+    use std::io::Read;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut err = child.stderr.take().expect("stderr");
+        let reader = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = err.read_to_string(&mut s);
+            s
+        });
+        let mut out = Vec::new();
+        if let Some(mut o) = child.stdout.take() {
+            let _ = o.read_to_end(&mut out);
+        }
+        let status = child.wait().ok();
+        let err = reader.join().unwrap_or_default();
+        let _ = tx.send((status.and_then(|s| s.code()), out, err));
+    });
+    rx
+}
+
+/// Starts `program args` with stdin from /dev/null, stdout and stderr piped and LD_LIBRARY_PATH
+/// removed (cargo sets it for tests; the oracles run without it), handed to
+/// [`reap_on_thread`]: its pid and the receiver of how it ended.
+pub fn spawn_reaped<S: AsRef<std::ffi::OsStr>>(
+    program: &std::ffi::OsStr,
+    args: &[S],
+) -> std::io::Result<(i32, std::sync::mpsc::Receiver<Exit>)> {
+    let child = Command::new(program)
+        .args(args)
+        .env_remove("LD_LIBRARY_PATH")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    Ok((child.id() as i32, reap_on_thread(child)))
+}
+
+/// One process as /proc shows it.
+#[derive(Debug, Clone)]
+pub struct Proc {
+    pub pid: i32,
+    pub comm: String,
+    pub state: char,
+    pub ppid: i32,
+    /// The arguments joined by spaces (empty for zombies and kernel threads).
+    pub cmdline: String,
+}
+
+/// Every process in /proc (a process that vanishes while we read is skipped).
+pub fn processes() -> Vec<Proc> {
+    let mut v = Vec::new();
+    let Ok(rd) = std::fs::read_dir("/proc") else {
+        return v;
+    };
+    for e in rd.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+            continue;
+        };
+        // pid (comm) state ppid ...; comm may contain spaces and parentheses.
+        let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
+            continue;
+        };
+        let comm = stat[open + 1..close].to_string();
+        let mut rest = stat[close + 1..].split_whitespace();
+        let state = rest.next().and_then(|s| s.chars().next()).unwrap_or('?');
+        let ppid = rest.next().and_then(|s| s.parse().ok()).unwrap_or(0);
+        let cmdline = std::fs::read(e.path().join("cmdline"))
+            .map(|b| {
+                String::from_utf8_lossy(&b)
+                    .replace('\0', " ")
+                    .trim()
+                    .to_string()
+            })
+            .unwrap_or_default();
+        v.push(Proc {
+            pid,
+            comm,
+            state,
+            ppid,
+            cmdline,
+        });
+    }
+    v
+}
+
+/// The quickest `ldcost profile`: one run, no warm-up, no reference, no LD_DEBUG pass, the
+/// target's output discarded; a test appends its options and the target.
+pub const QUICK: &[&str] = &[
+    "profile",
+    "-n",
+    "1",
+    "--warmup",
+    "0",
+    "--no-reference",
+    "--no-ld-debug",
+    "--quiet-target",
+];
+
+/// How an ldcost run ended: exit code (-1: killed by a signal), stdout, stderr.
+pub struct Out {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Runs the ldcost under test with `args` to completion, with LD_BIND_NOW and LD_LIBRARY_PATH
+/// removed from its environment (cargo sets the latter for tests).
+pub fn ldcost(args: &[&str]) -> Out {
+    let o = Command::new(env!("CARGO_BIN_EXE_ldcost"))
+        .args(args)
+        .env_remove("LD_BIND_NOW")
+        .env_remove("LD_LIBRARY_PATH")
+        .output()
+        .expect("run ldcost");
+    Out {
+        code: o.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    }
+}
+
+/// The share of `argv`'s CPU time that `perf record -e cpu-clock` samples in the kernel.
+pub fn perf_record_kernel_share(argv: &[&str]) -> Result<f64, String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let data = dir.path().join("perf.data");
+    let data = data.to_str().unwrap();
+    let rec = Command::new("perf")
+        .args([
+            "record",
+            "-q",
+            "-e",
+            "cpu-clock",
+            "-F",
+            "10000",
+            "-o",
+            data,
+            "--",
+        ])
+        .args(argv)
+        .output()
+        .map_err(|e| e.to_string())?;
+    if !rec.status.success() {
+        return Err(format!("perf record: {rec:?}"));
+    }
+    let rep = Command::new("perf")
+        .args([
+            "report",
+            "-i",
+            data,
+            "--stdio",
+            "--sort",
+            "dso",
+            "-F",
+            "overhead,dso",
+        ])
+        .output()
+        .map_err(|e| e.to_string())?;
+    let text = String::from_utf8_lossy(&rep.stdout);
+    let pct: f64 = text
+        .lines()
+        .filter(|l| l.contains("[kernel.kallsyms]"))
+        .filter_map(|l| {
+            l.split_whitespace()
+                .next()?
+                .trim_end_matches('%')
+                .parse::<f64>()
+                .ok()
+        })
+        .sum();
+    Ok(pct / 100.0)
+}
+
+/// C of a program that forks `children` children in main, one after another; each execs
+/// /bin/true and is waited for (exit 1 if one fails).
+pub fn forker_source(children: u32) -> String {
+    format!(
+        r#"#include <sys/wait.h>
+#include <unistd.h>
+int main(void) {{
+    for (int i = 0; i < {children}; i++) {{
+        pid_t p = fork();
+        if (p < 0) return 1;
+        if (p == 0) {{ execl("/bin/true", "true", (char *)0); _exit(127); }}
+        int st;
+        if (waitpid(p, &st, 0) != p || !WIFEXITED(st) || WEXITSTATUS(st) != 0) return 1;
+    }}
+    return 0;
+}}
+"#
+    )
+}
+
+/// The trimmed stdout of a command run without LD_LIBRARY_PATH, or None if it cannot run or fails.
+pub fn output_of(cmd: &str, args: &[&str]) -> Option<String> {
+    let out = Command::new(cmd)
+        .args(args)
+        .env_remove("LD_LIBRARY_PATH")
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// Processes that must not exist after a test: children of the test process, and any process
+/// running one of `fixtures` (by its cmdline, or by its command name: zombies have no
+/// cmdline, and the kernel truncates command names to 15 bytes).
+pub fn leftovers(fixtures: &[PathBuf]) -> Vec<Proc> {
+    let me = std::process::id() as i32;
+    processes()
+        .into_iter()
+        .filter(|p| p.pid != me)
+        .filter(|p| {
+            p.ppid == me
+                || fixtures.iter().any(|f| {
+                    let name = f.file_name().and_then(|n| n.to_str()).unwrap_or("");
+                    let comm: String = name.bytes().take(15).map(char::from).collect();
+                    p.cmdline.contains(&*f.to_string_lossy())
+                        || (!comm.is_empty() && p.comm == comm)
+                })
+        })
+        .collect()
+}
+
+/// The fork probe on seed 001's forktest: `profile EXE --fork N --child exit --at main
+/// --no-exec --json JSON -- N` (forktest's own loop forks N too, after the probe).
+pub fn forktest_probe_args<'a>(exe: &'a str, n: &'a str, json: &'a str) -> [&'a str; 13] {
+    [
+        "profile",
+        exe,
+        "--fork",
+        n,
+        "--child",
+        "exit",
+        "--at",
+        "main",
+        "--no-exec",
+        "--json",
+        json,
+        "--",
+        n,
+    ]
+}
+
+/// `perf stat -x, -o FILE -e EVENTS -- ARGV` (LD_LIBRARY_PATH removed, output discarded): the
+/// CSV it wrote to `file`.
+pub fn perf_stat_csv(
+    file: &Path,
+    events: &str,
+    argv: &[std::ffi::OsString],
+) -> Result<String, String> {
+    let st = Command::new("perf")
+        .args(["stat", "-x,", "-o"])
+        .arg(file)
+        .args(["-e", events, "--"])
+        .args(argv)
+        .env_remove("LD_LIBRARY_PATH")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .map_err(|e| format!("perf: {e}"))?;
+    if !st.success() {
+        return Err(format!("perf stat exited with {st}"));
+    }
+    std::fs::read_to_string(file).map_err(|e| e.to_string())
+}
+
+/// Runs `cmd` with stdin from /dev/null and LD_LIBRARY_PATH removed to completion; its output
+/// when it succeeds, else its status and stderr.
+pub fn checked_output(cmd: &mut Command) -> Result<std::process::Output, String> {
+    let out = cmd
+        .env_remove("LD_LIBRARY_PATH")
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| e.to_string())?;
+    if !out.status.success() {
+        return Err(format!(
+            "{}: {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(out)
+}
+
+/// One line a process: pid, ppid, state, comm and cmdline.
+pub fn describe(left: &[Proc]) -> String {
+    left.iter()
+        .map(|p| {
+            format!(
+                "  pid {} ppid {} state {} comm {:?} cmdline {:?}",
+                p.pid, p.ppid, p.state, p.comm, p.cmdline
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Fails if a child of the test process or a fixture process remains (in any state: stopped
+/// T/t, zombie Z, running or sleeping). Polls /proc for up to 5 s first: a process SIGKILLed
+/// a moment ago may still be on its way out.
+pub fn assert_no_leftovers(fixtures: &[PathBuf]) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        let left = leftovers(fixtures);
+        if left.is_empty() {
+            return;
+        }
+        if std::time::Instant::now() > deadline {
+            panic!(
+                "processes left behind (state T/t = stopped, Z = zombie, R/S/D = alive):\n{}",
+                describe(&left)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
 }

@@ -2,11 +2,13 @@
 //! one test case (lock, directory, /proc check), /proc scans and ELF oracles. The `use`s are
 //! re-exported: `use super::harness::*` is the test modules' prelude.
 
-pub(crate) use super::common::{cc, skip, stdout_of, tools, write};
+pub(crate) use super::common::{
+    assert_no_leftovers, cc, describe, processes, running_as_root, skip, stdout_of, tools, write,
+    Exit, Proc,
+};
 
 pub(crate) use std::collections::BTreeMap;
 pub(crate) use std::ffi::OsString;
-pub(crate) use std::io::Read;
 pub(crate) use std::path::{Path, PathBuf};
 pub(crate) use std::process::{Command, Stdio};
 pub(crate) use std::sync::{mpsc, Mutex, MutexGuard, Once};
@@ -352,8 +354,6 @@ pub(crate) struct Finished {
     pub(crate) stderr: String,
 }
 
-pub(crate) type Exit = (Option<i32>, Vec<u8>, String);
-
 /// A process started by a test; dropping it SIGKILLs and reaps it unless it was waited for.
 pub(crate) struct Spawned {
     pub(crate) pid: i32,
@@ -373,26 +373,11 @@ impl Spawned {
         for (k, v) in env {
             cmd.env(k, v);
         }
-        let mut child = cmd
+        let child = cmd
             .spawn()
             .unwrap_or_else(|e| panic!("cannot start {}: {e}", program.display()));
         let pid = child.id() as i32;
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut err = child.stderr.take().expect("stderr");
-            let reader = std::thread::spawn(move || {
-                let mut s = String::new();
-                let _ = err.read_to_string(&mut s);
-                s
-            });
-            let mut out = Vec::new();
-            if let Some(mut o) = child.stdout.take() {
-                let _ = o.read_to_end(&mut out);
-            }
-            let status = child.wait().ok();
-            let err = reader.join().unwrap_or_default();
-            let _ = tx.send((status.and_then(|s| s.code()), out, err));
-        });
+        let rx = super::common::reap_on_thread(child);
         Spawned {
             pid,
             done: Some(rx),
@@ -591,98 +576,6 @@ impl Case {
 // ---------------------------------------------------------------------------------------------
 // /proc.
 
-#[derive(Debug, Clone)]
-pub(crate) struct Proc {
-    pub(crate) pid: i32,
-    pub(crate) comm: String,
-    pub(crate) state: char,
-    pub(crate) ppid: i32,
-    pub(crate) cmdline: String,
-}
-
-pub(crate) fn processes() -> Vec<Proc> {
-    let mut v = Vec::new();
-    let Ok(rd) = std::fs::read_dir("/proc") else {
-        return v;
-    };
-    for e in rd.flatten() {
-        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
-            continue;
-        };
-        let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
-            continue;
-        };
-        let mut rest = stat[close + 1..].split_whitespace();
-        let state = rest.next().and_then(|s| s.chars().next()).unwrap_or('?');
-        let ppid = rest.next().and_then(|s| s.parse().ok()).unwrap_or(0);
-        let cmdline = std::fs::read(e.path().join("cmdline"))
-            .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))
-            .unwrap_or_default();
-        v.push(Proc {
-            pid,
-            comm: stat[open + 1..close].to_string(),
-            state,
-            ppid,
-            cmdline,
-        });
-    }
-    v
-}
-
-/// Children of the test process (orphans come here: we are a subreaper), and any process
-/// running a fixture (by cmdline, or by command name: zombies have no cmdline, and the kernel
-/// truncates names to 15 bytes).
-pub(crate) fn leftovers(fixtures: &[PathBuf]) -> Vec<Proc> {
-    let me = std::process::id() as i32;
-    processes()
-        .into_iter()
-        .filter(|p| p.pid != me)
-        .filter(|p| {
-            p.ppid == me
-                || fixtures.iter().any(|f| {
-                    let name = f.file_name().and_then(|n| n.to_str()).unwrap_or("");
-                    let comm: String = name.chars().take(15).collect();
-                    p.cmdline.contains(&*f.to_string_lossy())
-                        || (!comm.is_empty() && p.comm == comm)
-                })
-        })
-        .collect()
-}
-
-pub(crate) fn describe(left: &[Proc]) -> String {
-    left.iter()
-        .map(|p| {
-            format!(
-                "  pid {} ppid {} state {} comm {:?} cmdline {:?}",
-                p.pid, p.ppid, p.state, p.comm, p.cmdline
-            )
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-/// Fails if any leftover remains (stopped T/t, zombie Z, or alive), after polling /proc for
-/// up to 5 s (a process SIGKILLed a moment ago may still be on its way out).
-pub(crate) fn assert_no_leftovers(fixtures: &[PathBuf]) {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let left = leftovers(fixtures);
-        if left.is_empty() {
-            return;
-        }
-        if Instant::now() > deadline {
-            panic!(
-                "processes left behind (T/t stopped, Z zombie, R/S/D alive):\n{}",
-                describe(&left)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 /// After ldcost was killed: everything it orphaned was reparented here (subreaper). Waits
 /// until every such process is dead (a zombie), at most `limit`, then reaps them. Fails if
 /// one is still alive or stopped then.
@@ -705,17 +598,6 @@ pub(crate) fn reap_orphans(limit: Duration) -> usize {
         }
         std::thread::sleep(Duration::from_millis(5));
     }
-}
-
-pub(crate) fn running_as_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("Uid:"))
-                .and_then(|l| l.split_whitespace().nth(1).map(|e| e == "0"))
-        })
-        .unwrap_or(false)
 }
 
 /// The children of every thread of `pid`.

@@ -123,7 +123,7 @@ fn target_forking_and_execing_children() {
         return;
     }
     let mut case = Case::new();
-    let exe = case.build("forker", FORKER, &[]);
+    let exe = case.build("forker", &forker_source(3), &[]);
     let out = profile(&exe, &[]);
     assert_eq!(out.code, Some(0), "stderr:\n{}", out.stderr);
     let p = out.profile();
@@ -134,15 +134,7 @@ fn target_forking_and_execing_children() {
     );
     check_dynamic("target_forking_and_execing_children", &p, &exe, 2);
     // The text report says the children's cost is not in the phases.
-    let mut args = os(&[
-        "profile",
-        "-n",
-        "1",
-        "--warmup",
-        "0",
-        "--no-ld-debug",
-        "--quiet-target",
-    ]);
+    let mut args = os(ONE_RUN);
     args.push(exe.clone().into());
     let text = ldcost(args);
     assert_eq!(text.code, Some(0), "stderr:\n{}", text.stderr);

@@ -56,21 +56,6 @@ int main(void) {
 }
 "#;
 
-/// Forks three children in main; each execs /bin/true and is waited for.
-pub(crate) const FORKER: &str = r#"#include <sys/wait.h>
-#include <unistd.h>
-int main(void) {
-    for (int i = 0; i < 3; i++) {
-        pid_t p = fork();
-        if (p < 0) return 1;
-        if (p == 0) { execl("/bin/true", "true", (char *)0); _exit(127); }
-        int st;
-        if (waitpid(p, &st, 0) != p || !WIFEXITED(st) || WEXITSTATUS(st) != 0) return 1;
-    }
-    return 0;
-}
-"#;
-
 /// A shared library whose constructor starts a thread that dlopens libm and is joined: ld.so
 /// code runs in a second thread while ld.so is still running initializers. Built with
 /// `cc -O0 -shared -fPIC -pthread -o libldcptctor.so ctor.c`.

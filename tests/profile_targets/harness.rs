@@ -2,14 +2,16 @@
 //! one test case (the lock, a temporary directory, the fixtures, the /proc check) and the /proc
 //! scans. The `use`s are re-exported: `use super::harness::*` is the test modules' prelude.
 
-pub(crate) use super::common::{cc, have, ldd, skip, stdout_of, tools, write};
+pub(crate) use super::common::{
+    assert_no_leftovers, cc, forker_source, have, ldd, processes, running_as_root, skip, stdout_of,
+    tools, write, Proc,
+};
 
 pub(crate) use std::collections::BTreeSet;
 pub(crate) use std::ffi::{OsStr, OsString};
-pub(crate) use std::io::Read;
 pub(crate) use std::os::unix::fs::PermissionsExt;
 pub(crate) use std::path::{Path, PathBuf};
-pub(crate) use std::process::{Command, Stdio};
+pub(crate) use std::process::Command;
 pub(crate) use std::sync::{mpsc, Mutex, MutexGuard};
 pub(crate) use std::time::{Duration, Instant};
 
@@ -77,32 +79,9 @@ impl Spawned {
     /// Starts `program args` with stdin from /dev/null, stdout and stderr captured, and
     /// LD_LIBRARY_PATH removed (cargo sets it for tests; the oracles run without it).
     pub(crate) fn start(program: &OsStr, args: &[OsString]) -> Spawned {
-        let mut child = Command::new(program)
-            .args(args)
-            .env_remove("LD_LIBRARY_PATH")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {program:?}: {e}"));
-        let pid = child.id() as i32;
-        let (tx, rx) = mpsc::channel();
         // The waiter thread owns the Child: it drains both pipes and reaps it, then reports.
-        std::thread::spawn(move || {
-            let mut err = child.stderr.take().expect("stderr");
-            let err_reader = std::thread::spawn(move || {
-                let mut s = String::new();
-                let _ = err.read_to_string(&mut s);
-                s
-            });
-            let mut out = Vec::new();
-            if let Some(mut o) = child.stdout.take() {
-                let _ = o.read_to_end(&mut out);
-            }
-            let status = child.wait().ok();
-            let err = err_reader.join().unwrap_or_default();
-            let _ = tx.send((status.and_then(|s| s.code()), out, err));
-        });
+        let (pid, rx) = super::common::spawn_reaped(program, args)
+            .unwrap_or_else(|e| panic!("cannot start {program:?}: {e}"));
         Spawned {
             pid,
             done: Some(rx),
@@ -160,8 +139,19 @@ pub(crate) fn ldcost(args: Vec<OsString>) -> Finished {
     Spawned::start(OsStr::new(BIN), &args).wait(HANG)
 }
 
-/// `ldcost profile -n 2 --warmup 0 --no-ld-debug --quiet-target [EXTRA] --json - TARGET`.
-pub(crate) fn profile(target: &Path, extra: &[&str]) -> Finished {
+/// `profile -n 1 --warmup 0 --no-ld-debug --quiet-target`: a test appends the target.
+pub(crate) const ONE_RUN: &[&str] = &[
+    "profile",
+    "-n",
+    "1",
+    "--warmup",
+    "0",
+    "--no-ld-debug",
+    "--quiet-target",
+];
+
+/// `profile -n 2 --warmup 0 --no-ld-debug --quiet-target EXTRA...`.
+pub(crate) fn quick_profile_args(extra: &[&str]) -> Vec<OsString> {
     let mut args = os(&[
         "profile",
         "-n",
@@ -172,6 +162,12 @@ pub(crate) fn profile(target: &Path, extra: &[&str]) -> Finished {
         "--quiet-target",
     ]);
     args.extend(os(extra));
+    args
+}
+
+/// `ldcost profile -n 2 --warmup 0 --no-ld-debug --quiet-target [EXTRA] --json - TARGET`.
+pub(crate) fn profile(target: &Path, extra: &[&str]) -> Finished {
+    let mut args = quick_profile_args(extra);
     args.extend(os(&["--json", "-"]));
     args.push(target.into());
     ldcost(args)
@@ -276,114 +272,6 @@ impl Case {
 
 // ---------------------------------------------------------------------------------------------
 // /proc.
-
-/// One process as /proc shows it.
-#[derive(Debug, Clone)]
-pub(crate) struct Proc {
-    pub(crate) pid: i32,
-    pub(crate) comm: String,
-    pub(crate) state: char,
-    pub(crate) ppid: i32,
-    pub(crate) cmdline: String,
-}
-
-/// Every process in /proc (a process that vanishes while we read is skipped).
-pub(crate) fn processes() -> Vec<Proc> {
-    let mut v = Vec::new();
-    let Ok(rd) = std::fs::read_dir("/proc") else {
-        return v;
-    };
-    for e in rd.flatten() {
-        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
-            continue;
-        };
-        // pid (comm) state ppid ...; comm may contain spaces and parentheses.
-        let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
-            continue;
-        };
-        let comm = stat[open + 1..close].to_string();
-        let mut rest = stat[close + 1..].split_whitespace();
-        let state = rest.next().and_then(|s| s.chars().next()).unwrap_or('?');
-        let ppid = rest.next().and_then(|s| s.parse().ok()).unwrap_or(0);
-        let cmdline = std::fs::read(e.path().join("cmdline"))
-            .map(|b| {
-                String::from_utf8_lossy(&b)
-                    .replace('\0', " ")
-                    .trim()
-                    .to_string()
-            })
-            .unwrap_or_default();
-        v.push(Proc {
-            pid,
-            comm,
-            state,
-            ppid,
-            cmdline,
-        });
-    }
-    v
-}
-
-/// Processes that must not exist after a test: children of the test process, and any process
-/// running one of `fixtures` (by its cmdline, or by its command name: zombies have no
-/// cmdline, and the kernel truncates command names to 15 bytes).
-pub(crate) fn leftovers(fixtures: &[PathBuf]) -> Vec<Proc> {
-    let me = std::process::id() as i32;
-    processes()
-        .into_iter()
-        .filter(|p| p.pid != me)
-        .filter(|p| {
-            p.ppid == me
-                || fixtures.iter().any(|f| {
-                    let name = f.file_name().and_then(|n| n.to_str()).unwrap_or("");
-                    let comm: String = name.bytes().take(15).map(char::from).collect();
-                    p.cmdline.contains(&*f.to_string_lossy())
-                        || (!comm.is_empty() && p.comm == comm)
-                })
-        })
-        .collect()
-}
-
-/// Fails if a child of the test process or a fixture process remains (in any state: stopped
-/// T/t, zombie Z, running or sleeping). Polls /proc for up to 5 s first: a process SIGKILLed
-/// a moment ago may still be on its way out.
-pub(crate) fn assert_no_leftovers(fixtures: &[PathBuf]) {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let left = leftovers(fixtures);
-        if left.is_empty() {
-            return;
-        }
-        if Instant::now() > deadline {
-            panic!(
-                "processes left behind (state T/t = stopped, Z = zombie, R/S/D = alive):\n{}",
-                left.iter()
-                    .map(|p| format!(
-                        "  pid {} ppid {} state {} comm {:?} cmdline {:?}",
-                        p.pid, p.ppid, p.state, p.comm, p.cmdline
-                    ))
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            );
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// Whether our effective uid is 0 (`Uid:` in /proc/self/status: real, effective, ...).
-pub(crate) fn running_as_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("Uid:"))
-                .and_then(|l| l.split_whitespace().nth(1).map(|e| e == "0"))
-        })
-        .unwrap_or(false)
-}
 
 /// Polls /proc until a process satisfying `pred` exists (bounded by `limit`).
 pub(crate) fn wait_for_process(limit: Duration, pred: impl Fn(&Proc) -> bool) -> Option<Proc> {

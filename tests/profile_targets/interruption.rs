@@ -52,7 +52,20 @@ fn sigint_to_ldcost_mid_run() {
 /// returns once the target sleeps in main (clock_nanosleep, x86-64 syscall 230): ldcost is
 /// then blocked in waitpid, where SIGINT interrupts it.
 fn start_sleeping(exe: &Path, extra: &[&str]) -> Spawned {
-    let mut args = os(&["profile", "-n", "2", "--warmup", "0", "--quiet-target"]);
+    start_until_asleep("2", extra, exe, |_| true)
+        .expect("the fixture appears in /proc under ldcost and sleeps")
+}
+
+/// Starts `ldcost profile -n RUNS --warmup 0 --quiet-target EXTRA --timeout 600 EXE` and
+/// returns once a child of ldcost running EXE for which `also` holds sleeps in main
+/// (clock_nanosleep, x86-64 syscall 230); None when none does within [`STOP_GUARD`].
+fn start_until_asleep(
+    runs: &str,
+    extra: &[&str],
+    exe: &Path,
+    also: impl Fn(&Proc) -> bool,
+) -> Option<Spawned> {
+    let mut args = os(&["profile", "-n", runs, "--warmup", "0", "--quiet-target"]);
     args.extend(os(extra));
     args.extend(os(&["--timeout", "600"]));
     args.push(exe.into());
@@ -62,11 +75,11 @@ fn start_sleeping(exe: &Path, extra: &[&str]) -> Spawned {
     wait_for_process(STOP_GUARD, |p| {
         p.ppid == ldc_pid
             && p.cmdline.starts_with(&exe_s)
+            && also(p)
             && std::fs::read_to_string(format!("/proc/{}/syscall", p.pid))
                 .is_ok_and(|s| s.starts_with("230 "))
-    })
-    .expect("the fixture appears in /proc under ldcost and sleeps");
-    ldc
+    })?;
+    Some(ldc)
 }
 
 /// SIGINT that arrives while ldcost is busy at one of the target's ptrace stops (not blocked
@@ -83,17 +96,7 @@ fn sigint_while_the_target_is_stopped_is_not_lost() {
     }
     let mut case = Case::new();
     let exe = case.build("sigstorm", SIGSTORM, &[]);
-    let mut args = os(&[
-        "profile",
-        "-n",
-        "2",
-        "--warmup",
-        "0",
-        "--no-ld-debug",
-        "--quiet-target",
-        "--timeout",
-        "600",
-    ]);
+    let mut args = quick_profile_args(&["--timeout", "600"]);
     args.push(exe.clone().into());
     let ldc = Spawned::start(OsStr::new(BIN), &args);
     // Poll ldcost's children (/proc/PID/task/PID/children) until one is in a ptrace stop.
@@ -152,23 +155,12 @@ fn sigint_during_the_ld_debug_run() {
 /// Starts `ldcost profile -n 1 --warmup 0 --quiet-target --timeout 600 LD_DEBUG_SLEEPER` and
 /// returns once its LD_DEBUG run (recognised by its environment) sleeps in main.
 fn start_ld_debug_run(exe: &Path) -> Spawned {
-    let mut args = os(&["profile", "-n", "1", "--warmup", "0", "--quiet-target"]);
-    args.extend(os(&["--timeout", "600"]));
-    args.push(exe.into());
-    let ldc = Spawned::start(OsStr::new(BIN), &args);
-    let exe_s = exe.display().to_string();
-    let ldc_pid = ldc.pid;
-    wait_for_process(STOP_GUARD, |p| {
-        p.ppid == ldc_pid
-            && p.cmdline.starts_with(&exe_s)
-            && std::fs::read(format!("/proc/{}/environ", p.pid))
-                .map(|e| e.split(|b| *b == 0).any(|v| v.starts_with(b"LD_DEBUG=")))
-                .unwrap_or(false)
-            && std::fs::read_to_string(format!("/proc/{}/syscall", p.pid))
-                .is_ok_and(|s| s.starts_with("230 "))
+    start_until_asleep("1", &[], exe, |p| {
+        std::fs::read(format!("/proc/{}/environ", p.pid))
+            .map(|e| e.split(|b| *b == 0).any(|v| v.starts_with(b"LD_DEBUG=")))
+            .unwrap_or(false)
     })
-    .expect("ldcost starts the LD_DEBUG=statistics run and it sleeps in main");
-    ldc
+    .expect("ldcost starts the LD_DEBUG=statistics run and it sleeps in main")
 }
 
 /// The sweep: the ways a run ends that leave processes to clean up, made here one after

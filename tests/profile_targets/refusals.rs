@@ -141,16 +141,7 @@ fn perf_refused_to_an_unprivileged_user() {
         .ok()
         .and_then(|s| s.trim().parse().ok())
         .unwrap_or(2);
-    let out = as_nobody(&[
-        "profile",
-        "-n",
-        "1",
-        "--warmup",
-        "0",
-        "--no-ld-debug",
-        "--quiet-target",
-        "/bin/true",
-    ]);
+    let out = as_nobody(&[ONE_RUN, &["/bin/true"]].concat());
     if paranoid >= 2 {
         assert_error(&out, 8, "perf_event_open");
         assert!(

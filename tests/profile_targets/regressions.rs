@@ -75,23 +75,7 @@ fn thread_started_by_a_library_constructor_survives_the_breakpoints() {
     if !tools(name, &["cc"]) {
         return;
     }
-    let mut case = Case::new();
-    let exe = case.build_with_library(CTOR_THREAD_LIB, &["-pthread"]);
-    let native = Command::new(&exe).status().expect("run the fixture");
-    assert_eq!(native.code(), Some(0), "the fixture itself works");
-    let out = profile(&exe, &[]);
-    assert_eq!(out.code, Some(0), "stderr:\n{}", out.stderr);
-    let p = out.profile();
-    case.finish();
-    let endings: Vec<_> = p
-        .raw
-        .iter()
-        .map(|r| (r.instrumentation, r.ending))
-        .collect();
-    assert!(
-        p.raw.iter().all(|r| r.ending == Ending::Exited(0)),
-        "every run must end as the target ends on its own (exit 0): {endings:?}"
-    );
+    survives_the_breakpoints(CTOR_THREAD_LIB, &["-pthread"]);
 }
 
 /// A library constructor forks, and the child carries on through ld.so and the entry point:
@@ -103,8 +87,14 @@ fn child_forked_by_a_library_constructor_survives_the_breakpoints() {
     if !tools(name, &["cc"]) {
         return;
     }
+    survives_the_breakpoints(CTOR_FORK_LIB, &[]);
+}
+
+/// Builds `library` into a fixture, checks that it exits 0 on its own, and that every run of
+/// `profile` ends as it does.
+fn survives_the_breakpoints(library: &str, flags: &[&str]) {
     let mut case = Case::new();
-    let exe = case.build_with_library(CTOR_FORK_LIB, &[]);
+    let exe = case.build_with_library(library, flags);
     let native = Command::new(&exe).status().expect("run the fixture");
     assert_eq!(native.code(), Some(0), "the fixture itself works");
     let out = profile(&exe, &[]);

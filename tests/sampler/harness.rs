@@ -19,15 +19,17 @@ pub(crate) static MACHINE: Mutex<()> = Mutex::new(());
 
 pub(crate) const CFLAGS: &[&str] = &["-O0", "-g", "-fno-omit-frame-pointer"];
 
-pub(crate) const SPIN_C: &str = r#"
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
-#include <sys/resource.h>
-static volatile unsigned long sink;
-/* Spins until the process has used `ms` ms of CPU (checked every ~0.3 ms). */
-__attribute__((noinline)) void spin_here(long ms) {
-    struct timespec ts;
+/// C of `static volatile unsigned long sink;` and `void NAME(long ms)`, which spins until the
+/// process has used `ms` ms of CPU (checked every ~0.3 ms): the leaf the sampler tests look for.
+macro_rules! spin_fn {
+    ($name:literal) => {
+        concat!(
+            "static volatile unsigned long sink;\n",
+            "/* Spins until the process has used `ms` ms of CPU (checked every ~0.3 ms). */\n",
+            "__attribute__((noinline)) void ",
+            $name,
+            "(long ms) {\n",
+            r#"    struct timespec ts;
     long long target = ms * 1000000LL;
     for (;;) {
         for (int i = 0; i < 100000; i++) sink += i;
@@ -35,7 +37,20 @@ __attribute__((noinline)) void spin_here(long ms) {
         if (ts.tv_sec * 1000000000LL + ts.tv_nsec >= target) break;
     }
 }
-int main(int argc, char **argv) {
+"#
+        )
+    };
+}
+
+pub(crate) const SPIN_C: &str = concat!(
+    r#"
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <sys/resource.h>
+"#,
+    spin_fn!("spin_here"),
+    r#"int main(int argc, char **argv) {
     spin_here(argc > 1 ? atol(argv[1]) : 300);
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
@@ -43,7 +58,8 @@ int main(int argc, char **argv) {
                                ru.ru_stime.tv_sec * 1000000L + ru.ru_stime.tv_usec);
     return 0;
 }
-"#;
+"#
+);
 
 pub(crate) const FORKER_C: &str = r#"
 #include <stdlib.h>
@@ -71,23 +87,16 @@ int main(int argc, char **argv) {
 }
 "#;
 
-pub(crate) const TREE_C: &str = r#"
+pub(crate) const TREE_C: &str = concat!(
+    r#"
 #include <stdio.h>
 #include <time.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
-static volatile unsigned long sink;
-__attribute__((noinline)) void grandchild_spin(long ms) {
-    struct timespec ts;
-    long long target = ms * 1000000LL;
-    for (;;) {
-        for (int i = 0; i < 100000; i++) sink += i;
-        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-        if (ts.tv_sec * 1000000000LL + ts.tv_nsec >= target) break;
-    }
-}
-/* root -> child -> grandchild; the child reports the grandchild's pid and CPU time (wait4). */
+"#,
+    spin_fn!("grandchild_spin"),
+    r#"/* root -> child -> grandchild; the child reports the grandchild's pid and CPU time (wait4). */
 int main(void) {
     pid_t c = fork();
     if (c == 0) {
@@ -106,7 +115,8 @@ int main(void) {
     printf("child %d\n", c);
     return 0;
 }
-"#;
+"#
+);
 
 /// Builds a fixture into `dir` and returns its path.
 pub(crate) fn build(dir: &Path, name: &str, source: &str) -> PathBuf {
@@ -299,4 +309,47 @@ pub(crate) fn task(
         ptid: ppid,
         comm: comm.map(str::to_string),
     }
+}
+
+/// The samples of `pid` whose leaf is `spin_here`, in `perf script` of `data` and in ldcost's
+/// `rec`: (perf's share, perf's samples, ldcost's share, ldcost's samples).
+pub(crate) fn spin_leaf_shares(
+    data: &Path,
+    pid: i32,
+    rec: &Recording,
+) -> Result<(f64, usize, f64, usize), String> {
+    let script = Command::new("perf")
+        .args([
+            "script",
+            "-F",
+            "pid,ip,sym",
+            "-G",
+            "--pid",
+            &pid.to_string(),
+            "-i",
+        ])
+        .arg(data)
+        .output()
+        .map_err(|e| e.to_string())?;
+    let text = String::from_utf8_lossy(&script.stdout);
+    let leaves: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(2))
+        .collect();
+    let perf_spin = leaves.iter().filter(|s| **s == "spin_here").count();
+    let stacks = ldcost::perf::sampler::symbolize(
+        rec,
+        &rec.maps_at_start,
+        &ldcost::symbolize::default_debug_roots(),
+    );
+    let ours_spin = stacks
+        .iter()
+        .filter(|s| s.leaf().is_some_and(|f| &*f.name == "spin_here"))
+        .count();
+    Ok((
+        share(perf_spin, leaves.len()),
+        leaves.len(),
+        share(ours_spin, stacks.len()),
+        stacks.len(),
+    ))
 }

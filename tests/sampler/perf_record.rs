@@ -6,8 +6,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use ldcost::perf::sampler::{symbolize, SamplerConfig};
-use ldcost::symbolize::default_debug_roots;
+use ldcost::perf::sampler::SamplerConfig;
 
 use crate::common;
 use crate::harness::*;
@@ -98,52 +97,21 @@ fn agrees_with_perf_record_on_the_same_run() {
         .unwrap();
     assert!(status.success(), "perf record: {status:?} {err}");
 
-    let script = Command::new("perf")
-        .args([
-            "script",
-            "-F",
-            "pid,ip,sym",
-            "-G",
-            "--pid",
-            &pid.to_string(),
-            "-i",
-        ])
-        .arg(&data)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&script.stdout);
-    let leaves: Vec<&str> = text
-        .lines()
-        .filter_map(|l| l.split_whitespace().nth(2))
-        .collect();
-    let perf_spin = leaves.iter().filter(|s| **s == "spin_here").count();
-    let stacks = symbolize(&rec, &rec.maps_at_start, &default_debug_roots());
-    let ours_spin = stacks
-        .iter()
-        .filter(|s| s.leaf().is_some_and(|f| &*f.name == "spin_here"))
-        .count();
-    let (p, o) = (
-        share(perf_spin, leaves.len()),
-        share(ours_spin, stacks.len()),
-    );
+    let (p, perf_n, o, ours_n) = spin_leaf_shares(&data, pid, &rec).unwrap();
     eprintln!(
         "{NAME}: perf record: {} samples of pid {pid}, {:.1}% with leaf spin_here; ldcost: {} \
          samples, {:.1}%",
-        leaves.len(),
+        perf_n,
         100.0 * p,
-        stacks.len(),
+        ours_n,
         100.0 * o
     );
-    assert!(
-        leaves.len() > 200,
-        "perf recorded {} samples: {err}",
-        leaves.len()
-    );
+    assert!(perf_n > 200, "perf recorded {} samples: {err}", perf_n);
     // Both see the spinning function as the leaf of most samples, and about as many samples
     // (within 2x). How close the shares (10 points) and the counts (15%) are is load-dependent:
     // the two samplers perturb each other, so that is in the bench.
     assert!(p > 0.5 && o > 0.5, "spin_here: perf {p:.3}, ldcost {o:.3}");
-    let counts = (leaves.len() as f64, stacks.len() as f64);
+    let counts = (perf_n as f64, ours_n as f64);
     assert!(
         counts.0 <= 2.0 * counts.1 && counts.1 <= 2.0 * counts.0,
         "sample counts differ: perf {} ldcost {}",

@@ -1,6 +1,6 @@
 //! `perf record -a -g` controlled through its FIFO (enabled before the workload starts, no
-//! sleep) and the taxonomy oracle over its `perf script`: the same code as
-//! tests/sampling_proofs.rs, which a bench cannot import.
+//! sleep) and the taxonomy oracle over its `perf script`, shared by tests/sampling_proofs.rs
+//! and the `proofs` section of benches/sampling_checks (both include this file by path).
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write as _};
