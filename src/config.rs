@@ -77,7 +77,12 @@ impl ProfileRun {
         } else {
             a.debug_root
         };
-        let text = a.json.as_deref() != Some(std::path::Path::new("-"));
+        // `-` (standard output) for --json, --folded or --flamegraph: stdout then carries only
+        // that document, no text report.
+        let stdout = Some(std::path::Path::new("-"));
+        let text = a.json.as_deref() != stdout
+            && a.folded.as_deref() != stdout
+            && a.flamegraph.as_deref() != stdout;
         let timeout = a
             .timeout
             .filter(|t| t.is_finite() && *t > 0.0)
@@ -135,6 +140,7 @@ impl ProfileRun {
                 ld_debug: !a.no_ld_debug,
                 sample: sampling.clone(),
                 sample_runs: a.sample_runs as usize,
+                show_output: a.show_output,
             },
             json: a.json,
             text,
