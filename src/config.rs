@@ -211,9 +211,14 @@ pub fn compare_config(a: crate::cli::CompareArgs) -> CompareConfig {
     }
     let side = |target: &std::path::Path, env: &[(String, String)]| {
         let mut argv: Vec<std::ffi::OsString> = vec!["ldcost".into()];
-        let mut opt = |k: &str, v: String| {
-            argv.push(k.into());
-            argv.push(v.into());
+        // `--fork=` takes its value after the `=` (its value is optional: `--fork N` would
+        // make N the target).
+        let mut opt = |k: &str, v: String| match k.strip_suffix('=') {
+            Some(k) => argv.push(format!("{k}={v}").into()),
+            None => {
+                argv.push(k.into());
+                argv.push(v.into());
+            }
         };
         opt("--runs", a.runs.to_string());
         opt("--warmup", a.warmup.to_string());
@@ -224,7 +229,7 @@ pub fn compare_config(a: crate::cli::CompareArgs) -> CompareConfig {
             opt("--debug-root", d.display().to_string());
         }
         if let Some(n) = a.fork {
-            opt("--fork", n.to_string());
+            opt("--fork=", n.to_string());
             opt("--at", a.at.clone());
             opt("--child", a.child.clone());
             opt(
