@@ -56,6 +56,99 @@ pub enum Command {
     /// Profile BASE and HEAD in one interleaved run and compare them (as `diff`).
     #[command(after_help = EXIT_CODES)]
     Compare(Box<CompareArgs>),
+    /// Print a shell completion script to standard output (e.g.
+    /// `ldcost completions bash > ~/.local/share/bash-completion/completions/ldcost`).
+    Completions {
+        /// The shell the script is for.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff) to standard output (e.g. `ldcost man | man -l -`).
+    Man,
+}
+
+/// The command line as clap should see it: `--fork N` (N a number) becomes `--fork=N`, so that
+/// `--fork 500 /bin/true` counts 500 forks while `--fork /bin/true` leaves the path as the
+/// target (`--fork` requires `=` for its optional value; clap cannot back out of a value that
+/// fails to parse). Only before `--`, and only for `profile` and `compare`.
+pub fn normalize_args(
+    args: impl IntoIterator<Item = std::ffi::OsString>,
+) -> Vec<std::ffi::OsString> {
+    let args: Vec<std::ffi::OsString> = args.into_iter().collect();
+    let forks = matches!(
+        args.get(1).and_then(|a| a.to_str()),
+        Some("profile" | "compare")
+    );
+    let mut out = Vec::with_capacity(args.len());
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        if a == "--" {
+            out.extend(args[i..].iter().cloned());
+            break;
+        }
+        let next_is_number = args
+            .get(i + 1)
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+        if forks && a == "--fork" && next_is_number {
+            let mut joined = std::ffi::OsString::from("--fork=");
+            joined.push(&args[i + 1]);
+            out.push(joined);
+            i += 2;
+            continue;
+        }
+        out.push(a.clone());
+        i += 1;
+    }
+    out
+}
+
+impl Cli {
+    /// Parses a command line after [`normalize_args`] (what the binary does).
+    pub fn try_parse_from_normalized(
+        args: impl IntoIterator<Item = std::ffi::OsString>,
+    ) -> Result<Command, clap::Error> {
+        <Cli as Parser>::try_parse_from(normalize_args(args)).map(|c| c.command)
+    }
+}
+
+/// `ldcost completions SHELL`: the completion script of the whole command line.
+pub fn completions(shell: clap_complete::Shell, out: &mut dyn std::io::Write) {
+    let mut cmd = <Cli as clap::CommandFactory>::command();
+    clap_complete::generate(shell, &mut cmd, "ldcost", out);
+}
+
+/// `ldcost man`: the man page (roff), with a section per subcommand.
+pub fn man(out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    let cmd = <Cli as clap::CommandFactory>::command();
+    let page = clap_mangen::Man::new(cmd.clone());
+    page.render_title(out)?;
+    page.render_name_section(out)?;
+    page.render_synopsis_section(out)?;
+    page.render_description_section(out)?;
+    page.render_options_section(out)?;
+    for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
+        let name = sub.get_name();
+        writeln!(out, ".SH \"LDCOST {}\"", name.to_uppercase())?;
+        // Each subcommand's own synopsis, description and options, as sub-sections.
+        let sub = sub.clone().bin_name(format!("ldcost {name}"));
+        let mut buf = Vec::new();
+        let m = clap_mangen::Man::new(sub);
+        m.render_synopsis_section(&mut buf)?;
+        m.render_description_section(&mut buf)?;
+        m.render_options_section(&mut buf)?;
+        // Demote the subcommand's sections to sub-sections of its own.
+        let text = String::from_utf8_lossy(&buf).replace(".SH ", ".SS ");
+        out.write_all(text.as_bytes())?;
+    }
+    // after_help is the exit codes: the section man pages call EXIT STATUS.
+    let mut buf = Vec::new();
+    page.render_extra_section(&mut buf)?;
+    let text = String::from_utf8_lossy(&buf).replace(".SH EXTRA", ".SH \"EXIT STATUS\"");
+    out.write_all(text.as_bytes())?;
+    page.render_version_section(out)?;
+    Ok(())
 }
 
 /// `--format` of `diff` and `compare`.
@@ -104,7 +197,7 @@ pub struct CompareArgs {
     #[arg(long, default_value_t = 1)]
     pub warmup: u32,
     /// Kill a target after this many seconds (per run).
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", value_parser = parse_timeout)]
     pub timeout: Option<f64>,
     /// Send the targets' stdout and stderr to /dev/null.
     #[arg(long)]
@@ -118,7 +211,7 @@ pub struct CompareArgs {
     pub debug_root: Vec<PathBuf>,
     /// Also measure fork (as `profile --fork`), N forks per side.
     #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "1000",
-          value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+          require_equals = true, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub fork: Option<u64>,
     /// Where the fork probe is injected (as `profile --at`).
     #[arg(long, value_name = "WHERE", default_value = "main", requires = "fork")]
@@ -168,6 +261,16 @@ fn parse_env(s: &str) -> Result<(String, String), String> {
     }
 }
 
+/// `--timeout`: a positive number of seconds (0 is refused: leave the option out for none).
+fn parse_timeout(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!(
+            "expected a number of seconds > 0, got {s:?} (leave --timeout out for no timeout)"
+        )),
+    }
+}
+
 fn parse_pct(s: &str) -> Result<f64, String> {
     match s.trim_end_matches('%').parse::<f64>() {
         Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
@@ -190,11 +293,16 @@ pub struct ProfileArgs {
     #[arg(long, default_value_t = 1)]
     pub warmup: u32,
     /// Kill the target after this many seconds (per run).
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", value_parser = parse_timeout)]
     pub timeout: Option<f64>,
-    /// Send the target's stdout and stderr to /dev/null.
-    #[arg(long)]
+    /// Send the target's stdout and stderr to /dev/null in every run (by default only the
+    /// first measured run's output is shown, the others' is discarded).
+    #[arg(long, conflicts_with = "show_output")]
     pub quiet_target: bool,
+    /// Show the target's stdout and stderr in every run (warm-up, measured, reference,
+    /// sampled), not only in the first measured run.
+    #[arg(long)]
+    pub show_output: bool,
     /// Also write the report as JSON to FILE (`-` for standard output).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -210,7 +318,7 @@ pub struct ProfileArgs {
     /// Also measure fork: stop the target at --at, inject a probe that forks it N times at
     /// native speed (no ptrace stop in the loop), restore it exactly and let it run on.
     #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "1000",
-          value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+          require_equals = true, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub fork: Option<u64>,
     /// Where the fork probe is injected: entry, main, exit (libc's exit, when the program
     /// calls it) or the name of a function (its first call).
@@ -251,15 +359,17 @@ pub struct ProfileArgs {
     /// the sampled fork loop); the report says sampling was stopped.
     #[arg(long, value_name = "SECONDS", default_value_t = SAMPLE_DEADLINE_S)]
     pub sample_deadline: f64,
-    /// Sampled exec runs (and, with --fork, the sampled loop has min(N, 2000) forks).
+    /// Sampled exec runs. (The sampled fork loop is not set here: with --fork N it has
+    /// min(N, 2000) forks.)
     #[arg(long, value_name = "N", default_value_t = 10,
           value_parser = clap::value_parser!(u64).range(1..=10000))]
     pub sample_runs: u64,
     /// Write a flame graph (SVG, inferno) of the sampled stacks, rooted by exec/fork and
-    /// category.
+    /// category (`-` for standard output, which then carries only the SVG).
     #[arg(long, value_name = "FILE.svg")]
     pub flamegraph: Option<PathBuf>,
-    /// Write the sampled stacks in the folded format (inferno, FlameGraph, speedscope).
+    /// Write the sampled stacks in the folded format (inferno, FlameGraph, speedscope; `-`
+    /// for standard output, which then carries only the stacks).
     #[arg(long, value_name = "FILE")]
     pub folded: Option<PathBuf>,
 }

@@ -77,7 +77,12 @@ impl ProfileRun {
         } else {
             a.debug_root
         };
-        let text = a.json.as_deref() != Some(std::path::Path::new("-"));
+        // `-` (standard output) for --json, --folded or --flamegraph: stdout then carries only
+        // that document, no text report.
+        let stdout = Some(std::path::Path::new("-"));
+        let text = a.json.as_deref() != stdout
+            && a.folded.as_deref() != stdout
+            && a.flamegraph.as_deref() != stdout;
         let timeout = a
             .timeout
             .filter(|t| t.is_finite() && *t > 0.0)
@@ -135,6 +140,7 @@ impl ProfileRun {
                 ld_debug: !a.no_ld_debug,
                 sample: sampling.clone(),
                 sample_runs: a.sample_runs as usize,
+                show_output: a.show_output,
             },
             json: a.json,
             text,
@@ -205,9 +211,14 @@ pub fn compare_config(a: crate::cli::CompareArgs) -> CompareConfig {
     }
     let side = |target: &std::path::Path, env: &[(String, String)]| {
         let mut argv: Vec<std::ffi::OsString> = vec!["ldcost".into()];
-        let mut opt = |k: &str, v: String| {
-            argv.push(k.into());
-            argv.push(v.into());
+        // `--fork=` takes its value after the `=` (its value is optional: `--fork N` would
+        // make N the target).
+        let mut opt = |k: &str, v: String| match k.strip_suffix('=') {
+            Some(k) => argv.push(format!("{k}={v}").into()),
+            None => {
+                argv.push(k.into());
+                argv.push(v.into());
+            }
         };
         opt("--runs", a.runs.to_string());
         opt("--warmup", a.warmup.to_string());
@@ -218,7 +229,7 @@ pub fn compare_config(a: crate::cli::CompareArgs) -> CompareConfig {
             opt("--debug-root", d.display().to_string());
         }
         if let Some(n) = a.fork {
-            opt("--fork", n.to_string());
+            opt("--fork=", n.to_string());
             opt("--at", a.at.clone());
             opt("--child", a.child.clone());
             opt(

@@ -8,7 +8,7 @@ use ldcost::config::{DepsConfig, ProfileRun};
 use ldcost::error::{Error, ExitCode};
 
 fn main() {
-    let cli = Cli::parse();
+    let cli = Cli::parse_from(ldcost::cli::normalize_args(std::env::args_os()));
     // A panic is a bug; it must still end as one line and a documented exit code.
     std::panic::set_hook(Box::new(|info| {
         let what = info
@@ -43,6 +43,23 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
         Command::Profile(args) => ldcost::run::profile(&ProfileRun::from_args(*args)),
         Command::Diff(args) => ldcost::run::diff(&ldcost::config::diff_config(args)),
         Command::Compare(args) => ldcost::run::compare(&ldcost::config::compare_config(*args)),
+        Command::Completions { shell } => {
+            ldcost::cli::completions(shell, &mut std::io::stdout().lock());
+            Ok(ExitCode::Ok)
+        }
+        Command::Man => {
+            use std::io::Write;
+            let mut out = std::io::stdout().lock();
+            ldcost::cli::man(&mut out)
+                .and_then(|_| out.flush())
+                .map_err(|e| {
+                    Error::Report(ldcost::error::ReportError::Write {
+                        path: "-".into(),
+                        source: e,
+                    })
+                })?;
+            Ok(ExitCode::Ok)
+        }
     }
 }
 

@@ -88,7 +88,34 @@ fn profile_checked(cfg: &crate::config::ProfileRun) -> Result<ExitCode, Error> {
     if let Some(s) = &cfg.sampling {
         check_address_space(s)?;
     }
+    if let Some(f) = &cfg.fork {
+        check_child(&f.child)?;
+    }
     profile_inner(cfg, closure)
+}
+
+/// `--child exec:PATH`: every child would fail to exec (and be measured as exiting 127) when
+/// PATH is missing or not executable; refused before anything runs (exit 3).
+fn check_child(child: &crate::trace::fork::ChildSpec) -> Result<(), Error> {
+    use crate::trace::launch::TraceError;
+    use std::os::unix::fs::PermissionsExt;
+    let crate::trace::fork::ChildSpec::Exec(path) = child else {
+        return Ok(());
+    };
+    let named = std::path::PathBuf::from(format!("--child exec:{}", path.display()));
+    let refuse = |e: TraceError| Err(Error::Run(crate::trace::startup::RunError::Trace(e)));
+    match std::fs::metadata(path) {
+        Err(_) => refuse(TraceError::NotFound { path: named }),
+        Ok(m) if m.is_dir() => refuse(TraceError::NotExecutable {
+            path: named,
+            reason: "it is a directory".into(),
+        }),
+        Ok(m) if m.permissions().mode() & 0o111 == 0 => refuse(TraceError::NotExecutable {
+            path: named,
+            reason: "no execute permission".into(),
+        }),
+        Ok(_) => Ok(()),
+    }
 }
 
 /// Refuses sampling when `ulimit -v` leaves less room than its memory budget.
@@ -133,7 +160,13 @@ fn profile_inner(
     let mut folded = Vec::new();
     let fork = match &cfg.fork {
         Some(f) => {
-            let run = crate::trace::fork::run(&cfg.profile.command, f)?;
+            // With exec runs to follow, the fork run's output is not the one shown.
+            let cmd = if cfg.exec {
+                cfg.profile.later_command()
+            } else {
+                cfg.profile.command.clone()
+            };
+            let run = crate::trace::fork::run(&cmd, f)?;
             let mut s = crate::attribute::fork_cost::section(&run, f.iterations);
             let (b, e, stacks) =
                 crate::attribute::fork_cost::fork_breakdown(&run, &cfg.profile.debug_roots);
@@ -256,13 +289,27 @@ fn write_graphs(
             source: e,
         })
     };
+    // `-` is standard output (as for --json).
+    let to_stdout = |path: &std::path::Path, bytes: Vec<u8>| {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        out.write_all(&bytes)
+            .and_then(|_| out.flush())
+            .map_err(|e| err(path, e))
+    };
     if let Some(path) = &cfg.folded {
-        crate::trace::tree::writing(path);
-        let f = std::fs::File::create(path).map_err(|e| err(path, e))?;
-        let mut w = std::io::BufWriter::new(f);
-        report::flamegraph::write_folded(folded, &mut w).map_err(|e| err(path, e))?;
-        finish(w).map_err(|e| err(path, e))?;
-        crate::trace::tree::written(path);
+        if path.as_os_str() == "-" {
+            let mut buf = Vec::new();
+            report::flamegraph::write_folded(folded, &mut buf).map_err(|e| err(path, e))?;
+            to_stdout(path, buf)?;
+        } else {
+            crate::trace::tree::writing(path);
+            let f = std::fs::File::create(path).map_err(|e| err(path, e))?;
+            let mut w = std::io::BufWriter::new(f);
+            report::flamegraph::write_folded(folded, &mut w).map_err(|e| err(path, e))?;
+            finish(w).map_err(|e| err(path, e))?;
+            crate::trace::tree::written(path);
+        }
     }
     if let Some(path) = &cfg.flamegraph {
         if folded.is_empty() {
@@ -292,6 +339,12 @@ fn write_graphs(
             title: format!("ldcost profile {target}"),
             subtitle: Some(head.join(" · ")),
         };
+        if path.as_os_str() == "-" {
+            let mut buf = Vec::new();
+            report::flamegraph::write_svg(folded, &opts, &mut buf).map_err(|e| err(path, e))?;
+            to_stdout(path, buf)?;
+            return Ok(());
+        }
         crate::trace::tree::writing(path);
         let f = std::fs::File::create(path).map_err(|e| err(path, e))?;
         let mut w = std::io::BufWriter::new(f);

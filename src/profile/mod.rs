@@ -42,6 +42,20 @@ pub struct ProfileConfig {
     /// Sampled runs for the category breakdown (separate from the measured runs).
     pub sample: Option<crate::perf::SamplerConfig>,
     pub sample_runs: usize,
+    /// Show the target's output in every run (`--show-output`); otherwise only the first
+    /// measured run's output is shown and the rest discarded (hyperfine's convention).
+    pub show_output: bool,
+}
+
+impl ProfileConfig {
+    /// The command of a run whose output is not shown (every run but the first measured one,
+    /// unless `--show-output`).
+    pub fn later_command(&self) -> Command {
+        Command {
+            quiet: self.command.quiet || !self.show_output,
+            ..self.command.clone()
+        }
+    }
 }
 
 /// One phase (and object) over the runs.
@@ -143,23 +157,26 @@ pub fn profile(cfg: &ProfileConfig) -> Result<ProfileSection, RunError> {
         instrumentation: Instrumentation::Coarse,
         ..per_obj.clone()
     };
+    let later = cfg.later_command();
     let mut detail = Detail::Static;
     for _ in 0..cfg.warmup {
         interrupted()?;
-        let (_, d) = run_once(&cfg.command, &coarse)?;
+        let (_, d) = run_once(&later, &coarse)?;
         detail = d;
     }
     let mut raw = Vec::new();
-    for _ in 0..cfg.runs.max(1) {
+    for i in 0..cfg.runs.max(1) {
         interrupted()?;
-        let (r, d) = run_once(&cfg.command, &per_obj)?;
+        // The target's output is shown once: the first measured run's.
+        let first = if i == 0 { &cfg.command } else { &later };
+        let (r, d) = run_once(first, &per_obj)?;
         detail = d;
         raw.push(r);
         if cfg.reference {
             interrupted()?;
-            raw.push(run_once(&cfg.command, &coarse)?.0);
+            raw.push(run_once(&later, &coarse)?.0);
             interrupted()?;
-            raw.push(run_uninstrumented(&cfg.command, cfg.timeout)?);
+            raw.push(run_uninstrumented(&later, cfg.timeout)?);
         }
         if crate::trace::interrupted() || raw.iter().any(|r| r.ending == Ending::TimedOut) {
             break;
@@ -255,7 +272,7 @@ fn sampled_runs(
             sample: Some(sc),
             ..coarse.clone()
         };
-        let (run, _) = run_once(&cfg.command, &opts).map_err(|e| e.to_string())?;
+        let (run, _) = run_once(&cfg.later_command(), &opts).map_err(|e| e.to_string())?;
         let rec = match run.sampled {
             Some(Ok(r)) => r,
             Some(Err(e)) => return Err(e),

@@ -64,9 +64,15 @@ pub fn profile(p: &ProfileSection) -> String {
             unavailable.join(", ")
         );
     }
+    let correction = if p.overhead.ns_per_stop.is_some() {
+        "less the measured cost of ptrace stops"
+    } else {
+        // --no-reference (or runs too alike to fit a cost per stop): nothing is subtracted.
+        "including the cost of ptrace stops (not measured, nothing subtracted)"
+    };
     let _ = writeln!(
         s,
-        "figures: CPU time of the target process (task-clock) less the measured cost of ptrace stops, median of the runs with a 95% bootstrap CI; wall time excludes ldcost's own work at stops; threads and children are not included"
+        "figures: CPU time of the target process (task-clock) {correction}, median of the runs with a 95% bootstrap CI; wall time excludes ldcost's own work at stops; threads and children are not included"
     );
     s.push('\n');
 
@@ -243,17 +249,26 @@ pub fn profile(p: &ProfileSection) -> String {
         s,
         "\nInstrumentation's own cost (total CPU time of the target)"
     );
-    let _ = writeln!(
-        s,
-        "  without ptrace {} ms; boundaries only {} ms; per object {} ms ({:.0} ptrace stops{})",
-        ms(&o.uninstrumented_ns),
+    if o.uninstrumented_ns.is_none() && o.coarse_ns.is_none() {
+        let _ = writeln!(
+            s,
+            "  not measured (no reference runs, --no-reference): per object {} ms with {:.0} ptrace stops, their cost included in the phases",
+            ms(&o.per_object_ns),
+            o.per_object_stops
+        );
+    } else {
+        let _ = writeln!(
+            s,
+            "  without ptrace {} ms; boundaries only {} ms; per object {} ms ({:.0} ptrace stops{})",
+            ms(&o.uninstrumented_ns),
         ms(&o.coarse_ns),
         ms(&o.per_object_ns),
         o.per_object_stops,
         o.ns_per_stop
             .map(|n| format!(", about {:.1} µs each", n / 1e3))
             .unwrap_or_default()
-    );
+        );
+    }
     let within = |a: f64| {
         if (a - 1.0).abs() <= 0.10 {
             "within 10%"
