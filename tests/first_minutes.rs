@@ -30,17 +30,7 @@ fn text(b: &[u8]) -> String {
 
 /// Whether `ldcost profile` can trace here (exit 8 is the system refusing: ptrace, perf).
 fn can_profile(name: &str) -> bool {
-    let out = ldcost(&[
-        "profile",
-        "-n",
-        "1",
-        "--warmup",
-        "0",
-        "--no-reference",
-        "--no-ld-debug",
-        "--quiet-target",
-        "/bin/true",
-    ]);
+    let out = ldcost(&[QUICK, &["/bin/true"]].concat());
     if out.status.code() == Some(8) {
         skip(
             name,
