@@ -19,17 +19,9 @@ use crate::profile::{aggregate, ProfileConfig};
 use crate::record::{Detail, Instrumentation, Machine, Run};
 use crate::report::Document;
 use crate::trace::launch::Ending;
-use crate::trace::startup::{run_once, run_uninstrumented, RunError, RunOptions};
+use crate::trace::startup::{run_once, run_uninstrumented, RunOptions};
 
-fn interrupted() -> Result<(), RunError> {
-    if crate::trace::interrupted() {
-        Err(RunError::Trace(
-            crate::trace::launch::TraceError::Interrupted,
-        ))
-    } else {
-        Ok(())
-    }
-}
+use crate::profile::interrupted;
 
 /// The resolve options a process started with `env` on top of ours would get.
 fn resolve_options(env: &[(String, String)]) -> ResolveOptions {

@@ -369,8 +369,8 @@ fn sampled_runs(
     Ok((b, folded))
 }
 
-/// Stops between runs once ldcost has been asked to.
-fn interrupted() -> Result<(), RunError> {
+/// Stops between runs once ldcost has been asked to (profile's and compare's run loops).
+pub(crate) fn interrupted() -> Result<(), RunError> {
     if crate::trace::interrupted() {
         Err(RunError::Trace(
             crate::trace::launch::TraceError::Interrupted,
