@@ -1,0 +1,11 @@
+//! Placeholder for the `micah` experiment (being built): it runs nothing and says so.
+
+use super::section::{ExperimentError, Progress, Section, Settings};
+
+/// Not built yet: an error that says so, never a made-up figure.
+pub fn run(_: &Settings, _: &dyn Progress) -> Result<Section, ExperimentError> {
+    Err(ExperimentError::Run {
+        what: "micah".into(),
+        detail: "this experiment is not built yet".into(),
+    })
+}
