@@ -19,9 +19,11 @@
 //! a `<g id="ldcost-legend">` below the graph, outside `#frames`, with the image made taller,
 //! which inferno's script never looks at.
 //!
-//! Where things are: `folded.rs` (the folded text, both ways), `svg.rs` (inferno's drawing and
+//! Where things are: `cap.rs` (runaway stacks cut before drawing), `folded.rs` (the folded
+//! text, both ways), `svg.rs` (inferno's drawing and
 //! the recolouring), `legend.rs` (the legend below the graph), `tests.rs`.
 
+mod cap;
 mod folded;
 mod legend;
 mod svg;
@@ -29,6 +31,7 @@ mod svg;
 #[cfg(test)]
 mod tests;
 
+pub use cap::{cap_stacks, Capped, MAX_DEPTH, MAX_REPEAT};
 pub use folded::{category_totals, clean_frame, folded_lines, read_folded, write_folded};
 pub use svg::write_svg;
 

@@ -9,18 +9,27 @@ use std::io::{self, Write};
 use inferno::flamegraph::color::BackgroundColor;
 use inferno::flamegraph::{self, FuncFrameAttrsMap, TextTruncateDirection};
 
+use super::cap::{cap_stacks, cut_note};
 use super::folded::{category_totals, folded_lines};
 use super::legend::add_legend;
 use super::{FlameOptions, FoldedStack};
 use crate::attribute::categories::{Category, Rgb};
 
 /// Draws the flame graph as SVG: inferno's graph and scripts, frames coloured by category, and
-/// a legend with each category's share. An empty profile is an error (there is nothing to draw).
+/// a legend with each category's share. Runaway stacks are cut first (see `cap.rs`) and the
+/// subtitle says how many. An empty profile is an error (there is nothing to draw).
 pub fn write_svg<W: Write>(
     stacks: &[FoldedStack],
     options: &FlameOptions,
     mut writer: W,
 ) -> io::Result<()> {
+    let capped = cap_stacks(stacks);
+    let total: u64 = stacks.iter().map(|s| s.count).sum();
+    let subtitle = match (options.subtitle.clone(), cut_note(&capped, total)) {
+        (Some(s), Some(n)) => Some(format!("{s}; {n}")),
+        (s, n) => s.or(n),
+    };
+    let stacks = &capped.stacks[..];
     let lines = folded_lines(stacks);
     if lines.is_empty() {
         return Err(io::Error::new(
@@ -41,7 +50,7 @@ pub fn write_svg<W: Write>(
     // inferno's Options is non-exhaustive: start from its defaults.
     let mut opt = flamegraph::Options::default();
     opt.title = options.title.clone();
-    opt.subtitle = options.subtitle.clone();
+    opt.subtitle = subtitle;
     opt.count_name = "samples".to_string();
     opt.deterministic = true;
     opt.hash = true;

@@ -364,3 +364,75 @@ fn check_entities(text: &str) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// The SVG's `height` attribute (of the root `<svg>` element), in pixels.
+fn svg_height(svg: &str) -> f64 {
+    let tag = &svg[svg.find("<svg").expect("an <svg> element")..];
+    let tag = &tag[..tag.find('>').expect("a closed <svg> tag")];
+    attr(tag, "height")
+        .and_then(|h| h.parse().ok())
+        .expect("a numeric height")
+}
+
+#[test]
+fn a_runaway_chain_is_folded_and_the_subtitle_counts_it() {
+    use Category::*;
+    let loop_frame = "_RNv_div";
+    let mut frames = vec!["main", "compute"];
+    frames.extend(std::iter::repeat_n(loop_frame, 125));
+    frames.extend(["leaf_a", "leaf_b"]);
+    let mut stacks = profile();
+    stacks.push(stack(Application, "exec", &frames, 7));
+    let capped = cap_stacks(&stacks);
+    assert_eq!((capped.stacks_cut, capped.samples_cut), (1, 7));
+    let last = capped.stacks.last().unwrap();
+    assert_eq!(
+        last.frames,
+        ["main", "compute", loop_frame, "[×125]", "leaf_a", "leaf_b"]
+    );
+    // Every other stack is drawn as sampled, and no sample is lost.
+    assert_eq!(
+        capped.stacks[..stacks.len() - 1],
+        stacks[..stacks.len() - 1]
+    );
+    let total = |s: &[FoldedStack]| s.iter().map(|s| s.count).sum::<u64>();
+    assert_eq!(total(&capped.stacks), total(&stacks));
+    // Runs up to MAX_REPEAT stay as they are.
+    let short: Vec<&str> = std::iter::repeat_n("f", MAX_REPEAT).collect();
+    assert_eq!(
+        cap_stacks(&[stack(Application, "exec", &short, 1)]).stacks_cut,
+        0
+    );
+
+    // The drawn graph is as tall as the capped stacks drawn directly, far below the runaway's.
+    let options = FlameOptions::default();
+    let svg = svg_of(&stacks, &options);
+    let total_samples = total(&stacks);
+    let note = format!("1 stack (7 of {total_samples} samples) cut");
+    assert!(svg.contains(&note), "the subtitle says what was cut");
+    // Drawn directly, the capped stacks (with a one-line subtitle too) are as tall.
+    let with_subtitle = FlameOptions {
+        subtitle: Some(note),
+        ..FlameOptions::default()
+    };
+    let direct = svg_of(&capped.stacks, &with_subtitle);
+    assert_eq!(svg_height(&svg), svg_height(&direct));
+    assert!(svg_height(&svg) < 1000.0, "height {}", svg_height(&svg));
+    let plain = svg_of(&capped.stacks, &options);
+    assert!(!plain.contains("samples) cut"), "nothing cut, nothing said");
+}
+
+#[test]
+fn a_deep_stack_keeps_its_leaf_most_frames() {
+    let names: Vec<String> = (0..100).map(|i| format!("f{i}")).collect();
+    let frames: Vec<&str> = names.iter().map(String::as_str).collect();
+    let capped = cap_stacks(&[stack(Category::Application, "exec", &frames, 3)]);
+    let f = &capped.stacks[0].frames;
+    assert_eq!(f.len(), MAX_DEPTH);
+    assert_eq!(
+        f[0],
+        format!("[{} outer frames cut]", 100 - (MAX_DEPTH - 1))
+    );
+    assert_eq!(f[1..], names[100 - (MAX_DEPTH - 1)..]);
+    assert_eq!((capped.stacks_cut, capped.samples_cut), (1, 3));
+}
