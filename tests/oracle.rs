@@ -554,7 +554,24 @@ fn lookup_model_agrees_with_ld_debug_bindings() {
         opts.ld_library_path = None;
         opts.bind_now = false;
         let c = deps::resolve(Path::new(t), &opts).unwrap();
-        let model = ldcost::attribute::lookups::model(&c);
+        let model = ldcost::attribute::lookups::model_with_bindings(&c);
+        // The CLI's model (no bindings, each symbol walked once, objects on both cores) counts
+        // exactly what the one with a binding per lookup counts.
+        let quick = ldcost::attribute::lookups::model(&c);
+        assert!(quick.bindings.is_empty());
+        assert_eq!(
+            ldcost::attribute::lookups::LookupModel {
+                bindings: Vec::new(),
+                ..model.clone()
+            },
+            quick,
+            "{t}"
+        );
+        assert_eq!(
+            model.bindings.len() as u64,
+            model.lookups,
+            "{t}: a binding per lookup"
+        );
         let (mut agree, mut differ) = (0, Vec::new());
         let mut modelled = std::collections::BTreeSet::new();
         for (from, sym, ours) in &model.bindings {

@@ -13,7 +13,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::deps::Closure;
-use crate::elf::symbols::{startup_lookups, SymbolIndex};
+use crate::elf::symbols::{startup_lookup_keys, SymbolIndex};
 use crate::elf::MappedFile;
 
 /// One object's lookups.
@@ -44,8 +44,24 @@ pub struct LookupModel {
 }
 
 /// Resolves every start-up lookup of the closure. Objects that cannot be read again are
-/// skipped (they were readable a moment ago in `deps::resolve`).
+/// skipped (they were readable a moment ago in `deps::resolve`). `bindings` stays empty: see
+/// [`model_with_bindings`].
 pub fn model(c: &Closure) -> LookupModel {
+    build(c, false)
+}
+
+/// [`model`] with every lookup's (referencing object, symbol, answering object) in `bindings`,
+/// for the oracle test against `LD_DEBUG=bindings` (three strings per lookup: not for the CLI).
+/// Every lookup walks the scope here (no walk is remembered), so it is also the reference
+/// the faster [`model`] is checked against.
+pub fn model_with_bindings(c: &Closure) -> LookupModel {
+    build(c, true)
+}
+
+/// One object's lookups and, if asked, its bindings.
+type ObjectResult = (ObjectLookups, Vec<(String, String, Option<String>)>);
+
+fn build(c: &Closure, with_bindings: bool) -> LookupModel {
     // ld.so's own way: each object's hash table, probed in scope order.
     let files: Vec<(String, MappedFile, bool)> = c
         .objects
@@ -63,40 +79,44 @@ pub fn model(c: &Closure) -> LookupModel {
             Some((p.as_str(), ix, *exe))
         })
         .collect();
-    let mut m = LookupModel::default();
-    for o in &c.objects {
-        let Ok(f) = MappedFile::open(Path::new(&o.path)) else {
-            continue;
-        };
-        let Ok(list) = startup_lookups(f.bytes(), f.path(), o.info.relocations.lazy) else {
-            continue;
-        };
-        let mut ol = ObjectLookups {
-            path: o.path.clone(),
-            ..ObjectLookups::default()
-        };
-        for l in list {
-            ol.lookups += 1;
-            let mut answer = None;
-            let mut probes = 0u64;
-            for (path, ix, executable) in &scope {
-                // COPY lookups skip the executable (it holds the copy being filled).
-                if l.class == 2 && *executable {
-                    continue;
-                }
-                probes += 1;
-                if ix.defines(&l.name, l.class) {
-                    answer = Some(path.to_string());
-                    break;
-                }
-            }
-            ol.probes += probes;
-            match &answer {
-                Some(p) => *ol.resolved_in.entry(p.clone()).or_default() += 1,
-                None => ol.unresolved += 1,
-            }
-            m.bindings.push((o.path.clone(), l.name, answer));
+    // Objects are independent: share them out over the cores (a large closure such as
+    // rustc's spends most of `deps` here), and put the results back in closure order.
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, 8)
+        .min(c.objects.len().max(1));
+    let results: Vec<Option<ObjectResult>> = if threads <= 1 {
+        c.objects
+            .iter()
+            .map(|o| object_lookups(o, &scope, with_bindings))
+            .collect()
+    } else {
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let mut slots: Vec<Option<ObjectResult>> = (0..c.objects.len()).map(|_| None).collect();
+        let done: Vec<Vec<(usize, Option<ObjectResult>)>> = std::thread::scope(|s| {
+            let workers: Vec<_> = (0..threads)
+                .map(|_| {
+                    s.spawn(|| {
+                        let mut mine = Vec::new();
+                        loop {
+                            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            let Some(o) = c.objects.get(i) else { break };
+                            mine.push((i, object_lookups(o, &scope, with_bindings)));
+                        }
+                        mine
+                    })
+                })
+                .collect();
+            // A worker that panicked lost its objects; they are left out as unreadable ones are.
+            workers.into_iter().filter_map(|w| w.join().ok()).collect()
+        });
+        for (i, r) in done.into_iter().flatten() {
+            slots[i] = r;
         }
+        slots
+    };
+    let mut m = LookupModel::default();
+    for (ol, bindings) in results.into_iter().flatten() {
         m.lookups += ol.lookups;
         m.probes += ol.probes;
         m.unresolved += ol.unresolved;
@@ -104,6 +124,82 @@ pub fn model(c: &Closure) -> LookupModel {
             *m.answered_by.entry(p.clone()).or_default() += n;
         }
         m.objects.push(ol);
+        m.bindings.extend(bindings);
     }
     m
+}
+
+/// One object's start-up lookups walked through `scope`. A symbol looked up again (one lookup
+/// per relocation that names it, less the one-entry cache's hits) walks the same objects and
+/// stops at the same one, so each distinct (symbol, class) is walked once, remembered by
+/// symbol index (no hashing of names), and counted as often as ld.so looks it up.
+fn object_lookups(
+    o: &crate::deps::Object,
+    scope: &[(&str, SymbolIndex, bool)],
+    with_bindings: bool,
+) -> Option<ObjectResult> {
+    let f = MappedFile::open(Path::new(&o.path)).ok()?;
+    let mut ol = ObjectLookups {
+        path: o.path.clone(),
+        ..ObjectLookups::default()
+    };
+    let Some((keys, names)) =
+        startup_lookup_keys(f.bytes(), f.path(), o.info.relocations.lazy).ok()?
+    else {
+        return Some((ol, Vec::new()));
+    };
+    // walked[sym * 3 + class]: (answering scope index + 1, or 0 for none; probes + 1), the
+    // second 0 meaning "not walked yet".
+    let mut walked: Vec<(u32, u32)> = vec![(0, 0); names.len().saturating_mul(3)];
+    let mut answered: Vec<u64> = vec![0; scope.len()];
+    let mut bindings = Vec::new();
+    for (sym, class) in keys {
+        let slot = (sym as usize) * 3 + (class as usize).min(2);
+        // With bindings (the oracle test's reference), every lookup walks: the test then
+        // checks that remembering walks changes no count.
+        let (answer, probes) = match walked.get(slot) {
+            Some(&(a, p)) if p > 0 && !with_bindings => (a, p - 1),
+            _ => {
+                let Some(name) = names.name(sym) else {
+                    continue;
+                };
+                let mut probes = 0u32;
+                let mut answer = 0u32;
+                for (i, (_, ix, executable)) in scope.iter().enumerate() {
+                    // COPY lookups skip the executable (it holds the copy being filled).
+                    if class == 2 && *executable {
+                        continue;
+                    }
+                    probes += 1;
+                    if ix.defines(name, class) {
+                        answer = i as u32 + 1;
+                        break;
+                    }
+                }
+                if let Some(w) = walked.get_mut(slot) {
+                    *w = (answer, probes + 1);
+                }
+                (answer, probes)
+            }
+        };
+        ol.lookups += 1;
+        ol.probes += u64::from(probes);
+        match (answer as usize).checked_sub(1) {
+            Some(i) => answered[i] += 1,
+            None => ol.unresolved += 1,
+        }
+        if with_bindings {
+            let name = names.name(sym).unwrap_or_default();
+            let to = (answer as usize)
+                .checked_sub(1)
+                .map(|i| scope[i].0.to_string());
+            bindings.push((o.path.clone(), name.to_string(), to));
+        }
+    }
+    for (i, n) in answered.into_iter().enumerate() {
+        if n > 0 {
+            *ol.resolved_in.entry(scope[i].0.to_string()).or_default() += n;
+        }
+    }
+    Some((ol, bindings))
 }

@@ -310,12 +310,53 @@ pub fn exports(bytes: &[u8], path: &Path, executable: bool) -> Result<Exports, E
 /// The start-up lookups of `bytes` in ld.so's order, without the ones its one-entry cache
 /// answers (those cost no search).
 pub fn startup_lookups(bytes: &[u8], path: &Path, lazy: bool) -> Result<Vec<Lookup>, ElfError> {
+    let Some((keys, names)) = startup_lookup_keys(bytes, path, lazy)? else {
+        return Ok(Vec::new());
+    };
+    Ok(keys
+        .into_iter()
+        .filter_map(|(sym, class)| {
+            names.name(sym).map(|name| Lookup {
+                name: name.to_string(),
+                class,
+            })
+        })
+        .collect())
+}
+
+/// The dynamic symbol table's names, read on demand (borrowed from the file's bytes).
+pub struct SymbolNames<'a>(Dynsyms<'a>);
+
+impl<'a> SymbolNames<'a> {
+    /// The name of symbol `index`, if the index and its name are valid.
+    pub fn name(&self, index: u32) -> Option<&'a str> {
+        self.0.entry(index as usize).map(|(name, ..)| name)
+    }
+
+    /// How many entries the table has (indices run below this).
+    pub fn len(&self) -> usize {
+        self.0.count
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.count == 0
+    }
+}
+
+/// [`startup_lookups`] as (symbol index, type class) pairs, with the table to name them: no
+/// allocation per lookup (a large library has tens of thousands), and a caller can remember
+/// a walk per symbol index rather than per name.
+pub fn startup_lookup_keys<'a>(
+    bytes: &'a [u8],
+    path: &Path,
+    lazy: bool,
+) -> Result<Option<(Vec<(u32, u8)>, SymbolNames<'a>)>, ElfError> {
     let malformed = |what: String| ElfError::Malformed {
         path: path.to_path_buf(),
         what,
     };
     let Some((syms, elf)) = dynsyms(bytes, path)? else {
-        return Ok(Vec::new());
+        return Ok(None);
     };
     let mut dv = DynValues::default();
     if let Some(d) = &elf.dynamic {
@@ -335,15 +376,7 @@ pub fn startup_lookups(bytes: &[u8], path: &Path, lazy: bool) -> Result<Vec<Look
         Some(&mut keys),
     )
     .map_err(malformed)?;
-    Ok(keys
-        .into_iter()
-        .filter_map(|(sym, class)| {
-            syms.entry(sym as usize).map(|(name, ..)| Lookup {
-                name: name.to_string(),
-                class,
-            })
-        })
-        .collect())
+    Ok(Some((keys, SymbolNames(syms))))
 }
 
 #[cfg(test)]
