@@ -343,6 +343,9 @@ impl<'a> SymbolNames<'a> {
     }
 }
 
+/// An object's start-up lookups as (symbol index, type class), and the table naming them.
+pub type StartupKeys<'a> = (Vec<(u32, u8)>, SymbolNames<'a>);
+
 /// [`startup_lookups`] as (symbol index, type class) pairs, with the table to name them: no
 /// allocation per lookup (a large library has tens of thousands), and a caller can remember
 /// a walk per symbol index rather than per name.
@@ -350,7 +353,7 @@ pub fn startup_lookup_keys<'a>(
     bytes: &'a [u8],
     path: &Path,
     lazy: bool,
-) -> Result<Option<(Vec<(u32, u8)>, SymbolNames<'a>)>, ElfError> {
+) -> Result<Option<StartupKeys<'a>>, ElfError> {
     let malformed = |what: String| ElfError::Malformed {
         path: path.to_path_buf(),
         what,
