@@ -244,3 +244,118 @@ fn folded_teardown_counting() {
                   exec;exec: kernel;x;begin_new_exec_[k];__mmput_[k];exit_mmap_[k] 4\n";
     assert_eq!(exec_teardown_counts(folded), (10, 7));
 }
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+/// The part of execve before `begin_new_exec` (where enable-on-exec counters start) is made
+/// large: 150,000 one-character arguments, which `copy_strings` copies one by one into the new
+/// stack. Oracles: `perf stat -e task-clock` (enable-on-exec: the end of execve and the whole
+/// program after it) and `strace -T -e trace=execve` (the wall time of the whole system call).
+/// The kernel-exec phase must be well above the first (1.5×; here 34 ms against 7.7 ms, while
+/// a phase counted from enable-on-exec read 8.2 ms) and, being CPU time, not above the
+/// second (wall, 141 ms here; 1.5× margin).
+#[test]
+fn execve_argument_copying_is_in_kernel_exec() {
+    let name = "execve_argument_copying_is_in_kernel_exec";
+    if !tools(name, &["cc", "perf", "strace"]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "t.c", TRIVIAL);
+    cc(dir.path(), &["-O2", "-static", "-o", "trivial", "t.c"]);
+    let exe = dir.path().join("trivial");
+    let exe_s = exe.to_str().unwrap();
+    let many: Vec<&str> = vec!["a"; 150_000];
+
+    let mut perf_ns = Vec::new();
+    let mut strace_ns = Vec::new();
+    for _ in 0..5 {
+        let mut argv: Vec<std::ffi::OsString> = vec![exe.clone().into()];
+        argv.extend(many.iter().map(|a| a.into()));
+        let csv = match common::perf_stat_csv(&dir.path().join("stat.csv"), "task-clock", &argv) {
+            Ok(c) => c,
+            Err(e) => {
+                skip(name, &format!("perf stat cannot count here: {e}"));
+                return;
+            }
+        };
+        let ms: f64 = csv
+            .lines()
+            .find(|l| l.contains("task-clock"))
+            .and_then(|l| l.split(',').next())
+            .and_then(|v| v.parse().ok())
+            .expect("a task-clock line");
+        perf_ns.push(ms * 1e6);
+        let out = std::process::Command::new("strace")
+            .args(["-T", "-e", "trace=execve", "-o"])
+            .arg(dir.path().join("strace.txt"))
+            .arg(&exe)
+            .args(&many)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let text = std::fs::read_to_string(dir.path().join("strace.txt")).unwrap();
+        let secs: f64 = text
+            .lines()
+            .find(|l| l.starts_with("execve(") && l.contains(") = 0"))
+            .and_then(|l| l.rsplit_once('<'))
+            .and_then(|(_, t)| t.trim_end_matches('>').parse().ok())
+            .expect("strace's execve line with its time");
+        strace_ns.push(secs * 1e9);
+    }
+    let mut args = vec![
+        "profile",
+        "-n",
+        "5",
+        "--no-reference",
+        "--no-ld-debug",
+        "--quiet-target",
+        "--json",
+        "-",
+        "--",
+        exe_s,
+    ];
+    args.extend_from_slice(&many);
+    let out = ldcost(&args);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let doc: serde_json::Value = serde_json::from_str(
+        out.stdout
+            .find('{')
+            .map(|i| &out.stdout[i..])
+            .expect("JSON on stdout"),
+    )
+    .expect("the JSON document");
+    let phase = doc["profile"]["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|ph| ph["phase"] == "kernel-exec")
+        .expect("a kernel-exec phase")["task_clock_ns"]["median"]
+        .as_f64()
+        .unwrap();
+    let (perf, strace) = (median(perf_ns), median(strace_ns));
+    eprintln!(
+        "{name}: kernel-exec phase {:.2} ms; perf stat task-clock (enable-on-exec) {:.2} ms; \
+         strace -T execve {:.2} ms",
+        phase / 1e6,
+        perf / 1e6,
+        strace / 1e6
+    );
+    assert!(
+        phase > 1.5 * perf,
+        "the kernel-exec phase ({:.2} ms) misses the argument copying: perf stat counts {:.2} ms \
+         from enable-on-exec to exit",
+        phase / 1e6,
+        perf / 1e6
+    );
+    assert!(
+        phase < 1.5 * strace,
+        "the kernel-exec phase ({:.2} ms of CPU) exceeds the execve's wall time under strace \
+         ({:.2} ms)",
+        phase / 1e6,
+        strace / 1e6
+    );
+}
