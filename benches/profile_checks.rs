@@ -15,6 +15,10 @@
 //!   the loop plus 30 s (a bootstrap over every iteration once took ten minutes; from
 //!   tests/fork_probe/robustness.rs, where a 300 s guard stays).
 //!
+//! - `exec agreement`: the kernel-exec phase (median and 95% CI of 7 measured runs) and the
+//!   sampled `exec: kernel` category (µs per exec and its 95% CI, 20 sampled runs) of rustc and
+//!   /bin/true: their intervals overlap (issue 12; tests/exec_kernel.rs keeps a 2.5× factor).
+//!
 //! Environment: `LDCOST_BENCH_FORKS` (forks of the fork summary check, default 100000).
 
 #[path = "../tests/common/mod.rs"]
@@ -57,6 +61,16 @@ fn main() {
             continue;
         };
         rows.push(top_relocation(label, &t));
+    }
+    for (label, t) in [
+        ("rustc", rustc()),
+        ("/bin/true", Some(tgt("/bin/true", &[]))),
+    ] {
+        let Some(t) = t else {
+            rows.push(skip_row("exec agreement", label, "not installed"));
+            continue;
+        };
+        rows.push(exec_agreement(label, &t));
     }
     rows.push(fork_summary());
     for r in &rows {
@@ -121,6 +135,64 @@ fn profile(t: &Target, options: &[&str]) -> Result<ProfileSection, String> {
     ldcost_json(&args)?
         .profile
         .ok_or_else(|| "no profile".into())
+}
+
+/// The kernel-exec phase against the sampled `exec: kernel` category: overlapping 95% CIs.
+fn exec_agreement(label: &str, t: &Target) -> String {
+    let check = "exec agreement";
+    let mut args: Vec<OsString> = [
+        "profile",
+        "-n",
+        "7",
+        "--no-reference",
+        "--no-ld-debug",
+        "--quiet-target",
+        "--sample",
+        "--sample-runs",
+        "20",
+        "--json",
+        "-",
+    ]
+    .map(OsString::from)
+    .to_vec();
+    args.extend(argv(t));
+    let doc: serde_json::Value = match common::checked_output(Command::new(BIN).args(&args))
+        .and_then(|o| serde_json::from_slice(&o.stdout).map_err(|e| e.to_string()))
+    {
+        Ok(d) => d,
+        Err(e) => return skip_row(check, label, &e),
+    };
+    let p = &doc["profile"];
+    let phase = p["phases"]
+        .as_array()
+        .and_then(|v| v.iter().find(|ph| ph["phase"] == "kernel-exec"))
+        .map(|ph| ph["task_clock_ns"].clone());
+    let cat = p["breakdown"]["categories"]
+        .as_array()
+        .and_then(|v| v.iter().find(|c| c["category"] == "exec_kernel"))
+        .map(|c| c["ns_per_exec_or_fork"].clone());
+    let (Some(phase), Some(cat)) = (phase, cat) else {
+        return skip_row(
+            check,
+            label,
+            "no kernel-exec phase or no exec_kernel samples",
+        );
+    };
+    let f = |v: &serde_json::Value| v.as_f64().unwrap_or(f64::NAN) / 1e3;
+    let (pm, pl, ph) = (
+        f(&phase["median"]),
+        f(&phase["ci95"][0]),
+        f(&phase["ci95"][1]),
+    );
+    let (cm, cl, ch) = (f(&cat["value"]), f(&cat["ci95"][0]), f(&cat["ci95"][1]));
+    row(
+        check,
+        label,
+        format!("phase {pm:.1} µs [{pl:.1}, {ph:.1}]"),
+        format!("exec: kernel {cm:.1} µs [{cl:.1}, {ch:.1}]"),
+        "95% CIs overlap",
+        pl <= ch && cl <= ph,
+    )
 }
 
 fn row(check: &str, target: &str, ours: String, theirs: String, goal: &str, pass: bool) -> String {

@@ -39,9 +39,9 @@ impl Ending {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Phase {
-    /// From execve to the first instruction of ld.so (or of a static program), as far as the
-    /// target's counters see it: they are enabled by the kernel during exec (enable-on-exec),
-    /// after the old image is gone.
+    /// From execve to the first instruction of ld.so (or of a static program): the whole
+    /// system call, counters zeroed at its syscall-enter stop (see [`ExecAccount`]; recordings
+    /// without one counted from enable-on-exec, after the old image was gone).
     KernelExec,
     /// ld.so's own start-up and its object search and mapping, up to the first relocation
     /// (with ld.so debug symbols) or until r_debug says RT_CONSISTENT (without).
@@ -121,6 +121,62 @@ pub enum Instrumentation {
     PerObject,
 }
 
+/// Where a run's kernel-exec phase starts counting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ExecStart {
+    /// At the execve syscall-enter stop: the whole system call is counted.
+    SyscallEntry,
+    /// Enable-on-exec: only the part of execve after `begin_new_exec` released the old image.
+    EnableOnExec,
+}
+
+/// The image the target's execve released.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OldImage {
+    /// The launched child shared ldcost's address space until exec (CLONE_VM, as
+    /// posix_spawn/vfork): the exec dropped a reference, nothing was torn down.
+    SharedWithLauncher,
+    /// The child was a fork of ldcost: the exec tore down a copy of ldcost's image, inside the
+    /// target's execve.
+    ForkOfLauncher,
+}
+
+/// How a run's execve was launched and counted: stated under the phase table and in JSON.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExecAccount {
+    pub counted_from: ExecStart,
+    pub old_image: OldImage,
+}
+
+impl ExecAccount {
+    /// How runs are launched and counted now.
+    pub const CURRENT: ExecAccount = ExecAccount {
+        counted_from: ExecStart::SyscallEntry,
+        old_image: OldImage::SharedWithLauncher,
+    };
+
+    /// One sentence for the report.
+    pub fn describe(&self) -> String {
+        let from = match self.counted_from {
+            ExecStart::SyscallEntry => "the whole execve, from its entry to the first instruction",
+            ExecStart::EnableOnExec => {
+                "only the end of execve (counters enabled on exec, after the old image was released)"
+            }
+        };
+        let old = match self.old_image {
+            OldImage::SharedWithLauncher => {
+                "the target was launched sharing ldcost's address space (CLONE_VM, as posix_spawn), so its exec tore down no launcher image"
+            }
+            OldImage::ForkOfLauncher => {
+                "the target was a fork of ldcost, so its exec includes tearing down that copy of ldcost's image"
+            }
+        };
+        format!("kernel exec: {from}; {old}")
+    }
+}
+
 /// One run of the target.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Run {
@@ -141,6 +197,10 @@ pub struct Run {
     /// exclude_user/exclude_kernel). None for runs shorter than one tick.
     #[serde(default)]
     pub user_kernel_ns: Option<(u64, u64)>,
+    /// How the execve was launched and counted (None: a recording from before this was
+    /// recorded, counted from enable-on-exec in a fork of ldcost).
+    #[serde(default)]
+    pub exec: Option<ExecAccount>,
     /// A sampled run's recording (or why sampling failed); saved apart, not in the JSON.
     #[serde(skip)]
     pub sampled: Option<Result<crate::perf::Recording, String>>,

@@ -18,6 +18,8 @@ pub struct CounterSet {
     inherited: bool,
     /// One entry per [`Counter::ALL`], in that order: the open fd or why there is none.
     counters: Vec<(Counter, Result<perf_event::Counter, String>)>,
+    /// Subtracted from every reading (set by [`CounterSet::rebase`]).
+    baseline: Option<Snapshot>,
 }
 
 impl CounterSet {
@@ -62,6 +64,7 @@ impl CounterSet {
             pid,
             inherited: inherit,
             counters,
+            baseline: None,
         })
     }
 
@@ -94,7 +97,25 @@ impl CounterSet {
                 snap.scaled.push(*counter);
             }
         }
-        Ok(snap)
+        Ok(match &self.baseline {
+            Some(b) => snap.delta(b),
+            None => snap,
+        })
+    }
+
+    /// Makes "now" the zero of every later reading: reads the counters and subtracts that
+    /// reading from each later one.
+    ///
+    /// This is how the whole of an execve is counted. Counters opened enabled (not
+    /// enable-on-exec) on the child stopped before exec count from then on; rebased at the
+    /// execve syscall-enter stop ([`crate::trace::launch::Tracee::stop_at_execve`]), the first
+    /// reading after the exec is the entire system call: the old image's release, the ELF and
+    /// interpreter mapping, the argument and stack set-up. Enable-on-exec would start counting
+    /// in `begin_new_exec`, after most of it (about 30 µs of rustc's execve was seen that way).
+    pub fn rebase(&mut self) -> Result<(), PerfError> {
+        self.baseline = None;
+        self.baseline = Some(self.read()?);
+        Ok(())
     }
 
     /// Which counters are being counted, and why the others are not.

@@ -10,10 +10,11 @@
 //! Every counter is its own perf fd (no group): a group is all-or-nothing when it is scheduled,
 //! and one refused hardware event must not take the software ones with it. Because ldcost reads
 //! only while the target is stopped, separate fds lose nothing: nothing runs between two reads
-//! of the same snapshot. Each counter is opened disabled with `enable_on_exec`, so the first
-//! thing counted is the kernel's half of the `exec` that follows (the same convention as
-//! `perf stat -- CMD`, which makes `perf stat` an oracle for these numbers), and counts user
-//! and kernel mode (`exclude_kernel = 0`, hypervisor excluded).
+//! of the same snapshot. A counter can be opened disabled with `enable_on_exec` (the
+//! convention of `perf stat -- CMD`: counting starts in `begin_new_exec`, after most of
+//! execve); `profile` instead opens them enabled on the stopped child and zeroes them at the
+//! execve syscall-enter stop ([`CounterSet::rebase`]), so the whole execve is counted. Both
+//! count user and kernel mode (`exclude_kernel = 0`, hypervisor excluded).
 //!
 //! [`CounterSet::open`] counts the task itself (`inherit = 0`);
 //! [`CounterSet::open_inherited`] also counts every descendant created after the counters are

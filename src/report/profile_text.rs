@@ -136,6 +136,9 @@ pub fn profile(p: &ProfileSection) -> String {
         }
     }
     let _ = writeln!(s, "{t}");
+    if let Some(a) = p.raw.iter().find_map(|r| r.exec) {
+        let _ = writeln!(s, "{}", a.describe());
+    }
 
     let mut per_obj: Vec<_> = p
         .phases

@@ -4,16 +4,28 @@
 //! [`Tracee`] stopped before its execve, or a [`TraceError`] naming the user's problem; a
 //! [`Watchdog`] for `--timeout`; how the target ended ([`Ending`], defined by the recording).
 //!
-//! The child forked here calls PTRACE_TRACEME and stops itself with SIGSTOP before execve, so
-//! the parent can open perf counters on its pid (enable-on-exec) and set ptrace options
-//! (PTRACE_O_EXITKILL: the target dies with ldcost; TRACEEXEC; TRACEEXIT) before the program
-//! image exists. An execve failure comes back through a close-on-exec pipe as an errno (the
-//! samply way), so "no such file" and "permission denied" are told apart from a target that
-//! exits 127 by itself. [`Tracee`]'s Drop kills and reaps the child, so no stopped, zombie or
-//! orphaned process survives an error path.
+//! The child is cloned with CLONE_VM (it shares ldcost's address space until its execve, as
+//! posix_spawn's child does), calls PTRACE_TRACEME and stops itself with SIGSTOP before
+//! execve, so the parent can open perf counters on its pid and set ptrace options
+//! (PTRACE_O_EXITKILL: the target dies with ldcost; TRACEEXEC; TRACEEXIT; TRACESYSGOOD) before
+//! the program image exists. Why CLONE_VM: a forked child's execve tears down its copy of
+//! ldcost's image (`begin_new_exec → exec_mmap → mmput → exit_mmap`: 115 of 147 exec-kernel
+//! samples of `rustc --version`), a cost of the launcher that a shell's vfork does not pay;
+//! sharing the mm, the exec only drops a reference. Not CLONE_VFORK: the parent must keep
+//! running to trace the child's stops. The child makes raw system calls only (no allocation,
+//! no locks, no errno, which is thread-local storage it would share).
+//!
+//! [`Tracee::stop_at_execve`] runs the child to the entry of its execve (a syscall-enter stop),
+//! where the counters are zeroed, so the kernel-exec phase is the whole system call (a
+//! timestamp alone would count the wait for a CPU; task-clock counts only the child running).
+//!
+//! An execve failure comes back through a close-on-exec pipe as an errno (the samply way), so
+//! "no such file" and "permission denied" are told apart from a target that exits 127 by
+//! itself. [`Tracee`]'s Drop kills and reaps the child, so no stopped, zombie or orphaned
+//! process survives an error path.
 
 use std::ffi::{CString, OsStr};
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -24,7 +36,7 @@ use nix::errno::Errno;
 use nix::sys::ptrace;
 use nix::sys::signal::{self, Signal};
 use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
-use nix::unistd::{fork, ForkResult, Pid};
+use nix::unistd::Pid;
 
 /// Errors of the trace layer.
 #[derive(Debug, thiserror::Error)]
@@ -120,6 +132,8 @@ pub struct Tracee {
     pub path: PathBuf,
     alive: bool,
     exec_err: Option<OwnedFd>,
+    /// What the child reads until its exec (see [`ChildData`]); dropped at the exec stop.
+    child_data: Option<Box<ChildData>>,
 }
 
 /// What `launch` needs.
@@ -165,7 +179,122 @@ fn cstring(s: &OsStr) -> CString {
     CString::new(s.as_bytes()).unwrap_or_else(|_| CString::from(c"?"))
 }
 
-/// Forks the child, stopped before exec, with ptrace options set.
+/// Everything the child reads between clone and execve, prepared (and allocated) before the
+/// clone: the child shares our memory and may not allocate, lock or touch thread-local state.
+/// Owned by the [`Tracee`] until the exec (or the child's death), so it outlives the child's use.
+struct ChildData {
+    prog: CString,
+    _argv: Vec<CString>,
+    _env: Vec<CString>,
+    argv_ptrs: Vec<*const nix::libc::c_char>,
+    env_ptrs: Vec<*const nix::libc::c_char>,
+    devnull: Option<CString>,
+    /// The write end of the close-on-exec error pipe.
+    err_fd: RawFd,
+    /// The child's stack (it cannot use ours: we keep running).
+    stack: Vec<u8>,
+}
+
+/// The child's stack: it makes a handful of raw system calls and nothing else.
+const CHILD_STACK: usize = 64 * 1024;
+
+/// Raw system calls for the CLONE_VM child: glibc's wrappers write `errno`, which lives in the
+/// thread-local storage the child shares with the thread that cloned it.
+#[cfg(target_arch = "x86_64")]
+unsafe fn raw_syscall(nr: nix::libc::c_long, a: [usize; 4]) -> isize {
+    let ret: isize;
+    // SAFETY: the caller passes a valid system call; rcx and r11 are clobbered by `syscall`.
+    unsafe {
+        std::arch::asm!("syscall", inlateout("rax") nr as isize => ret, in("rdi") a[0],
+            in("rsi") a[1], in("rdx") a[2], in("r10") a[3], lateout("rcx") _,
+            lateout("r11") _, options(nostack));
+    }
+    ret
+}
+
+#[cfg(target_arch = "aarch64")]
+unsafe fn raw_syscall(nr: nix::libc::c_long, a: [usize; 4]) -> isize {
+    let ret: isize;
+    // SAFETY: the caller passes a valid system call.
+    unsafe {
+        std::arch::asm!("svc 0", in("x8") nr, inlateout("x0") a[0] as isize => ret,
+            in("x1") a[1], in("x2") a[2], in("x3") a[3], options(nostack));
+    }
+    ret
+}
+
+/// The child: it runs on its own stack in ldcost's address space (CLONE_VM) until execve, so
+/// the exec has no copy of ldcost's image to tear down. Only raw system calls on data prepared
+/// before the clone; it never returns.
+extern "C" fn child_main(arg: *mut nix::libc::c_void) -> nix::libc::c_int {
+    use nix::libc::{
+        SYS_execve, SYS_exit, SYS_getpid, SYS_kill, SYS_openat, SYS_prctl, SYS_ptrace, SYS_write,
+    };
+    // SAFETY: `arg` is the ChildData the parent keeps alive until the exec or our death; we
+    // only read it. Every call below is a plain system call on valid pointers.
+    unsafe {
+        let d = &*(arg as *const ChildData);
+        let report = |errno: i32| {
+            let b = errno.to_ne_bytes();
+            raw_syscall(SYS_write, [d.err_fd as usize, b.as_ptr() as usize, 4, 0]);
+            raw_syscall(SYS_exit, [127, 0, 0, 0]);
+        };
+        // If ldcost dies, so does the target, traced or not (a fork run detaches after its
+        // probe; PTRACE_O_EXITKILL covers the traced part).
+        raw_syscall(
+            SYS_prctl,
+            [
+                nix::libc::PR_SET_PDEATHSIG as usize,
+                nix::libc::SIGKILL as usize,
+                0,
+                0,
+            ],
+        );
+        if raw_syscall(SYS_ptrace, [nix::libc::PTRACE_TRACEME as usize, 0, 0, 0]) < 0 {
+            report(Errno::EPERM as i32);
+        }
+        if let Some(dn) = &d.devnull {
+            let fd = raw_syscall(
+                SYS_openat,
+                [
+                    nix::libc::AT_FDCWD as usize,
+                    dn.as_ptr() as usize,
+                    nix::libc::O_WRONLY as usize,
+                    0,
+                ],
+            );
+            if fd >= 0 {
+                for to in [1usize, 2] {
+                    if fd as usize != to {
+                        raw_syscall(nix::libc::SYS_dup3, [fd as usize, to, 0, 0]);
+                    }
+                }
+            }
+        }
+        let me = raw_syscall(SYS_getpid, [0; 4]);
+        raw_syscall(SYS_kill, [me as usize, nix::libc::SIGSTOP as usize, 0, 0]);
+        // The next system call after the stop is this one: the tracer's execve-enter stop.
+        let r = raw_syscall(
+            SYS_execve,
+            [
+                d.prog.as_ptr() as usize,
+                d.argv_ptrs.as_ptr() as usize,
+                d.env_ptrs.as_ptr() as usize,
+                0,
+            ],
+        );
+        report((-r) as i32);
+    }
+    127
+}
+
+/// Starts the child, stopped before exec, with ptrace options set.
+///
+/// The child is cloned with CLONE_VM (posix_spawn's way, without CLONE_VFORK: the tracer must
+/// keep running to see the child's stops), so it shares ldcost's address space until its
+/// execve. The exec then only drops a reference to that mm instead of tearing down a copy of
+/// ldcost's image (`begin_new_exec → exec_mmap → mmput → exit_mmap`), which a fork of ldcost
+/// would charge to the target: what a shell's vfork/posix_spawn launch costs, not a profiler's.
 pub fn launch(cmd: &Command) -> Result<Tracee, TraceError> {
     preflight(&cmd.program)?;
     let path = cmd.program.clone();
@@ -199,73 +328,79 @@ pub fn launch(cmd: &Command) -> Result<Tracee, TraceError> {
             path: path.clone(),
             source: e,
         })?;
-    // SAFETY: the child only calls async-signal-safe functions (ptrace, open, dup2, raise,
-    // execve, write, _exit) on data prepared before the fork.
-    match unsafe { fork() } {
-        Err(e) => Err(TraceError::Spawn { path, source: e }),
-        Ok(ForkResult::Child) => {
-            drop(rd);
-            // If ldcost dies, so does the target, traced or not (a fork run detaches after
-            // its probe; PTRACE_O_EXITKILL covers the traced part).
-            // SAFETY: prctl is async-signal-safe.
-            unsafe { nix::libc::prctl(nix::libc::PR_SET_PDEATHSIG, nix::libc::SIGKILL) };
-            if ptrace::traceme().is_err() {
-                let _ = nix::unistd::write(&wr, &(Errno::EPERM as i32).to_ne_bytes());
-                unsafe { nix::libc::_exit(127) };
-            }
-            if let Some(dn) = &devnull {
-                // SAFETY: plain libc calls on a valid C string.
-                unsafe {
-                    let fd = nix::libc::open(dn.as_ptr(), nix::libc::O_WRONLY);
-                    if fd >= 0 {
-                        nix::libc::dup2(fd, 1);
-                        nix::libc::dup2(fd, 2);
-                    }
-                }
-            }
-            let _ = signal::raise(Signal::SIGSTOP);
-            let e = nix::unistd::execve(&prog, &argv, &env)
-                .err()
-                .unwrap_or(Errno::UnknownErrno);
-            let _ = nix::unistd::write(&wr, &(e as i32).to_ne_bytes());
-            unsafe { nix::libc::_exit(127) }
+    let ptrs = |v: &[CString]| {
+        let mut p: Vec<*const nix::libc::c_char> = v.iter().map(|c| c.as_ptr()).collect();
+        p.push(std::ptr::null());
+        p
+    };
+    let mut data = Box::new(ChildData {
+        prog,
+        argv_ptrs: ptrs(&argv),
+        env_ptrs: ptrs(&env),
+        _argv: argv,
+        _env: env,
+        devnull,
+        err_fd: wr.as_raw_fd(),
+        stack: vec![0u8; CHILD_STACK],
+    });
+    // The stack grows down from its (16-byte aligned) top.
+    let top = {
+        let base = data.stack.as_mut_ptr() as usize;
+        (base + CHILD_STACK) & !15
+    };
+    let arg = &mut *data as *mut ChildData as *mut nix::libc::c_void;
+    // SAFETY: child_main only reads `data` (alive until exec or death, see ChildData) and makes
+    // raw system calls on its own stack.
+    let raw = unsafe {
+        nix::libc::clone(
+            child_main,
+            top as *mut nix::libc::c_void,
+            nix::libc::CLONE_VM | nix::libc::SIGCHLD,
+            arg,
+        )
+    };
+    if raw < 0 {
+        return Err(TraceError::Spawn {
+            path,
+            source: Errno::last(),
+        });
+    }
+    let child = Pid::from_raw(raw);
+    drop(wr);
+    crate::trace::set_current_target(child.as_raw());
+    let mut t = Tracee {
+        pid: child,
+        path,
+        alive: true,
+        exec_err: Some(rd),
+        child_data: Some(data),
+    };
+    match waitpid(child, Some(WaitPidFlag::__WALL)) {
+        Ok(WaitStatus::Stopped(_, Signal::SIGSTOP)) => {}
+        Ok(WaitStatus::Exited(_, _)) => {
+            t.alive = false;
+            return Err(t.exec_error().unwrap_or(TraceError::PtraceDenied {
+                what: "the child could not call PTRACE_TRACEME".into(),
+            }));
         }
-        Ok(ForkResult::Parent { child }) => {
-            drop(wr);
-            crate::trace::set_current_target(child.as_raw());
-            let mut t = Tracee {
-                pid: child,
-                path,
-                alive: true,
-                exec_err: Some(rd),
-            };
-            match waitpid(child, Some(WaitPidFlag::__WALL)) {
-                Ok(WaitStatus::Stopped(_, Signal::SIGSTOP)) => {}
-                Ok(WaitStatus::Exited(_, _)) => {
-                    t.alive = false;
-                    return Err(t.exec_error().unwrap_or(TraceError::PtraceDenied {
-                        what: "the child could not call PTRACE_TRACEME".into(),
-                    }));
-                }
-                other => {
-                    return Err(TraceError::Lost {
-                        path: t.path.clone(),
-                        what: format!("unexpected first stop {other:?}"),
-                    })
-                }
-            }
-            let opts = ptrace::Options::PTRACE_O_EXITKILL
-                | ptrace::Options::PTRACE_O_TRACEEXEC
-                | ptrace::Options::PTRACE_O_TRACEEXIT
-                | ptrace::Options::PTRACE_O_TRACECLONE
-                | ptrace::Options::PTRACE_O_TRACEFORK
-                | ptrace::Options::PTRACE_O_TRACEVFORK;
-            ptrace::setoptions(child, opts).map_err(|e| TraceError::PtraceDenied {
-                what: format!("PTRACE_SETOPTIONS: {e}"),
-            })?;
-            Ok(t)
+        other => {
+            return Err(TraceError::Lost {
+                path: t.path.clone(),
+                what: format!("unexpected first stop {other:?}"),
+            })
         }
     }
+    let opts = ptrace::Options::PTRACE_O_EXITKILL
+        | ptrace::Options::PTRACE_O_TRACEEXEC
+        | ptrace::Options::PTRACE_O_TRACEEXIT
+        | ptrace::Options::PTRACE_O_TRACECLONE
+        | ptrace::Options::PTRACE_O_TRACEFORK
+        | ptrace::Options::PTRACE_O_TRACEVFORK
+        | ptrace::Options::PTRACE_O_TRACESYSGOOD;
+    ptrace::setoptions(child, opts).map_err(|e| TraceError::PtraceDenied {
+        what: format!("PTRACE_SETOPTIONS: {e}"),
+    })?;
+    Ok(t)
 }
 
 impl Tracee {
@@ -292,7 +427,49 @@ impl Tracee {
         })
     }
 
-    /// Continues the stopped child into execve and waits for the PTRACE_EVENT_EXEC stop.
+    /// Continues the child (stopped by its SIGSTOP) to the entry of its execve: the
+    /// syscall-enter stop (PTRACE_SYSCALL, told apart by TRACESYSGOOD and
+    /// PTRACE_GET_SYSCALL_INFO). Counters read here and at the exec stop bound the whole
+    /// system call: see [`crate::perf::CounterSet::rebase`].
+    pub fn stop_at_execve(&mut self) -> Result<(), TraceError> {
+        ptrace::syscall(self.pid, None).map_err(|e| self.lost(format!("PTRACE_SYSCALL: {e}")))?;
+        loop {
+            match waitpid(self.pid, Some(WaitPidFlag::__WALL)) {
+                Ok(WaitStatus::PtraceSyscall(_)) => {
+                    if is_execve_entry(self.pid) {
+                        return Ok(());
+                    }
+                    let _ = ptrace::syscall(self.pid, None);
+                }
+                Ok(WaitStatus::Exited(_, code)) => {
+                    self.alive = false;
+                    return Err(self.exec_error().unwrap_or_else(|| {
+                        self.lost(format!("exited with status {code} before exec"))
+                    }));
+                }
+                Ok(WaitStatus::Signaled(_, s, _)) => {
+                    self.alive = false;
+                    return Err(self.lost(format!("killed by {s:?} before exec")));
+                }
+                Ok(WaitStatus::Stopped(_, sig)) => {
+                    let _ = ptrace::syscall(self.pid, Some(sig));
+                }
+                Ok(_) => {
+                    let _ = ptrace::syscall(self.pid, None);
+                }
+                Err(Errno::EINTR) => {
+                    if crate::trace::interrupted() {
+                        self.kill();
+                        return Err(TraceError::Interrupted);
+                    }
+                }
+                Err(e) => return Err(self.lost(format!("waitpid: {e}"))),
+            }
+        }
+    }
+
+    /// Continues the stopped child (at its SIGSTOP, or at its execve entry after
+    /// [`Tracee::stop_at_execve`]) into execve and waits for the PTRACE_EVENT_EXEC stop.
     pub fn run_to_exec(&mut self) -> Result<(), TraceError> {
         ptrace::cont(self.pid, None).map_err(|e| self.lost(format!("PTRACE_CONT: {e}")))?;
         loop {
@@ -301,6 +478,8 @@ impl Tracee {
                     if ev == ptrace::Event::PTRACE_EVENT_EXEC as i32 =>
                 {
                     self.exec_err = None;
+                    // The child has its own address space now.
+                    self.child_data = None;
                     return Ok(());
                 }
                 Ok(WaitStatus::PtraceEvent(_, _, ev))
@@ -373,6 +552,26 @@ impl Tracee {
             crate::trace::set_current_target(0);
         }
     }
+}
+
+/// Whether the syscall stop `pid` is in is the entry of execve (PTRACE_GET_SYSCALL_INFO).
+fn is_execve_entry(pid: Pid) -> bool {
+    // SAFETY: an all-zero ptrace_syscall_info is valid; the kernel fills at most its size.
+    let mut info: nix::libc::ptrace_syscall_info = unsafe { std::mem::zeroed() };
+    let size = std::mem::size_of::<nix::libc::ptrace_syscall_info>();
+    // SAFETY: PTRACE_GET_SYSCALL_INFO writes at most `size` bytes into `info`.
+    let r = unsafe {
+        nix::libc::ptrace(
+            nix::libc::PTRACE_GET_SYSCALL_INFO,
+            pid.as_raw(),
+            size,
+            &mut info as *mut nix::libc::ptrace_syscall_info,
+        )
+    };
+    // SAFETY: `entry` is the union member the kernel filled when op is ENTRY.
+    r > 0
+        && info.op == nix::libc::PTRACE_SYSCALL_INFO_ENTRY
+        && unsafe { info.u.entry.nr } == nix::libc::SYS_execve as u64
 }
 
 impl Drop for Tracee {

@@ -71,14 +71,21 @@ pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunEr
         .sample
         .as_ref()
         .map(|cfg| start_sampler(cfg, pid.as_raw()));
-    let mut counters = CounterSet::open(pid.as_raw(), true)?;
+    // Counting from now, zeroed at the execve's entry: the whole system call is counted
+    // (CounterSet::rebase says why not enable-on-exec).
+    let mut counters = CounterSet::open(pid.as_raw(), false)?;
     // The same counters inherited by threads and children: the difference is theirs.
-    let mut inherited = CounterSet::open_inherited(pid.as_raw(), true).ok();
+    let mut inherited = CounterSet::open_inherited(pid.as_raw(), false).ok();
     let mut user_kernel_ns = None;
 
     // --timeout: killed by a watchdog, cancelled when it is dropped.
     let watchdog = Watchdog::start(pid, opts.timeout);
 
+    tracee.stop_at_execve()?;
+    counters.rebase()?;
+    if let Some(c) = inherited.as_mut() {
+        c.rebase()?;
+    }
     let t0 = Instant::now();
     tracee.run_to_exec()?;
     // Wall time during which the target ran: our own work at each stop is left out.
@@ -372,6 +379,7 @@ pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunEr
             stops,
             children,
             user_kernel_ns,
+            exec: Some(crate::record::ExecAccount::CURRENT),
             sampled: sampler
                 .take()
                 .map(|s| s.and_then(|s| s.stop().map_err(|e| e.to_string()))),
@@ -384,7 +392,10 @@ pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunEr
 pub fn run_uninstrumented(cmd: &Command, timeout: Option<Duration>) -> Result<Run, RunError> {
     let mut tracee = launch(cmd)?;
     let pid = tracee.pid;
-    let mut counters = CounterSet::open(pid.as_raw(), true)?;
+    // Counted from the execve's entry, as in run_once.
+    let mut counters = CounterSet::open(pid.as_raw(), false)?;
+    tracee.stop_at_execve()?;
+    counters.rebase()?;
     // Detach before exec: from here on the target runs untraced.
     let t0 = Instant::now();
     ptrace::detach(pid, None).map_err(|e| tracee.lost(format!("PTRACE_DETACH: {e}")))?;
@@ -422,6 +433,7 @@ pub fn run_uninstrumented(cmd: &Command, timeout: Option<Duration>) -> Result<Ru
         stops: 0,
         children: None,
         user_kernel_ns: None,
+        exec: Some(crate::record::ExecAccount::CURRENT),
         sampled: None,
     })
 }

@@ -1,0 +1,361 @@
+//! Issue 12, item 1: the kernel-exec phase is the target's whole execve, and the launcher's
+//! image is not torn down inside it.
+//!
+//! Oracles, both from ldcost's own sampled runs (cpu-clock call chains, kernel frames named
+//! from kallsyms), which are measured independently of the phase table's counters:
+//! * the `exec: kernel` category's µs per exec (pooled share × CPU of the sampled runs) and the
+//!   kernel-exec phase's median (task-clock read at the execve-enter and exec stops of the
+//!   measured runs) agree within a wide factor (2.5×). Counted from enable-on-exec, as before,
+//!   the phase was 0.028 ms against 367 µs for rustc (0.08×): most of execve was missed.
+//! * in `--folded`, the exec-kernel stacks through `exec_mmap → mmput` (inlined here:
+//!   `begin_new_exec → __mmput → exit_mmap`; the old image's
+//!   teardown) are under half of them; with a forked launcher they were 115 of 147 (78%).
+//!
+//! The strict agreement "within their intervals" is load-sensitive and lives in
+//! benches/profile_checks.rs.
+
+mod common;
+
+use std::path::Path;
+
+use common::{cc, ldcost, running_as_root, skip, tools, write};
+
+/// What one sampled profile says about exec.
+struct ExecFigures {
+    /// Median CPU ns of the kernel-exec phase, and its 95% CI.
+    phase_ns: f64,
+    phase_ci: (f64, f64),
+    /// `exec: kernel` ns per exec, and its 95% CI.
+    category_ns: f64,
+    category_ci: (f64, f64),
+    /// Samples of `exec: kernel` stacks in the folded output, and those through
+    /// exec_mmap → mmput.
+    exec_samples: u64,
+    teardown_samples: u64,
+}
+
+/// A kernel frame's name in the folded output, without the `_[k]` annotation.
+fn frame_name(f: &str) -> &str {
+    f.strip_suffix("_[k]").unwrap_or(f)
+}
+
+/// Counts (exec-kernel samples, those through exec_mmap then mmput) in folded text.
+fn exec_teardown_counts(folded: &str) -> (u64, u64) {
+    let (mut all, mut teardown) = (0, 0);
+    for line in folded.lines() {
+        let Some((stack, n)) = line.rsplit_once(' ') else {
+            continue;
+        };
+        let n: u64 = n.parse().unwrap_or(0);
+        let frames: Vec<&str> = stack.split(';').map(frame_name).collect();
+        if frames.get(1) != Some(&"exec: kernel") {
+            continue;
+        }
+        all += n;
+        // exec_mmap and mmput are often inlined: `begin_new_exec → __mmput → exit_mmap`.
+        let exec_mmap = frames
+            .iter()
+            .position(|f| *f == "exec_mmap" || *f == "begin_new_exec");
+        let mmput = frames
+            .iter()
+            .rposition(|f| matches!(*f, "mmput" | "__mmput" | "exit_mmap"));
+        if let (Some(a), Some(b)) = (exec_mmap, mmput) {
+            if b > a {
+                teardown += n;
+            }
+        }
+    }
+    (all, teardown)
+}
+
+fn pair(v: &serde_json::Value) -> (f64, f64) {
+    (
+        v[0].as_f64().unwrap_or(f64::NAN),
+        v[1].as_f64().unwrap_or(f64::NAN),
+    )
+}
+
+/// Profiles `argv` with sampling and reads the exec figures from the JSON and folded output.
+fn exec_figures(dir: &Path, argv: &[&str]) -> ExecFigures {
+    let json = dir.join("p.json");
+    let folded = dir.join("p.folded");
+    let (json_s, folded_s) = (json.to_str().unwrap(), folded.to_str().unwrap());
+    let mut args = vec![
+        "profile",
+        "-n",
+        "7",
+        "--no-reference",
+        "--no-ld-debug",
+        "--quiet-target",
+        "--sample",
+        "--sample-runs",
+        "30",
+        "--json",
+        json_s,
+        "--folded",
+        folded_s,
+        "--",
+    ];
+    args.extend_from_slice(argv);
+    let out = ldcost(&args);
+    assert_eq!(out.code, 0, "ldcost {args:?}: {}", out.stderr);
+    assert!(
+        out.stdout
+            .contains("kernel exec: the whole execve, from its entry"),
+        "the report says how exec was counted:\n{}",
+        out.stdout
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let p = &doc["profile"];
+    for run in p["raw"].as_array().unwrap() {
+        assert_eq!(run["exec"]["counted_from"], "syscall-entry", "{run}");
+        assert_eq!(run["exec"]["old_image"], "shared-with-launcher", "{run}");
+    }
+    let phase = p["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|ph| ph["phase"] == "kernel-exec")
+        .expect("a kernel-exec phase");
+    let cat = p["breakdown"]["categories"]
+        .as_array()
+        .expect("a sampled breakdown")
+        .iter()
+        .find(|c| c["category"] == "exec_kernel")
+        .unwrap_or_else(|| panic!("an exec_kernel category in {}", p["breakdown"]));
+    let (exec_samples, teardown_samples) =
+        exec_teardown_counts(&std::fs::read_to_string(&folded).unwrap());
+    ExecFigures {
+        phase_ns: phase["task_clock_ns"]["median"].as_f64().unwrap(),
+        phase_ci: pair(&phase["task_clock_ns"]["ci95"]),
+        category_ns: cat["ns_per_exec_or_fork"]["value"].as_f64().unwrap(),
+        category_ci: pair(&cat["ns_per_exec_or_fork"]["ci95"]),
+        exec_samples,
+        teardown_samples,
+    }
+}
+
+/// The two checks of this file on one target.
+fn check(name: &str, dir: &Path, argv: &[&str]) {
+    let f = exec_figures(dir, argv);
+    let ratio = f.phase_ns / f.category_ns;
+    eprintln!(
+        "{name}: kernel-exec phase {:.1} µs [{:.1}, {:.1}], exec: kernel {:.1} µs [{:.1}, {:.1}] \
+         (phase/category {ratio:.2}); exec-kernel samples {} of which through exec_mmap→mmput {}",
+        f.phase_ns / 1e3,
+        f.phase_ci.0 / 1e3,
+        f.phase_ci.1 / 1e3,
+        f.category_ns / 1e3,
+        f.category_ci.0 / 1e3,
+        f.category_ci.1 / 1e3,
+        f.exec_samples,
+        f.teardown_samples,
+    );
+    // Enough samples for a fraction to mean something (≈1.5 per exec at 10 kHz even for a
+    // trivial program, 30 sampled execs).
+    assert!(
+        f.exec_samples >= 10,
+        "{name}: only {} exec-kernel samples",
+        f.exec_samples
+    );
+    assert!(
+        (f.teardown_samples as f64) < 0.5 * f.exec_samples as f64,
+        "{name}: {} of {} exec-kernel samples tear down the old image (exec_mmap → mmput): the \
+         launcher's image is charged to the target",
+        f.teardown_samples,
+        f.exec_samples
+    );
+    assert!(
+        (0.4..=2.5).contains(&ratio),
+        "{name}: the kernel-exec phase ({:.1} µs) and the sampled exec: kernel ({:.1} µs per \
+         exec) disagree by {ratio:.2}×: the phase does not cover the whole execve",
+        f.phase_ns / 1e3,
+        f.category_ns / 1e3
+    );
+}
+
+fn can_sample(name: &str) -> bool {
+    if !running_as_root() {
+        skip(name, "system-wide sampling (--sample) needs root");
+        return false;
+    }
+    tools(name, &["cc"])
+}
+
+const TRIVIAL: &str = "int main(void) { return 0; }\n";
+
+#[test]
+fn trivial_dynamic_exec_is_whole_and_its_own() {
+    let name = "trivial_dynamic_exec_is_whole_and_its_own";
+    if !can_sample(name) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "t.c", TRIVIAL);
+    cc(dir.path(), &["-O2", "-o", "trivial", "t.c"]);
+    let exe = dir.path().join("trivial");
+    check(name, dir.path(), &[exe.to_str().unwrap()]);
+}
+
+#[test]
+fn trivial_static_exec_is_whole_and_its_own() {
+    let name = "trivial_static_exec_is_whole_and_its_own";
+    if !can_sample(name) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "t.c", TRIVIAL);
+    cc(dir.path(), &["-O2", "-static", "-o", "trivial", "t.c"]);
+    let exe = dir.path().join("trivial");
+    check(name, dir.path(), &[exe.to_str().unwrap()]);
+}
+
+#[test]
+fn rustc_exec_is_whole_and_its_own() {
+    let name = "rustc_exec_is_whole_and_its_own";
+    if !can_sample(name) {
+        return;
+    }
+    // The toolchain's rustc itself, not rustup's proxy (which execs it: two execs per run).
+    let sysroot = std::process::Command::new("rustc")
+        .args(["--print", "sysroot"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+    let Some(rustc) = sysroot
+        .map(|s| Path::new(&s).join("bin/rustc"))
+        .filter(|p| p.is_file())
+    else {
+        skip(name, "rustc is not installed");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    check(name, dir.path(), &[rustc.to_str().unwrap(), "--version"]);
+}
+
+#[test]
+fn folded_teardown_counting() {
+    let folded = "exec;exec: kernel;x;do_execveat_common_[k];begin_new_exec_[k];exec_mmap_[k];mmput_[k];exit_mmap_[k] 3\n\
+                  exec;exec: kernel;x;bprm_execve_[k];load_elf_binary_[k] 2\n\
+                  exec;exit: teardown;x;exec_mmap_[k];mmput_[k] 5\n\
+                  exec;exec: kernel;mmput_[k];exec_mmap_[k] 1\n\
+                  exec;exec: kernel;x;begin_new_exec_[k];__mmput_[k];exit_mmap_[k] 4\n";
+    assert_eq!(exec_teardown_counts(folded), (10, 7));
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+/// The part of execve before `begin_new_exec` (where enable-on-exec counters start) is made
+/// large: 150,000 one-character arguments, which `copy_strings` copies one by one into the new
+/// stack. Oracles: `perf stat -e task-clock` (enable-on-exec: the end of execve and the whole
+/// program after it) and `strace -T -e trace=execve` (the wall time of the whole system call).
+/// The kernel-exec phase must be well above the first (1.5×; here 34 ms against 7.7 ms, while
+/// a phase counted from enable-on-exec read 8.2 ms) and, being CPU time, not above the
+/// second (wall, 141 ms here; 1.5× margin).
+#[test]
+fn execve_argument_copying_is_in_kernel_exec() {
+    let name = "execve_argument_copying_is_in_kernel_exec";
+    if !tools(name, &["cc", "perf", "strace"]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "t.c", TRIVIAL);
+    cc(dir.path(), &["-O2", "-static", "-o", "trivial", "t.c"]);
+    let exe = dir.path().join("trivial");
+    let exe_s = exe.to_str().unwrap();
+    let many: Vec<&str> = vec!["a"; 150_000];
+
+    let mut perf_ns = Vec::new();
+    let mut strace_ns = Vec::new();
+    for _ in 0..5 {
+        let mut argv: Vec<std::ffi::OsString> = vec![exe.clone().into()];
+        argv.extend(many.iter().map(|a| a.into()));
+        let csv = match common::perf_stat_csv(&dir.path().join("stat.csv"), "task-clock", &argv) {
+            Ok(c) => c,
+            Err(e) => {
+                skip(name, &format!("perf stat cannot count here: {e}"));
+                return;
+            }
+        };
+        let ms: f64 = csv
+            .lines()
+            .find(|l| l.contains("task-clock"))
+            .and_then(|l| l.split(',').next())
+            .and_then(|v| v.parse().ok())
+            .expect("a task-clock line");
+        perf_ns.push(ms * 1e6);
+        let out = std::process::Command::new("strace")
+            .args(["-T", "-e", "trace=execve", "-o"])
+            .arg(dir.path().join("strace.txt"))
+            .arg(&exe)
+            .args(&many)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let text = std::fs::read_to_string(dir.path().join("strace.txt")).unwrap();
+        let secs: f64 = text
+            .lines()
+            .find(|l| l.starts_with("execve(") && l.contains(") = 0"))
+            .and_then(|l| l.rsplit_once('<'))
+            .and_then(|(_, t)| t.trim_end_matches('>').parse().ok())
+            .expect("strace's execve line with its time");
+        strace_ns.push(secs * 1e9);
+    }
+    let mut args = vec![
+        "profile",
+        "-n",
+        "5",
+        "--no-reference",
+        "--no-ld-debug",
+        "--quiet-target",
+        "--json",
+        "-",
+        "--",
+        exe_s,
+    ];
+    args.extend_from_slice(&many);
+    let out = ldcost(&args);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let doc: serde_json::Value = serde_json::from_str(
+        out.stdout
+            .find('{')
+            .map(|i| &out.stdout[i..])
+            .expect("JSON on stdout"),
+    )
+    .expect("the JSON document");
+    let phase = doc["profile"]["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|ph| ph["phase"] == "kernel-exec")
+        .expect("a kernel-exec phase")["task_clock_ns"]["median"]
+        .as_f64()
+        .unwrap();
+    let (perf, strace) = (median(perf_ns), median(strace_ns));
+    eprintln!(
+        "{name}: kernel-exec phase {:.2} ms; perf stat task-clock (enable-on-exec) {:.2} ms; \
+         strace -T execve {:.2} ms",
+        phase / 1e6,
+        perf / 1e6,
+        strace / 1e6
+    );
+    assert!(
+        phase > 1.5 * perf,
+        "the kernel-exec phase ({:.2} ms) misses the argument copying: perf stat counts {:.2} ms \
+         from enable-on-exec to exit",
+        phase / 1e6,
+        perf / 1e6
+    );
+    assert!(
+        phase < 1.5 * strace,
+        "the kernel-exec phase ({:.2} ms of CPU) exceeds the execve's wall time under strace \
+         ({:.2} ms)",
+        phase / 1e6,
+        strace / 1e6
+    );
+}
