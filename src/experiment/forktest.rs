@@ -46,6 +46,8 @@ struct Row {
     /// The fork probe in the same image: parent-CPU and wall forks per second.
     probe_cpu_per_s: Option<f64>,
     probe_wall_per_s: Option<f64>,
+    /// The image's VMAs when the probe forked it (/proc/PID/maps, read by the probe).
+    probe_vmas: Option<u64>,
     probe_error: Option<String>,
 }
 
@@ -104,6 +106,7 @@ pub fn run(settings: &Settings, progress: &dyn Progress) -> Result<Section, Expe
             printouts: Vec::new(),
             probe_cpu_per_s: None,
             probe_wall_per_s: None,
+            probe_vmas: None,
             probe_error: None,
         };
         for r in 0..runs {
@@ -124,9 +127,10 @@ pub fn run(settings: &Settings, progress: &dyn Progress) -> Result<Section, Expe
         }
         progress.step(&format!("fork probe in forktest ({label})"));
         match probe(&p, probe_forks) {
-            Ok((cpu, wall)) => {
+            Ok((cpu, wall, vmas)) => {
                 row.probe_cpu_per_s = cpu;
                 row.probe_wall_per_s = wall;
+                row.probe_vmas = vmas;
             }
             Err(e) => {
                 skipped.push(Skipped {
@@ -144,7 +148,10 @@ pub fn run(settings: &Settings, progress: &dyn Progress) -> Result<Section, Expe
 /// `ldcost profile --fork=N --no-exec --child exit --json - PROG -- 0`: this binary, as a child,
 /// so that the probe's ptrace and its children stay out of this process. The program is given
 /// 0 forks of its own, so the probe's loop is the only one.
-fn probe(p: &Program, forks: u32) -> Result<(Option<f64>, Option<f64>), String> {
+/// The probe's figures: parent-CPU forks/s, wall forks/s, the image's VMAs.
+type ProbeFigures = (Option<f64>, Option<f64>, Option<u64>);
+
+fn probe(p: &Program, forks: u32) -> Result<ProbeFigures, String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find ldcost itself: {e}"))?;
     if exe.file_name().and_then(|n| n.to_str()) != Some("ldcost") {
         return Err(format!(
@@ -177,6 +184,7 @@ fn probe(p: &Program, forks: u32) -> Result<(Option<f64>, Option<f64>), String> 
     Ok((
         fork["forks_per_sec_parent_cpu"].as_f64(),
         fork["forks_per_sec_wall"].as_f64(),
+        fork["footprint"]["vmas"]["total"].as_u64(),
     ))
 }
 
@@ -202,6 +210,9 @@ fn section(
             fmt(r.wall()),
             opt(r.probe_cpu_per_s),
             opt(r.probe_wall_per_s),
+            r.probe_vmas
+                .map(|v| v.to_string())
+                .unwrap_or_else(|| "not available".into()),
         ]);
     }
     for s in &skipped {
@@ -209,6 +220,7 @@ fn section(
             s.what.clone(),
             String::new(),
             format!("skipped: {}", s.reason),
+            String::new(),
             String::new(),
             String::new(),
             String::new(),
@@ -223,6 +235,7 @@ fn section(
             "forktest, wall",
             "fork probe, parent CPU",
             "fork probe, wall",
+            "VMAs",
         ]
         .map(String::from)
         .to_vec(),
@@ -232,7 +245,7 @@ fn section(
              \"clock()\" is the seed's figure, forks per second of the *parent's CPU time*; \
              \"wall\" is the round trip fork + child + wait. The fork probe is `ldcost profile \
              --fork={probe_forks} --child exit` in the same image (the program told to do 0 \
-             forks of its own). The seed's static build used dietlibc, ours glibc's libc.a."
+             forks of its own); VMAs is the image's mappings when the probe forked it. The seed's static build used dietlibc, ours glibc's libc.a."
         )),
     };
     let find = |pred: &dyn Fn(&Row) -> bool| rows.iter().find(|r| pred(r));
