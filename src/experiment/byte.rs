@@ -62,7 +62,7 @@ struct Row {
 /// Runs the experiment.
 pub fn run(settings: &Settings, progress: &dyn Progress) -> Result<Section, ExperimentError> {
     let runs = settings.runs_or(1, 3);
-    let seconds: f64 = if settings.quick { 0.4 } else { 3.0 };
+    let seconds: f64 = if settings.quick { 0.4 } else { 2.0 };
     let secs_arg = format!("{seconds}");
     let deadline = Duration::from_secs(60 + seconds as u64 * 4);
     let mut rows = Vec::new();

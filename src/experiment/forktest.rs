@@ -77,8 +77,8 @@ fn builds(quick: bool) -> Vec<(Linkage, Vec<&'static str>, usize)> {
 /// Runs the experiment.
 pub fn run(settings: &Settings, progress: &dyn Progress) -> Result<Section, ExperimentError> {
     let runs = settings.runs_or(1, 3);
-    let forks: u32 = if settings.quick { 1000 } else { 5000 };
-    let probe_forks: u32 = if settings.quick { 300 } else { 2000 };
+    let forks: u32 = if settings.quick { 1000 } else { 2000 };
+    let probe_forks: u32 = if settings.quick { 300 } else { 500 };
     let mut rows = Vec::new();
     let mut skipped = Vec::new();
     for (linkage, libs, seed_index) in builds(settings.quick) {
