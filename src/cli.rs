@@ -22,6 +22,8 @@ Exit codes:
   10  diff: a document is not JSON, truncated, or not a `profile --json` document
   11  diff: the documents are not comparable (another schema version, another machine)
   12  diff/compare --fail-above: a significant slow-down above the threshold
+  13  experiment: one or more experiments could not run (the report names each and why; the
+      others' results are written)
   70  internal error (a bug in ldcost; please report it)
   130 interrupted by SIGINT/SIGTERM in any phase (the target's tree was killed and reaped)
 A target that exits non-zero or dies of a signal is reported, not an ldcost failure (exit 0).";
@@ -56,6 +58,10 @@ pub enum Command {
     /// Profile BASE and HEAD in one interleaved run and compare them (as `diff`).
     #[command(after_help = EXIT_CODES)]
     Compare(Box<CompareArgs>),
+    /// Reproduce the seeds' experiments on this machine (forktime, forktest, BYTE, the
+    /// fork+execl matrix, Micah's matrix, erik's series) and write a report to --out.
+    #[command(after_help = EXIT_CODES)]
+    Experiment(ExperimentArgs),
     /// Print a shell completion script to standard output (e.g.
     /// `ldcost completions bash > ~/.local/share/bash-completion/completions/ldcost`).
     Completions {
@@ -405,4 +411,28 @@ pub struct DepsArgs {
     /// architectures).
     #[arg(long)]
     pub object_only: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ExperimentArgs {
+    /// The experiments to run, in any order (default: all): forktime, forktest, byte, matrix,
+    /// micah, erik. They run in that order.
+    #[arg(value_name = "NAME")]
+    pub names: Vec<String>,
+    /// Fewer runs, sizes and iterations: the whole run in under a minute (the report says so).
+    #[arg(long)]
+    pub quick: bool,
+    /// Where report.md, report.html, results.json and the SVG plots are written (created if
+    /// missing; files of the same names are replaced).
+    #[arg(long, value_name = "DIR", default_value = "ldcost-experiment")]
+    pub out: PathBuf,
+    /// Repetitions of each measurement (default: each experiment's own, fewer with --quick).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub runs: Option<u32>,
+    /// Keep the build directory (sources, programs) instead of removing it; its path is printed.
+    #[arg(long)]
+    pub keep: bool,
+    /// How the report is printed to standard output (the files are written either way).
+    #[arg(long, value_enum, default_value_t = FormatArg::Text)]
+    pub format: FormatArg,
 }

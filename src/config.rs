@@ -192,6 +192,30 @@ pub fn diff_config(a: crate::cli::DiffArgs) -> DiffConfig {
     }
 }
 
+/// Everything `ldcost experiment` needs.
+#[derive(Debug, Clone)]
+pub struct ExperimentConfig {
+    /// The names asked for (checked by `run::experiment`); empty: all.
+    pub names: Vec<String>,
+    pub quick: bool,
+    pub out: PathBuf,
+    pub runs: Option<u32>,
+    pub keep: bool,
+    pub format: Format,
+}
+
+/// `ldcost experiment`'s options.
+pub fn experiment_config(a: crate::cli::ExperimentArgs) -> ExperimentConfig {
+    ExperimentConfig {
+        names: a.names,
+        quick: a.quick,
+        out: a.out,
+        runs: a.runs,
+        keep: a.keep,
+        format: format(a.format),
+    }
+}
+
 fn format(f: crate::cli::FormatArg) -> Format {
     match f {
         crate::cli::FormatArg::Text => Format::Text,

@@ -43,6 +43,8 @@ pub enum ExitCode {
     NotComparable = 11,
     /// `diff`/`compare --fail-above PCT`: a significant slow-down of start-up or fork above PCT.
     Regression = 12,
+    /// `experiment`: one or more experiments could not run (the report names them).
+    ExperimentFailed = 13,
     /// ldcost was interrupted (SIGINT/SIGTERM); the target was killed and reaped.
     Interrupted = crate::trace::tree::INTERRUPTED_EXIT,
     /// A bug in ldcost (a panic caught at the top). Please report it.
@@ -220,6 +222,16 @@ pub enum Error {
     },
     #[error(transparent)]
     Compare(#[from] CompareError),
+    /// `experiment NAME`: no experiment of that name.
+    #[error("unknown experiment `{name}` (the experiments are: {known})")]
+    UnknownExperiment { name: String, known: String },
+    /// `experiment`: the output or build directory cannot be created or written.
+    #[error("cannot write {}: {source}", path.display())]
+    ExperimentOutput {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 impl From<ElfError> for Error {
@@ -256,6 +268,8 @@ impl Error {
                 }
             }
             Error::AddressSpace { .. } => ExitCode::Refused,
+            Error::UnknownExperiment { .. } => ExitCode::Usage,
+            Error::ExperimentOutput { .. } => ExitCode::Output,
         }
     }
     pub fn hint(&self) -> Option<String> {
@@ -297,6 +311,10 @@ impl Error {
                 "lower --sample-budget MB to fit, or raise the limit (`ulimit -v unlimited`)"
                     .into(),
             ),
+            Error::UnknownExperiment { .. } => None,
+            Error::ExperimentOutput { .. } => {
+                Some("give --out a directory that can be created and written".into())
+            }
         }
     }
 }

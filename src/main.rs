@@ -43,6 +43,9 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
         Command::Profile(args) => ldcost::run::profile(&ProfileRun::from_args(*args)),
         Command::Diff(args) => ldcost::run::diff(&ldcost::config::diff_config(args)),
         Command::Compare(args) => ldcost::run::compare(&ldcost::config::compare_config(*args)),
+        Command::Experiment(args) => {
+            ldcost::run::experiment(&ldcost::config::experiment_config(args))
+        }
         Command::Completions { shell } => {
             ldcost::cli::completions(shell, &mut std::io::stdout().lock());
             Ok(ExitCode::Ok)

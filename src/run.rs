@@ -370,3 +370,99 @@ fn finish(w: std::io::BufWriter<std::fs::File>) -> std::io::Result<()> {
     let f = w.into_inner().map_err(|e| e.into_error())?;
     f.sync_all()
 }
+
+/// `ldcost experiment [NAME…]`: checks the names and the output directory before anything
+/// runs, builds in a private directory (removed afterwards unless `--keep`), runs the
+/// experiments in order (a failed one is named, the others still run), writes the report
+/// files, prints the report. Exit 13 when any experiment failed.
+pub fn experiment(cfg: &crate::config::ExperimentConfig) -> Result<ExitCode, Error> {
+    use crate::experiment::{self, output};
+    let names = experiment::select(&cfg.names).map_err(|name| Error::UnknownExperiment {
+        name,
+        known: experiment::names().join(", "),
+    })?;
+    let out_err = |path: &std::path::Path, source| Error::ExperimentOutput {
+        path: path.to_path_buf(),
+        source,
+    };
+    // The output directory must be writable before minutes of measuring, not after.
+    std::fs::create_dir_all(&cfg.out).map_err(|e| out_err(&cfg.out, e))?;
+    let probe = cfg
+        .out
+        .join(format!(".ldcost-write-test.{}", std::process::id()));
+    std::fs::write(&probe, b"").map_err(|e| out_err(&cfg.out, e))?;
+    let _ = std::fs::remove_file(&probe);
+    let work = make_work_dir().map_err(|(p, e)| out_err(&p, e))?;
+    let start = std::time::Instant::now();
+    let progress = experiment::progress::Reporter::for_stderr(names.len());
+    let outcomes = experiment::run_all(&names, &work, cfg.quick, cfg.runs, &progress);
+    if cfg.keep {
+        eprintln!("ldcost: the build directory is kept: {}", work.display());
+    } else if let Err(e) = std::fs::remove_dir_all(&work) {
+        eprintln!(
+            "ldcost: warning: cannot remove the build directory {}: {e}",
+            work.display()
+        );
+    }
+    let report = output::Report {
+        machine: crate::record::Machine::current(),
+        settings: output::RunSettings {
+            experiments: names.iter().map(|n| n.to_string()).collect(),
+            quick: cfg.quick,
+            runs: cfg.runs,
+            out: cfg.out.display().to_string(),
+            keep: cfg.keep,
+            work_dir: cfg.keep.then(|| work.display().to_string()),
+        },
+        outcomes,
+        elapsed_s: start.elapsed().as_secs_f64(),
+    };
+    output::write_dir(&report, &cfg.out).map_err(|(p, e)| out_err(&p, e))?;
+    let text = match cfg.format {
+        crate::config::Format::Text => output::text(&report),
+        crate::config::Format::Markdown => output::markdown(&report),
+        crate::config::Format::Json => {
+            serde_json::to_string_pretty(&output::json(&report)).unwrap_or_default() + "\n"
+        }
+    };
+    report::write_text(&text, std::path::Path::new("-"))?;
+    let failed = report.failed();
+    if failed.is_empty() {
+        return Ok(ExitCode::Ok);
+    }
+    let names: Vec<&str> = failed.iter().map(|f| f.0).collect();
+    eprintln!(
+        "ldcost: warning: {} experiment{} could not run: {} (the report says why); the others' \
+         results are in {}",
+        failed.len(),
+        if failed.len() == 1 { "" } else { "s" },
+        names.join(", "),
+        cfg.out.display()
+    );
+    Ok(ExitCode::ExperimentFailed)
+}
+
+/// A new private directory under the system's temporary directory (absolute, mode 0700).
+fn make_work_dir() -> Result<std::path::PathBuf, (std::path::PathBuf, std::io::Error)> {
+    use std::os::unix::fs::DirBuilderExt;
+    let base = std::env::temp_dir();
+    let base = std::path::absolute(&base).unwrap_or(base);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let mut last = None;
+    for i in 0..16u32 {
+        let dir = base.join(format!(
+            "ldcost-experiment-{}-{:08x}",
+            std::process::id(),
+            nanos.wrapping_add(i.wrapping_mul(0x9e37_79b9))
+        ));
+        match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some((dir, e)),
+            Err(e) => return Err((dir, e)),
+        }
+    }
+    Err(last.unwrap_or_else(|| (base, std::io::Error::other("no free name"))))
+}

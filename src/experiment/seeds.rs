@@ -209,18 +209,31 @@ pub fn build_recorded(
     libs: &[&str],
     out_dir: &Path,
 ) -> Result<Built, BuildError> {
+    build_source(seed.name(), seed.source(), linkage, libs, out_dir)
+}
+
+/// Builds any embedded C source as [`build_recorded`] builds a seed's: `name` names the
+/// source file and the executable (`out_dir/NAME-LINKAGE[-LIB...]`). For the experiments' own
+/// programs in `probes/` (BYTE's loops, the fork+execl matrix's parent).
+pub fn build_source(
+    name: &'static str,
+    source: &str,
+    linkage: Linkage,
+    libs: &[&str],
+    out_dir: &Path,
+) -> Result<Built, BuildError> {
     let libs: Vec<&str> = libs
         .iter()
         .map(|l| l.strip_prefix("-l").unwrap_or(l))
         .collect();
-    let src = out_dir.join(format!("{}.c", seed.name()));
-    write_atomically(&src, seed.source())?;
-    let mut name = format!("{}-{}", seed.name(), linkage.name());
+    let src = out_dir.join(format!("{name}.c"));
+    write_atomically(&src, source)?;
+    let mut exe = format!("{name}-{}", linkage.name());
     for l in &libs {
-        name.push('-');
-        name.push_str(l);
+        exe.push('-');
+        exe.push_str(l);
     }
-    let out = out_dir.join(name);
+    let out = out_dir.join(exe);
     let mut command: Vec<String> = ["cc", "-O2", "-Wall", "-o"].map(String::from).to_vec();
     command.push(out.to_string_lossy().into_owned());
     command.push(src.to_string_lossy().into_owned());
@@ -248,8 +261,8 @@ pub fn build_recorded(
     if output.status.success() {
         return Ok(Built { path: out, command });
     }
-    Err(diagnose(
-        seed,
+    Err(diagnose_named(
+        name,
         linkage,
         &String::from_utf8_lossy(&output.stderr),
         line,
@@ -257,7 +270,17 @@ pub fn build_recorded(
 }
 
 /// Turns cc's complaint into the error that says what to install.
+#[cfg(test)]
 fn diagnose(seed: Seed, linkage: Linkage, stderr: &str, command: String) -> BuildError {
+    diagnose_named(seed.name(), linkage, stderr, command)
+}
+
+fn diagnose_named(
+    name: &'static str,
+    linkage: Linkage,
+    stderr: &str,
+    command: String,
+) -> BuildError {
     for l in stderr.lines() {
         // GNU ld: "/usr/bin/ld: cannot find -lssl: No such file or directory" (older: no colon).
         if let Some((_, rest)) = l.split_once("cannot find -l") {
@@ -290,7 +313,7 @@ fn diagnose(seed: Seed, linkage: Linkage, stderr: &str, command: String) -> Buil
         .trim()
         .to_string();
     BuildError::Compile {
-        seed: seed.name(),
+        seed: name,
         detail,
         command,
     }

@@ -1,0 +1,385 @@
+//! Experiment 2, `forktest` (seed 001, Chris Brannon, 2009): forks per second by `clock()` for
+//! a static build, a dynamic one, and dynamic builds with the seed's growing list of unused
+//! libraries (-lm -lcurses -lpthread -lresolv -lssl -lreadline).
+//!
+//! In: [`Settings`]. Out: a [`Section`]: the seed's figures beside the program's own printout
+//! (clock and wall) and the fork probe's figure for the same image (`ldcost profile
+//! --fork=N --no-exec --child exit`, run as a child of this very binary), a bar plot, and the
+//! directions checked. A library this machine lacks is a skipped row naming its package.
+//! Every printout is kept in `data` so that the figures can be checked against them.
+
+use std::time::Duration;
+
+use serde_json::json;
+
+use super::plot;
+use super::runner::{self, fmt, median, Program};
+use super::section::{
+    Check, ExperimentError, Finding, Plot, Progress, Section, Settings, Skipped, Table,
+};
+use super::seeds::{parse_forktest_output, parse_forktest_wall, Linkage, Seed, SEED_LIBS};
+
+/// The seed's transcript: (its build, forks per second by clock()).
+pub const SEED_FIGURES: [(&str, f64); 8] = [
+    ("dietcc (static, dietlibc)", 30864.1),
+    ("gcc (dynamic)", 15723.3),
+    ("-lm", 14792.9),
+    ("-lm -lcurses", 13888.9),
+    ("-lm -lcurses -lpthread", 11961.7),
+    ("-lm -lcurses -lpthread -lresolv", 11013.2),
+    ("-lm -lcurses -lpthread -lresolv -lssl", 8250.83),
+    ("-lm -lcurses -lpthread -lresolv -lssl -lreadline", 7961.78),
+];
+
+/// One build's figures.
+#[derive(Debug, Clone, serde::Serialize)]
+struct Row {
+    label: String,
+    /// Index into [`SEED_FIGURES`].
+    seed_index: usize,
+    command: String,
+    /// forktest's own "N forks per second" (parent CPU by clock()), one per run.
+    clock_per_s: Vec<f64>,
+    /// Its "wall: N forks per second", one per run.
+    wall_per_s: Vec<f64>,
+    printouts: Vec<String>,
+    /// The fork probe in the same image: parent-CPU and wall forks per second.
+    probe_cpu_per_s: Option<f64>,
+    probe_wall_per_s: Option<f64>,
+    /// The image's VMAs when the probe forked it (/proc/PID/maps, read by the probe).
+    probe_vmas: Option<u64>,
+    probe_error: Option<String>,
+}
+
+impl Row {
+    fn clock(&self) -> f64 {
+        median(&self.clock_per_s).unwrap_or(f64::NAN)
+    }
+    fn wall(&self) -> f64 {
+        median(&self.wall_per_s).unwrap_or(f64::NAN)
+    }
+}
+
+/// The builds: (linkage, libraries, index of the seed's figure).
+fn builds(quick: bool) -> Vec<(Linkage, Vec<&'static str>, usize)> {
+    let mut out = vec![(Linkage::Static, vec![], 0), (Linkage::Dynamic, vec![], 1)];
+    let steps: Vec<usize> = if quick {
+        vec![SEED_LIBS.len()]
+    } else {
+        (1..=SEED_LIBS.len()).collect()
+    };
+    for n in steps {
+        out.push((Linkage::Dynamic, SEED_LIBS[..n].to_vec(), n + 1));
+    }
+    out
+}
+
+/// Runs the experiment.
+pub fn run(settings: &Settings, progress: &dyn Progress) -> Result<Section, ExperimentError> {
+    let runs = settings.runs_or(1, 3);
+    let forks: u32 = if settings.quick { 1000 } else { 2000 };
+    let probe_forks: u32 = if settings.quick { 300 } else { 500 };
+    let mut rows = Vec::new();
+    let mut skipped = Vec::new();
+    for (linkage, libs, seed_index) in builds(settings.quick) {
+        let label = runner::label(linkage, &libs);
+        progress.step(&format!("building forktest ({label})"));
+        let p: Program = match runner::build(
+            "forktest",
+            Seed::Forktest.source(),
+            linkage,
+            &libs,
+            &settings.work_dir,
+        )? {
+            Ok(p) => p,
+            Err(s) => {
+                skipped.push(s);
+                continue;
+            }
+        };
+        let mut row = Row {
+            label: label.clone(),
+            seed_index,
+            command: p.command.clone(),
+            clock_per_s: Vec::new(),
+            wall_per_s: Vec::new(),
+            printouts: Vec::new(),
+            probe_cpu_per_s: None,
+            probe_wall_per_s: None,
+            probe_vmas: None,
+            probe_error: None,
+        };
+        for r in 0..runs {
+            progress.step(&format!("forktest {label} run {}/{runs}", r + 1));
+            let out = runner::run(&p.path, &[forks.to_string()], Duration::from_secs(300))?;
+            match (parse_forktest_output(&out), parse_forktest_wall(&out)) {
+                (Some(c), Some(w)) => {
+                    row.clock_per_s.push(c);
+                    row.wall_per_s.push(w);
+                }
+                // clock() did not advance ("inf"): no measurement, said so.
+                _ => skipped.push(Skipped {
+                    what: format!("forktest {label}, run {}", r + 1),
+                    reason: format!("no figure in its output: {:?}", out.trim()),
+                }),
+            }
+            row.printouts.push(out);
+        }
+        progress.step(&format!("fork probe in forktest ({label})"));
+        match probe(&p, probe_forks) {
+            Ok((cpu, wall, vmas)) => {
+                row.probe_cpu_per_s = cpu;
+                row.probe_wall_per_s = wall;
+                row.probe_vmas = vmas;
+            }
+            Err(e) => {
+                skipped.push(Skipped {
+                    what: format!("fork probe in forktest {label}"),
+                    reason: e.clone(),
+                });
+                row.probe_error = Some(e);
+            }
+        }
+        rows.push(row);
+    }
+    section(settings, runs, forks, probe_forks, rows, skipped)
+}
+
+/// `ldcost profile --fork=N --no-exec --child exit --json - PROG -- 0`: this binary, as a child,
+/// so that the probe's ptrace and its children stay out of this process. The program is given
+/// 0 forks of its own, so the probe's loop is the only one.
+/// The probe's figures: parent-CPU forks/s, wall forks/s, the image's VMAs.
+type ProbeFigures = (Option<f64>, Option<f64>, Option<u64>);
+
+fn probe(p: &Program, forks: u32) -> Result<ProbeFigures, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find ldcost itself: {e}"))?;
+    if exe.file_name().and_then(|n| n.to_str()) != Some("ldcost") {
+        return Err(format!(
+            "not run: this process is {}, not the ldcost binary",
+            exe.display()
+        ));
+    }
+    let args: Vec<String> = [
+        "profile",
+        &format!("--fork={forks}"),
+        "--no-exec",
+        "--child",
+        "exit",
+        "--quiet-target",
+        "--json",
+        "-",
+        &p.path.to_string_lossy(),
+        "--",
+        "0",
+    ]
+    .map(String::from)
+    .to_vec();
+    let out = runner::run(&exe, &args, Duration::from_secs(300)).map_err(|e| e.to_string())?;
+    let doc: serde_json::Value =
+        serde_json::from_str(&out).map_err(|e| format!("profile --json is not JSON: {e}"))?;
+    let fork = &doc["fork"];
+    if let Some(e) = fork["error"].as_str() {
+        return Err(format!("the probe failed: {e}"));
+    }
+    Ok((
+        fork["forks_per_sec_parent_cpu"].as_f64(),
+        fork["forks_per_sec_wall"].as_f64(),
+        fork["footprint"]["vmas"]["total"].as_u64(),
+    ))
+}
+
+fn opt(x: Option<f64>) -> String {
+    x.map(fmt).unwrap_or_else(|| "not available".into())
+}
+
+fn section(
+    settings: &Settings,
+    runs: u32,
+    forks: u32,
+    probe_forks: u32,
+    rows: Vec<Row>,
+    skipped: Vec<Skipped>,
+) -> Result<Section, ExperimentError> {
+    let mut table_rows = Vec::new();
+    for r in &rows {
+        let (seed_build, seed_value) = SEED_FIGURES[r.seed_index];
+        table_rows.push(vec![
+            r.label.clone(),
+            format!("{seed_value} ({seed_build})"),
+            fmt(r.clock()),
+            fmt(r.wall()),
+            opt(r.probe_cpu_per_s),
+            opt(r.probe_wall_per_s),
+            r.probe_vmas
+                .map(|v| v.to_string())
+                .unwrap_or_else(|| "not available".into()),
+        ]);
+    }
+    for s in &skipped {
+        table_rows.push(vec![
+            s.what.clone(),
+            String::new(),
+            format!("skipped: {}", s.reason),
+            String::new(),
+            String::new(),
+            String::new(),
+            String::new(),
+        ]);
+    }
+    let table = Table {
+        title: "forktest (seed 001, 2009): forks per second".into(),
+        columns: [
+            "build",
+            "seed 001 (2009, x86 Linux)",
+            "forktest, clock()",
+            "forktest, wall",
+            "fork probe, parent CPU",
+            "fork probe, wall",
+            "VMAs",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows: table_rows,
+        caption: Some(format!(
+            "forktest's own printout ({forks} forks, child exit(42); median of {runs} run(s)): \
+             \"clock()\" is the seed's figure, forks per second of the *parent's CPU time*; \
+             \"wall\" is the round trip fork + child + wait. The fork probe is `ldcost profile \
+             --fork={probe_forks} --child exit` in the same image (the program told to do 0 \
+             forks of its own); VMAs is the image's mappings when the probe forked it. The seed's static build used dietlibc, ours glibc's libc.a."
+        )),
+    };
+    let find = |pred: &dyn Fn(&Row) -> bool| rows.iter().find(|r| pred(r));
+    let stat = find(&|r| r.seed_index == 0);
+    let dyn0 = find(&|r| r.seed_index == 1);
+    let most = rows
+        .iter()
+        .filter(|r| r.seed_index > 1)
+        .max_by_key(|r| r.seed_index);
+    let mut checks = Vec::new();
+    let mut findings = Vec::new();
+    if let (Some(s), Some(d)) = (stat, dyn0) {
+        checks.push(Check {
+            claim: "static forks faster than dynamic (forktest, clock())".into(),
+            holds: s.clock() > d.clock(),
+            detail: format!("static {}/s, dynamic {}/s", fmt(s.clock()), fmt(d.clock())),
+        });
+    }
+    if let (Some(d), Some(m)) = (dyn0, most) {
+        checks.push(Check {
+            claim: "more libraries, slower fork (forktest, clock())".into(),
+            holds: m.clock() < d.clock(),
+            detail: format!(
+                "dynamic {}/s, {} {}/s",
+                fmt(d.clock()),
+                m.label,
+                fmt(m.clock())
+            ),
+        });
+        findings.push(Finding {
+            key: "forktest.slowdown_all_libs".into(),
+            text: format!(
+                "forktest: the seed's six libraries cost {} of dynamic forktest's forks per \
+                 second here (seed: {:.0}%)",
+                format_args!("{:.0}%", (1.0 - m.clock() / d.clock()) * 100.0),
+                (1.0 - SEED_FIGURES[7].1 / SEED_FIGURES[1].1) * 100.0
+            ),
+            value: (1.0 - m.clock() / d.clock()) * 100.0,
+            unit: "%".into(),
+            interval: None,
+        });
+    }
+    let categories: Vec<String> = rows.iter().map(|r| r.label.replace(" -l", " ")).collect();
+    let groups = [
+        "seed 001 (2009)",
+        "forktest, clock()",
+        "forktest, wall",
+        "fork probe, parent CPU",
+    ]
+    .map(String::from)
+    .to_vec();
+    let values: Vec<Vec<Option<f64>>> = rows
+        .iter()
+        .map(|r| {
+            vec![
+                Some(SEED_FIGURES[r.seed_index].1),
+                Some(r.clock()).filter(|x| x.is_finite()),
+                Some(r.wall()).filter(|x| x.is_finite()),
+                r.probe_cpu_per_s,
+            ]
+        })
+        .collect();
+    let mut plots = Vec::new();
+    if !rows.is_empty() {
+        let svg = plot::bar_chart(
+            "forktest (seed 001): forks per second per library list",
+            "forks per second",
+            &categories,
+            &groups,
+            &values,
+        )
+        .map_err(|e| ExperimentError::Run {
+            what: "forktest plot".into(),
+            detail: e,
+        })?;
+        plots.push(Plot {
+            file_name: "forktest-forks-per-second.svg".into(),
+            title: "forktest: forks per second per library list".into(),
+            svg,
+        });
+    }
+    Ok(Section {
+        name: "forktest".into(),
+        title: "forktest (seed 001, 2009)".into(),
+        seed: Some(Seed::Forktest.seed_file().into()),
+        intro: vec![format!(
+            "Chris Brannon's forktest.c: fork, the child calls exit(42), the parent waits; \
+             forks per second by clock(). Built static, dynamic, and dynamic with {} of the \
+             seed's unused libraries (linked with --no-as-needed so that each is loaded).",
+            if settings.quick {
+                "all (quick run: the intermediate lists are left out)"
+            } else {
+                "a growing list"
+            }
+        )],
+        tables: vec![table],
+        plots,
+        findings,
+        checks,
+        skipped,
+        notes: vec![
+            "-lcurses is ncurses here. On glibc 2.34 and later libpthread is part of libc: \
+             -lpthread loads nothing, so the -lpthread step adds no object."
+                .into(),
+            "clock() counts only the parent's CPU time: the child's exit, its faults and the \
+             teardown of its address space are in the wall figure, not in the seed's."
+                .into(),
+        ],
+        data: json!({
+            "forks": forks,
+            "probe_forks": probe_forks,
+            "runs": runs,
+            "rows": rows,
+        }),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_builds_follow_the_seeds_list() {
+        let full = builds(false);
+        assert_eq!(full.len(), SEED_FIGURES.len());
+        for (i, (_, libs, seed)) in full.iter().enumerate() {
+            assert_eq!(*seed, i);
+            if i >= 2 {
+                assert_eq!(libs.len(), i - 1);
+            }
+        }
+        let quick = builds(true);
+        assert_eq!(quick.len(), 3);
+        assert_eq!(quick[2].2, 7);
+        assert_eq!(quick[2].1.len(), 6);
+    }
+}

@@ -1,0 +1,400 @@
+//! Experiment 4, the fork+execl matrix (seed 003, Sasha Pachev and Dan Nelson, 1998–99):
+//! static/dynamic parent × static/dynamic child, created with fork(), vfork() (the seed's "v"
+//! column) and posix_spawn(), in ms per spawn; and the same with a large parent (a touched
+//! heap), where fork() must copy the page tables that vfork() and posix_spawn() share.
+//!
+//! In: [`Settings`]. Out: a [`Section`] in the seed's layout beside its Linux, FreeBSD and
+//! SunOS figures, a bar plot, the directions checked, and `probes/matrix_spawn.c`'s printouts.
+
+use std::time::Duration;
+
+use serde_json::json;
+
+use super::plot;
+use super::runner::{self, fmt, median, Program};
+use super::section::{Check, ExperimentError, Plot, Progress, Section, Settings, Table};
+use super::seeds::{Linkage, Seed};
+
+pub const SOURCE: &str = include_str!("../../probes/matrix_spawn.c");
+
+/// The seed's pairs, in its order: (parent, child).
+pub const PAIRS: [(Linkage, Linkage); 4] = [
+    (Linkage::Static, Linkage::Dynamic),
+    (Linkage::Static, Linkage::Static),
+    (Linkage::Dynamic, Linkage::Dynamic),
+    (Linkage::Dynamic, Linkage::Static),
+];
+
+/// The seed's machines and figures, ms per fork()+execl() for [`PAIRS`] in order, with the
+/// vfork ("v=") figure where the seed gave one.
+/// One cell of the seed: ms with fork, and with vfork where given.
+pub type SeedCell = (f64, Option<f64>);
+
+/// (3.14 ms is the seed's SunOS figure, not an approximation of pi.)
+#[allow(clippy::approx_constant)]
+pub const SEED_FIGURES: [(&str, [SeedCell; 4]); 5] = [
+    (
+        "Linux 2.0.33, Pentium 166",
+        [(8.36, None), (1.95, None), (8.80, None), (2.48, None)],
+    ),
+    (
+        "Linux 2.0.36, Pentium II 350",
+        [(2.31, None), (0.43, None), (2.45, None), (0.55, None)],
+    ),
+    (
+        "FreeBSD 4.0-CURRENT, P/166",
+        [
+            (6.59, Some(6.19)),
+            (1.41, Some(0.96)),
+            (7.31, Some(6.21)),
+            (2.07, Some(0.96)),
+        ],
+    ),
+    (
+        "FreeBSD 2.2.8-STABLE, PII/400",
+        [(2.38, None), (0.63, None), (2.68, None), (0.87, None)],
+    ),
+    (
+        "SunOS 5.6, Sparc 400 MHz x6",
+        [
+            (3.14, Some(2.94)),
+            (0.88, Some(0.69)),
+            (3.68, Some(2.95)),
+            (1.41, Some(0.65)),
+        ],
+    ),
+];
+
+pub const METHODS: [&str; 3] = ["fork", "vfork", "posix_spawn"];
+
+/// `matrix_spawn: METHOD N spawns, X us per spawn (wall), heap H MiB`: (method, spawns, µs).
+pub fn parse_spawn(text: &str) -> Option<(String, u64, f64)> {
+    text.lines().find_map(|l| {
+        let rest = l.trim().strip_prefix("matrix_spawn: ")?;
+        let (method, rest) = rest.split_once(' ')?;
+        let (n, rest) = rest.split_once(" spawns, ")?;
+        let (us, _) = rest.split_once(" us per spawn (wall), heap ")?;
+        let us = us
+            .parse::<f64>()
+            .ok()
+            .filter(|x| x.is_finite() && *x > 0.0)?;
+        Some((method.to_string(), n.parse().ok()?, us))
+    })
+}
+
+fn pair_name(p: Linkage, c: Linkage) -> String {
+    let cap = |l: Linkage| match l {
+        Linkage::Static => "Static",
+        Linkage::Dynamic => "Dynamic",
+    };
+    format!("{} parent/{} child", cap(p), cap(c))
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+struct Cell {
+    parent: Linkage,
+    child: Linkage,
+    method: &'static str,
+    heap_mib: u32,
+    /// µs per spawn, one per run.
+    us: Vec<f64>,
+    printouts: Vec<String>,
+}
+
+impl Cell {
+    fn ms(&self) -> f64 {
+        median(&self.us).unwrap_or(f64::NAN) / 1e3
+    }
+}
+
+fn build(
+    name: &'static str,
+    src: &str,
+    l: Linkage,
+    s: &Settings,
+) -> Result<Program, ExperimentError> {
+    runner::build(name, src, l, &[], &s.work_dir)?.map_err(|sk| ExperimentError::Run {
+        what: sk.what,
+        detail: sk.reason,
+    })
+}
+
+/// Runs the experiment.
+pub fn run(settings: &Settings, progress: &dyn Progress) -> Result<Section, ExperimentError> {
+    let runs = settings.runs_or(3, 5);
+    let (count, big_count, heap_mib) = if settings.quick {
+        (15u32, 4u32, 64u32)
+    } else {
+        (150, 10, 256)
+    };
+    progress.step("building the matrix's parents and children");
+    let mut parent = Vec::new();
+    let mut child = Vec::new();
+    for l in [Linkage::Static, Linkage::Dynamic] {
+        parent.push((l, build("matrix_spawn", SOURCE, l, settings)?));
+        child.push((l, build("child", Seed::Child.source(), l, settings)?));
+    }
+    let get = |v: &[(Linkage, Program)], l: Linkage| {
+        v.iter()
+            .find(|(k, _)| *k == l)
+            .map(|(_, p)| p.path.clone())
+            .unwrap_or_default()
+    };
+    let mut plan: Vec<(Linkage, Linkage, &'static str, u32, u32)> = Vec::new();
+    for (p, c) in PAIRS {
+        for m in METHODS {
+            plan.push((p, c, m, 0, count));
+        }
+    }
+    for m in METHODS {
+        plan.push((Linkage::Static, Linkage::Static, m, heap_mib, big_count));
+    }
+    let mut cells: Vec<Cell> = plan
+        .iter()
+        .map(|&(p, c, method, heap, _)| Cell {
+            parent: p,
+            child: c,
+            method,
+            heap_mib: heap,
+            us: Vec::new(),
+            printouts: Vec::new(),
+        })
+        .collect();
+    // Rounds: every cell once per round, so that a burst of other load on this shared machine
+    // falls on all cells alike instead of on one; each cell's figure is its median.
+    for r in 0..runs {
+        progress.step(&format!("matrix: round {}/{runs}", r + 1));
+        for (cell, &(p, c, method, heap, n)) in cells.iter_mut().zip(&plan) {
+            let args = [
+                method.to_string(),
+                get(&child, c).to_string_lossy().into_owned(),
+                n.to_string(),
+                heap.to_string(),
+            ];
+            let parent_path = get(&parent, p);
+            let out = runner::run(&parent_path, &args, Duration::from_secs(300))?;
+            let (_, _, us) = parse_spawn(&out).ok_or_else(|| ExperimentError::Run {
+                what: parent_path.display().to_string(),
+                detail: format!("printed no matrix_spawn line: {:?}", out.trim()),
+            })?;
+            cell.us.push(us);
+            cell.printouts.push(out);
+        }
+    }
+    section(settings, runs, count, big_count, heap_mib, cells)
+}
+
+fn section(
+    settings: &Settings,
+    runs: u32,
+    count: u32,
+    big_count: u32,
+    heap_mib: u32,
+    cells: Vec<Cell>,
+) -> Result<Section, ExperimentError> {
+    let find = |p: Linkage, c: Linkage, m: &str, big: bool| {
+        cells
+            .iter()
+            .find(|x| x.parent == p && x.child == c && x.method == m && (x.heap_mib > 0) == big)
+    };
+    let ms = |p, c, m, big| find(p, c, m, big).map(|x| x.ms()).unwrap_or(f64::NAN);
+    let mut columns = vec!["Avg fork() + execl() time, ms".to_string()];
+    columns.extend(SEED_FIGURES.iter().map(|(m, _)| format!("seed 003: {m}")));
+    columns.extend(METHODS.iter().map(|m| format!("here: {m}")));
+    let mut rows = Vec::new();
+    for (i, (p, c)) in PAIRS.iter().enumerate() {
+        let mut row = vec![pair_name(*p, *c)];
+        for (_, figs) in SEED_FIGURES {
+            let (f, v) = figs[i];
+            row.push(match v {
+                Some(v) => format!("{f:.2} v={v:.2}"),
+                None => format!("{f:.2}"),
+            });
+        }
+        for m in METHODS {
+            row.push(fmt(ms(*p, *c, m, false)));
+        }
+        rows.push(row);
+    }
+    let table = Table {
+        title: "the fork+execl matrix (seed 003, 1998–99): ms per fork() + execl() + wait".into(),
+        columns,
+        rows,
+        caption: Some(format!(
+            "Seed columns copied from the seed (\"v=\": the same with vfork()). Ours: \
+             probes/matrix_spawn.c spawning probes/child.c {count} times per round, wall time, \
+             median of {runs} round(s) (each round runs every cell once); the parent is small (no \
+             extra heap)."
+        )),
+    };
+    let mut big_rows = Vec::new();
+    for m in METHODS {
+        big_rows.push(vec![
+            m.to_string(),
+            fmt(ms(Linkage::Static, Linkage::Static, m, false)),
+            fmt(ms(Linkage::Static, Linkage::Static, m, true)),
+        ]);
+    }
+    let big = Table {
+        title: format!(
+            "the fork+execl matrix (seed 003): a large parent ({heap_mib} MiB touched heap), \
+             ms per spawn"
+        ),
+        columns: [
+            "how".to_string(),
+            "static parent, no heap".into(),
+            format!("static parent, {heap_mib} MiB heap"),
+        ]
+        .to_vec(),
+        rows: big_rows,
+        caption: Some(format!(
+            "Static parent and static child; {big_count} spawns per round with the heap. Dan \
+             Nelson: \"why copy your page tables when you're going to throw them away in the \
+             next syscall?\""
+        )),
+    };
+    let mut checks = Vec::new();
+    for p in [Linkage::Static, Linkage::Dynamic] {
+        let (s, d) = (
+            ms(p, Linkage::Static, "fork", false),
+            ms(p, Linkage::Dynamic, "fork", false),
+        );
+        checks.push(Check {
+            claim: format!(
+                "static child faster than dynamic child ({} parent, fork)",
+                p.name()
+            ),
+            holds: s < d,
+            detail: format!("static child {} ms, dynamic child {} ms", fmt(s), fmt(d)),
+        });
+    }
+    let (f, v) = (
+        ms(Linkage::Static, Linkage::Static, "fork", true),
+        ms(Linkage::Static, Linkage::Static, "vfork", true),
+    );
+    checks.push(Check {
+        claim: "vfork+exec cheaper than fork+exec for a large parent".into(),
+        holds: v < f,
+        detail: format!(
+            "{heap_mib} MiB parent: fork {} ms, vfork {} ms",
+            fmt(f),
+            fmt(v)
+        ),
+    });
+    let categories: Vec<String> = PAIRS
+        .iter()
+        .map(|(p, c)| format!("{}/{}", p.name(), c.name()))
+        .chain(std::iter::once(format!(
+            "static/static, {heap_mib} MiB parent"
+        )))
+        .collect();
+    let groups: Vec<String> = METHODS.iter().map(|m| m.to_string()).collect();
+    let mut values: Vec<Vec<Option<f64>>> = PAIRS
+        .iter()
+        .map(|(p, c)| {
+            METHODS
+                .iter()
+                .map(|m| Some(ms(*p, *c, m, false)).filter(|x| x.is_finite()))
+                .collect()
+        })
+        .collect();
+    values.push(
+        METHODS
+            .iter()
+            .map(|m| Some(ms(Linkage::Static, Linkage::Static, m, true)).filter(|x| x.is_finite()))
+            .collect(),
+    );
+    let svg = plot::bar_chart(
+        "fork+execl matrix (seed 003): parent/child linkage",
+        "ms per spawn (fork/vfork/posix_spawn + execl + wait)",
+        &categories,
+        &groups,
+        &values,
+    )
+    .map_err(|e| ExperimentError::Run {
+        what: "matrix plot".into(),
+        detail: e,
+    })?;
+    let findings = vec![super::section::Finding {
+        key: "matrix.large_parent_fork_over_vfork".into(),
+        text: format!(
+            "fork+execl from a {heap_mib} MiB parent costs {} the vfork+execl",
+            runner::ratio(f / v)
+        ),
+        value: f / v,
+        unit: "ratio".into(),
+        interval: None,
+    }];
+    Ok(Section {
+        name: "matrix".into(),
+        title: "the fork+execl matrix (seed 003, 1998–99)".into(),
+        seed: Some(Seed::ForkExec.seed_file().into()),
+        intro: vec![format!(
+            "A parent creates a child that execl()s a program whose main returns 0, and waits \
+             for it: static or dynamic parent, static or dynamic child, by fork(), vfork() or \
+             posix_spawn(){}.",
+            if settings.quick {
+                " (quick run: few spawns per cell, three rounds)"
+            } else {
+                ""
+            }
+        )],
+        tables: vec![table, big],
+        plots: vec![Plot {
+            file_name: "matrix-fork-execl.svg".into(),
+            title: "the fork+execl matrix as bars".into(),
+            svg,
+        }],
+        findings,
+        checks,
+        skipped: Vec::new(),
+        notes: vec![
+            "glibc's posix_spawn() creates the child with clone(CLONE_VM | CLONE_VFORK): like \
+             vfork(), it copies no page tables."
+                .into(),
+        ],
+        data: json!({
+            "count": count,
+            "large_parent_count": big_count,
+            "heap_mib": heap_mib,
+            "runs": runs,
+            "cells": cells,
+        }),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_parents_line_parses() {
+        let out = "Avg fork() + execl() time = 1.98 ms\nmatrix_spawn: fork 100 spawns, 1984.098 \
+                   us per spawn (wall), heap 0 MiB\n";
+        assert_eq!(parse_spawn(out), Some(("fork".into(), 100, 1984.098)));
+        assert_eq!(
+            parse_spawn("matrix_spawn: posix_spawn 5 spawns, 2.5 us per spawn (wall), heap 64 MiB"),
+            Some(("posix_spawn".into(), 5, 2.5))
+        );
+        assert_eq!(
+            parse_spawn("matrix_spawn: fork 1 spawns, 0 us per spawn (wall), heap 0 MiB"),
+            None
+        );
+        assert!(SOURCE.contains(
+            "\"matrix_spawn: %s %ld spawns, %.3f us per spawn (wall), heap %ld MiB\\n\""
+        ));
+    }
+
+    #[test]
+    fn the_seed_figures_are_in_the_seeds_order() {
+        // Static parent/Static child is the cheapest of each machine's four, as in the seed.
+        for (m, f) in SEED_FIGURES {
+            let min = f.iter().map(|x| x.0).fold(f64::MAX, f64::min);
+            assert_eq!(min, f[1].0, "{m}");
+        }
+        assert_eq!(
+            pair_name(PAIRS[0].0, PAIRS[0].1),
+            "Static parent/Dynamic child"
+        );
+    }
+}

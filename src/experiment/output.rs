@@ -1,0 +1,429 @@
+//! The report of `ldcost experiment`: the sections the experiments returned, rendered as
+//! Markdown (report.md), self-contained HTML (report.html, SVGs inline), terminal text, and
+//! versioned JSON (results.json); plus one SVG file per plot.
+//!
+//! In: a [`Report`] (machine, settings, each experiment's [`Outcome`]). Out: text, and the
+//! files of the output directory. All four renderings walk the same sections in the same
+//! order, so they never disagree; a failed experiment is named in each, with its error.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::section::{Section, Table};
+use super::Outcome;
+use crate::record::Machine;
+
+/// The version of results.json's layout (docs/experiment.md). Bumped on any incompatible change.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// How the run was asked for, as results.json records it.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunSettings {
+    pub experiments: Vec<String>,
+    pub quick: bool,
+    pub runs: Option<u32>,
+    pub out: String,
+    pub keep: bool,
+    /// The build directory, when `--keep` kept it.
+    pub work_dir: Option<String>,
+}
+
+/// A whole run.
+#[derive(Debug)]
+pub struct Report {
+    pub machine: Machine,
+    pub settings: RunSettings,
+    pub outcomes: Vec<Outcome>,
+    pub elapsed_s: f64,
+}
+
+impl Report {
+    /// The experiments that failed: (name, error).
+    pub fn failed(&self) -> Vec<(&str, &str)> {
+        self.outcomes
+            .iter()
+            .filter_map(|o| o.result.as_ref().err().map(|e| (o.name, e.as_str())))
+            .collect()
+    }
+
+    fn sections(&self) -> impl Iterator<Item = &Section> {
+        self.outcomes.iter().filter_map(|o| o.result.as_ref().ok())
+    }
+}
+
+#[derive(Serialize)]
+struct Document<'a> {
+    schema_version: u32,
+    tool: Tool,
+    command: &'static str,
+    machine: &'a Machine,
+    settings: &'a RunSettings,
+    elapsed_s: f64,
+    experiments: Vec<ExperimentDoc<'a>>,
+}
+
+#[derive(Serialize)]
+struct Tool {
+    name: &'static str,
+    version: &'static str,
+}
+
+#[derive(Serialize)]
+struct ExperimentDoc<'a> {
+    name: &'a str,
+    ok: bool,
+    error: Option<&'a str>,
+    elapsed_s: f64,
+    section: Option<&'a Section>,
+}
+
+/// results.json.
+pub fn json(r: &Report) -> serde_json::Value {
+    let doc = Document {
+        schema_version: SCHEMA_VERSION,
+        tool: Tool {
+            name: "ldcost",
+            version: env!("CARGO_PKG_VERSION"),
+        },
+        command: "experiment",
+        machine: &r.machine,
+        settings: &r.settings,
+        elapsed_s: r.elapsed_s,
+        experiments: r
+            .outcomes
+            .iter()
+            .map(|o| ExperimentDoc {
+                name: o.name,
+                ok: o.result.is_ok(),
+                error: o.result.as_ref().err().map(String::as_str),
+                elapsed_s: o.elapsed_s,
+                section: o.result.as_ref().ok(),
+            })
+            .collect(),
+    };
+    serde_json::to_value(doc).unwrap_or(serde_json::Value::Null)
+}
+
+fn headline(r: &Report) -> Vec<String> {
+    let m = &r.machine;
+    let mut out = vec![format!(
+        "Machine: {} · kernel {} · glibc {}. Ran {} in {:.1} s.",
+        m.cpu_model,
+        m.kernel_release,
+        m.glibc,
+        r.settings.experiments.join(", "),
+        r.elapsed_s
+    )];
+    if r.settings.quick {
+        out.push(
+            "This was a quick run (--quick): fewer runs, sizes and iterations than a full run; \
+             its figures are noisier, and its directions are checked with less data."
+                .into(),
+        );
+    }
+    out
+}
+
+/// The directions of every section, then the failed experiments: (line, holds).
+fn summary(r: &Report) -> Vec<(String, bool)> {
+    let mut out: Vec<(String, bool)> = r
+        .sections()
+        .flat_map(|s| {
+            s.checks.iter().map(move |c| {
+                (
+                    format!(
+                        "{}: {} — {} ({})",
+                        s.name,
+                        c.claim,
+                        if c.holds { "holds" } else { "does NOT hold" },
+                        c.detail
+                    ),
+                    c.holds,
+                )
+            })
+        })
+        .collect();
+    for (name, e) in r.failed() {
+        out.push((format!("{name}: FAILED — {e}"), false));
+    }
+    out
+}
+
+fn md_cell(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+fn md_table(t: &Table, out: &mut String) {
+    let _ = writeln!(out, "**{}**\n", md_cell(&t.title));
+    let _ = writeln!(
+        out,
+        "| {} |",
+        t.columns
+            .iter()
+            .map(|c| md_cell(c))
+            .collect::<Vec<_>>()
+            .join(" | ")
+    );
+    let _ = writeln!(out, "|{}", " --- |".repeat(t.columns.len()));
+    for row in &t.rows {
+        let _ = writeln!(
+            out,
+            "| {} |",
+            row.iter()
+                .map(|c| md_cell(c))
+                .collect::<Vec<_>>()
+                .join(" | ")
+        );
+    }
+    if let Some(c) = &t.caption {
+        let _ = writeln!(out, "\n_{}_", c.replace('_', "\\_"));
+    }
+    out.push('\n');
+}
+
+/// report.md (plots as links to the SVG files beside it).
+pub fn markdown(r: &Report) -> String {
+    let mut out = String::from("# ldcost experiment\n\n");
+    for l in headline(r) {
+        let _ = writeln!(out, "{l}\n");
+    }
+    out.push_str("## Summary\n\n");
+    for (line, holds) in summary(r) {
+        let _ = writeln!(
+            out,
+            "- {} {}",
+            if holds { "✓" } else { "✗" },
+            md_cell(&line)
+        );
+    }
+    out.push('\n');
+    for o in &r.outcomes {
+        match &o.result {
+            Err(e) => {
+                let _ = writeln!(out, "## {} — failed\n\n{}\n", o.name, md_cell(e));
+            }
+            Ok(s) => {
+                let _ = writeln!(out, "## {}\n", s.title);
+                if let Some(seed) = &s.seed {
+                    let _ = writeln!(out, "Seed: `{seed}` · {:.1} s\n", o.elapsed_s);
+                }
+                for p in &s.intro {
+                    let _ = writeln!(out, "{p}\n");
+                }
+                for t in &s.tables {
+                    md_table(t, &mut out);
+                }
+                for p in &s.plots {
+                    let _ = writeln!(out, "![{}]({})\n", p.title, p.file_name);
+                }
+                section_lists(s, &mut out, "- ", md_cell);
+            }
+        }
+    }
+    out
+}
+
+fn section_lists(s: &Section, out: &mut String, bullet: &str, esc: impl Fn(&str) -> String) {
+    for f in &s.findings {
+        let _ = writeln!(out, "{bullet}{}", esc(&f.text));
+    }
+    for c in &s.checks {
+        let mark = if c.holds { "holds" } else { "does NOT hold" };
+        let _ = writeln!(
+            out,
+            "{bullet}{}: {mark} ({})",
+            esc(&c.claim),
+            esc(&c.detail)
+        );
+    }
+    for k in &s.skipped {
+        let _ = writeln!(out, "{bullet}skipped: {}: {}", esc(&k.what), esc(&k.reason));
+    }
+    for n in &s.notes {
+        let _ = writeln!(out, "{bullet}{}", esc(n));
+    }
+    out.push('\n');
+}
+
+/// The terminal text: tables with aligned columns, no plots.
+pub fn text(r: &Report) -> String {
+    let mut out = String::from("ldcost experiment\n\n");
+    for l in headline(r) {
+        let _ = writeln!(out, "{l}");
+    }
+    out.push_str("\nSummary\n");
+    for (line, holds) in summary(r) {
+        let _ = writeln!(out, "  {} {line}", if holds { "ok " } else { "NO " });
+    }
+    out.push('\n');
+    for o in &r.outcomes {
+        match &o.result {
+            Err(e) => {
+                let _ = writeln!(out, "== {}: FAILED\n   {e}\n", o.name);
+            }
+            Ok(s) => {
+                let _ = writeln!(out, "== {} ({:.1} s)\n", s.title, o.elapsed_s);
+                for t in &s.tables {
+                    text_table(t, &mut out);
+                }
+                for p in &s.plots {
+                    let _ = writeln!(out, "   plot: {} ({})", p.title, p.file_name);
+                }
+                section_lists(s, &mut out, "   - ", |x| x.to_string());
+            }
+        }
+    }
+    out
+}
+
+fn text_table(t: &Table, out: &mut String) {
+    let _ = writeln!(out, "{}", t.title);
+    let n = t.columns.len();
+    let mut w: Vec<usize> = t.columns.iter().map(|c| c.chars().count()).collect();
+    for row in &t.rows {
+        for (i, c) in row.iter().enumerate().take(n) {
+            w[i] = w[i].max(c.chars().count());
+        }
+    }
+    let line = |cells: &[String]| {
+        let mut s = String::from(" ");
+        for (i, c) in cells.iter().enumerate().take(n) {
+            let pad = w[i].saturating_sub(c.chars().count());
+            s.push_str(&format!(" {c}{}", " ".repeat(pad)));
+        }
+        s.trim_end().to_string()
+    };
+    let _ = writeln!(out, "{}", line(&t.columns));
+    for row in &t.rows {
+        let _ = writeln!(out, "{}", line(row));
+    }
+    if let Some(c) = &t.caption {
+        let _ = writeln!(out, "  ({c})");
+    }
+    out.push('\n');
+}
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+const CSS: &str = "body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;\
+color:#222}table{border-collapse:collapse;margin:.5em 0}th,td{border:1px solid #bbb;\
+padding:.25em .6em;text-align:left;font-size:90%}th{background:#eee}caption{caption-side:\
+bottom;font-size:85%;color:#555;text-align:left;padding-top:.3em}.ok{color:#070}.no{color:#b00}\
+figure{margin:1em 0}svg{max-width:100%;height:auto}";
+
+/// report.html: self-contained (CSS and SVGs inline).
+pub fn html(r: &Report) -> String {
+    let mut out = format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <title>ldcost experiment</title><style>{CSS}</style></head><body>\n\
+         <h1>ldcost experiment</h1>\n"
+    );
+    for l in headline(r) {
+        let _ = writeln!(out, "<p>{}</p>", esc(&l));
+    }
+    out.push_str("<h2>Summary</h2>\n<ul>\n");
+    for (line, holds) in summary(r) {
+        let (class, mark) = if holds { ("ok", "✓") } else { ("no", "✗") };
+        let _ = writeln!(out, "<li class=\"{class}\">{mark} {}</li>", esc(&line));
+    }
+    out.push_str("</ul>\n");
+    for o in &r.outcomes {
+        match &o.result {
+            Err(e) => {
+                let _ = writeln!(
+                    out,
+                    "<h2>{} — failed</h2>\n<p class=\"no\">{}</p>",
+                    esc(o.name),
+                    esc(e)
+                );
+            }
+            Ok(s) => {
+                let _ = writeln!(out, "<h2 id=\"{}\">{}</h2>", esc(&s.name), esc(&s.title));
+                if let Some(seed) = &s.seed {
+                    let _ = writeln!(
+                        out,
+                        "<p>Seed: <code>{}</code> · {:.1} s</p>",
+                        esc(seed),
+                        o.elapsed_s
+                    );
+                }
+                for p in &s.intro {
+                    let _ = writeln!(out, "<p>{}</p>", esc(p));
+                }
+                for t in &s.tables {
+                    let _ = writeln!(out, "<h3>{}</h3>\n<table>", esc(&t.title));
+                    if let Some(c) = &t.caption {
+                        let _ = writeln!(out, "<caption>{}</caption>", esc(c));
+                    }
+                    out.push_str("<tr>");
+                    for c in &t.columns {
+                        let _ = write!(out, "<th>{}</th>", esc(c));
+                    }
+                    out.push_str("</tr>\n");
+                    for row in &t.rows {
+                        out.push_str("<tr>");
+                        for c in row {
+                            let _ = write!(out, "<td>{}</td>", esc(c));
+                        }
+                        out.push_str("</tr>\n");
+                    }
+                    out.push_str("</table>\n");
+                }
+                for p in &s.plots {
+                    // The SVG document inline, without its XML declaration if it has one.
+                    let svg = p.svg.find("<svg").map(|i| &p.svg[i..]).unwrap_or("");
+                    let _ = writeln!(
+                        out,
+                        "<figure>{svg}<figcaption>{} ({})</figcaption></figure>",
+                        esc(&p.title),
+                        esc(&p.file_name)
+                    );
+                }
+                let mut items = String::new();
+                section_lists(s, &mut items, "", esc);
+                out.push_str("<ul>\n");
+                for l in items.lines().filter(|l| !l.is_empty()) {
+                    let _ = writeln!(out, "<li>{l}</li>");
+                }
+                out.push_str("</ul>\n");
+            }
+        }
+    }
+    out.push_str("</body></html>\n");
+    out
+}
+
+/// Writes report.md, report.html, results.json and every plot's SVG into `dir` (which
+/// exists). Each file is written under a temporary name and renamed, so no partial file is
+/// left. Err: the path that could not be written.
+pub fn write_dir(r: &Report, dir: &Path) -> Result<(), (std::path::PathBuf, std::io::Error)> {
+    let json = serde_json::to_string_pretty(&json(r)).unwrap_or_default() + "\n";
+    let mut files: Vec<(String, String)> = vec![
+        ("report.md".into(), markdown(r)),
+        ("report.html".into(), html(r)),
+        ("results.json".into(), json),
+    ];
+    for s in r.sections() {
+        for p in &s.plots {
+            files.push((p.file_name.clone(), p.svg.clone()));
+        }
+    }
+    for (name, body) in files {
+        let path = dir.join(&name);
+        let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+        std::fs::write(&tmp, body)
+            .and_then(|_| std::fs::rename(&tmp, &path))
+            .map_err(|e| {
+                let _ = std::fs::remove_file(&tmp);
+                (path.clone(), e)
+            })?;
+    }
+    Ok(())
+}
