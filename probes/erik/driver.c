@@ -19,11 +19,15 @@
  * written, identically for both, so their resident pages are the same by construction.
  *
  * Protocol: prints "self vmas=V pte_kb=P anon_kb=A file_kb=F", then "ready", and waits on
- * stdin. "run V N": N forks, child _exit(0) (V=1, through a pointer bound at start-up) or
- * exit(0) (V=2, bound lazily in each child: the parent never calls exit before "quit"); one
+ * stdin. "run V N": N forks, child _exit(0) (V=1, through a pointer bound at start-up),
+ * exit(0) (V=2, bound lazily in each child: the parent never calls exit before "quit"), or
+ * exit(0) through a pointer dlsym() found before the fork (V=3: _dl_fini without the lazy
+ * binding; dlsym, not `= exit`, because a GOT reference would make ld bind the PLT call of
+ * V=2 eagerly through .plt.got); one
  * line per fork "RT PARENT CHILD" in microseconds (round trip, parent's fork() call, child's
  * life from its first instruction to the parent's waitpid return), then "done". "quit" ends. */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <elf.h>
 #include <fcntl.h>
 #include <link.h>
@@ -43,6 +47,7 @@
 
 static char extra[EXTRA_MAX * PAGE];
 static void (*volatile fast_exit)(int) = _exit;
+static void (*volatile bound_exit)(int);
 
 static double now_us(void)
 {
@@ -213,6 +218,9 @@ int main(int argc, char **argv)
         execv("/proc/self/exe", argv);
         /* Not re-executed: carry on randomised (the footprint table shows the effect). */
     }
+    bound_exit = (void (*)(int))dlsym(RTLD_DEFAULT, "exit");
+    if (!bound_exit)
+        die("dlsym cannot find", "exit");
     int pads = atoi(argv[2]), vmas = atoi(argv[3]);
     long extra_pages = atol(argv[4]), max_n = atol(argv[5]);
     if (pads < 0 || vmas < 0 || extra_pages < 0 || extra_pages > EXTRA_MAX || max_n < 1 ||
@@ -254,7 +262,7 @@ int main(int argc, char **argv)
         if (strncmp(line, "quit", 4) == 0)
             break;
         if (sscanf(line, "run %d %ld", &variant, &n) != 2 || n < 1 || n > max_n ||
-            (variant != 1 && variant != 2)) {
+            variant < 1 || variant > 3) {
             printf("error bad command\n");
             fflush(stdout);
             continue;
@@ -266,6 +274,8 @@ int main(int argc, char **argv)
                 *child_start = now_us();
                 if (variant == 1)
                     fast_exit(0);
+                if (variant == 3)
+                    bound_exit(0);
                 exit(0);
             }
             double t1 = now_us();

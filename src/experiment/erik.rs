@@ -80,8 +80,8 @@ pub struct Measured {
     pub own: SelfReport,
     /// The driver's command line (run it to see the same footprint: ASLR is off in it).
     pub argv: Vec<String>,
-    /// Samples with `_exit` and with `exit()`, in [`Exit::BOTH`] order.
-    pub samples: [Vec<Sample>; 2],
+    /// Samples with `_exit`, `exit()` and pre-bound `exit()`, in [`Exit::ALL`] order.
+    pub samples: [Vec<Sample>; 3],
 }
 
 /// The points of a run: (series A library counts, series B pads, series C extra pages).
@@ -180,16 +180,16 @@ pub fn run(settings: &Settings, progress: &dyn Progress) -> Result<Section, Expe
     }
 
     let rounds = n.div_ceil(block);
-    let mut samples: Vec<[Vec<Sample>; 2]> = vec![[Vec::new(), Vec::new()]; drivers.len()];
+    let mut samples: Vec<[Vec<Sample>; 3]> = vec![Default::default(); drivers.len()];
     for r in 0..rounds {
         progress.step(&format!("erik: forking, round {} of {rounds}", r + 1));
         let len = drivers.len();
         for i in 0..len {
-            // Rotate the order of points and of the two exits from round to round.
+            // Rotate the order of points and of the exits from round to round.
             let j = (i + r as usize) % len;
-            for e in 0..2 {
-                let e = (e + r as usize) % 2;
-                let got = drivers[j].1.run(Exit::BOTH[e], block)?;
+            for e in 0..Exit::ALL.len() {
+                let e = (e + r as usize) % Exit::ALL.len();
+                let got = drivers[j].1.run(Exit::ALL[e], block)?;
                 samples[j][e].extend(got);
             }
         }

@@ -26,16 +26,19 @@ pub enum Exit {
     Underscore,
     /// `exit(0)`: bound lazily in each child (the parent never calls it), then `_dl_fini`.
     Libc,
+    /// `exit(0)` through a pointer found before the fork: `_dl_fini` without the lazy binding.
+    BoundLibc,
 }
 
 impl Exit {
-    pub const BOTH: [Exit; 2] = [Exit::Underscore, Exit::Libc];
+    pub const ALL: [Exit; 3] = [Exit::Underscore, Exit::Libc, Exit::BoundLibc];
 
     /// How the report names it.
     pub fn label(self) -> &'static str {
         match self {
             Exit::Underscore => "_exit",
             Exit::Libc => "exit()",
+            Exit::BoundLibc => "exit() pre-bound",
         }
     }
 
@@ -44,6 +47,7 @@ impl Exit {
         match self {
             Exit::Underscore => "_exit",
             Exit::Libc => "exit",
+            Exit::BoundLibc => "exit_bound",
         }
     }
 
@@ -51,6 +55,7 @@ impl Exit {
         match self {
             Exit::Underscore => 1,
             Exit::Libc => 2,
+            Exit::BoundLibc => 3,
         }
     }
 }

@@ -143,9 +143,9 @@ pub fn section(
          libraries and grows only the written anonymous pages."
             .into(),
         format!(
-            "Each point: {n} forks with the child leaving by `_exit` (bound at start-up) and {n} \
-             with `exit()` (bound lazily in each child, then `_dl_fini` over every object); the \
-             parent waits. All drivers run at once and are forked in turn in blocks. Footprints \
+            "Each point: {n} forks with the child leaving by `_exit` (bound at start-up), {n} \
+             with `exit()` (bound lazily in each child, then `_dl_fini` over every object) and \
+             {n} with `exit()` bound before the fork (`_dl_fini` alone); the parent waits. All drivers run at once and are forked in turn in blocks. Footprints \
              are read through procfs while each driver waits on a pipe.{}",
             if settings.quick {
                 " --quick: fewer points and forks."
@@ -190,7 +190,7 @@ pub fn section(
         "vmaloop": vmaloop,
         "commands": commands,
         "fits": fits.iter().map(|(e, m, f, fo)| json!({
-            "exit": Exit::BOTH[*e].key(), "measure": m.key(),
+            "exit": Exit::ALL[*e].key(), "measure": m.key(),
             "columns": ["intercept", "libraries", "vmas", "anon_pages"],
             "coef": f.as_ref().map(|f| &f.coef), "ci95": f.as_ref().map(|f| &f.ci),
             "r2": f.as_ref().map(|f| f.r2), "footprint_only_r2": fo,
@@ -273,7 +273,7 @@ fn fork_table(s: &mut Section, points: &[Measured]) {
             m.footprint.vmas.total.to_string(),
             kb(&m.footprint.rss_anon_bytes),
         ];
-        for e in 0..2 {
+        for e in 0..Exit::ALL.len() {
             for what in Measure::ALL {
                 r.push(us(med(m, e, what)));
             }
@@ -284,7 +284,7 @@ fn fork_table(s: &mut Section, points: &[Measured]) {
     let mut columns: Vec<String> = ["series", "libraries", "VMAs", "RssAnon kB"]
         .map(String::from)
         .to_vec();
-    for e in Exit::BOTH {
+    for e in Exit::ALL {
         for what in Measure::ALL {
             columns.push(format!("{} {} µs", e.label(), what.label()));
         }
@@ -320,12 +320,12 @@ fn model(s: &mut Section, points: &[Measured]) -> Vec<FitRow> {
     let x_fp: Vec<Vec<f64>> = x.iter().map(|r| vec![r[0], r[2], r[3]]).collect();
     let mut out = Vec::new();
     let mut rows = Vec::new();
-    for e in 0..2 {
+    for e in 0..Exit::ALL.len() {
         for what in Measure::ALL {
             let samples: Vec<Vec<f64>> = points.iter().map(|m| values(m, e, what)).collect();
             let f = fit(&x, &samples, ROUNDS);
             let fo = fit(&x_fp, &samples, 1).map(|f| f.r2);
-            let label = format!("{}, {}", what.label(), Exit::BOTH[e].label());
+            let label = format!("{}, {}", what.label(), Exit::ALL[e].label());
             rows.push(match &f {
                 Some(f) => vec![
                     label,
@@ -374,7 +374,7 @@ fn model(s: &mut Section, points: &[Measured]) -> Vec<FitRow> {
     });
     for (e, what, f, fo) in &out {
         let Some(f) = f else { continue };
-        let ex = Exit::BOTH[*e];
+        let ex = Exit::ALL[*e];
         let tail = format!("{}.{}", what.key(), ex.key());
         let lib = f.coef[1];
         s.findings.push(Finding {
@@ -419,6 +419,30 @@ fn model(s: &mut Section, points: &[Measured]) -> Vec<FitRow> {
                 interval: None,
             });
         }
+    }
+    let child = |e: usize| {
+        out.iter()
+            .find(|(x, m, _, _)| *x == e && matches!(m, Measure::Child))
+            .and_then(|(_, _, f, _)| f.as_ref())
+            .map(|f| f.coef[1])
+    };
+    if let (Some(u), Some(l), Some(b)) = (child(0), child(1), child(2)) {
+        s.findings.push(Finding {
+            key: "erik.residue_us.child".into(),
+            text: format!(
+                "where the per-library residue lives: each library adds {l:.2} µs per library \
+                 to the child's life with `exit()` and {u:.2} with `_exit`; of the difference, \
+                 {:.2} µs remain when exit is bound before the fork (`_dl_fini` and the \
+                 destructors it runs in every object, with the page faults on their pages, \
+                 which fork did not copy) and {:.2} µs is the lazy binding of exit through \
+                 every library of the scope",
+                b - u,
+                l - b
+            ),
+            value: l - u,
+            unit: "µs per library".into(),
+            interval: None,
+        });
     }
     out
 }
@@ -599,7 +623,7 @@ fn plots(s: &mut Section, points: &[Measured]) {
                 "series {}: {}, {}",
                 series.name(),
                 what.label(),
-                Exit::BOTH[e].label()
+                Exit::ALL[e].label()
             ),
             points: pts,
         }
@@ -627,6 +651,7 @@ fn plots(s: &mut Section, points: &[Measured]) {
                 line(SeriesId::A, &libs, 1, Measure::RoundTrip),
                 line(SeriesId::A, &libs, 0, Measure::Parent),
                 line(SeriesId::A, &libs, 1, Measure::Child),
+                line(SeriesId::A, &libs, 2, Measure::Child),
             ],
         ),
         (
