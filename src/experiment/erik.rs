@@ -26,6 +26,7 @@
 mod build;
 pub mod driver;
 pub mod fit;
+mod plots;
 mod report;
 
 use serde::Serialize;

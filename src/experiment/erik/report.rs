@@ -1,5 +1,5 @@
-//! erik's series as a [`Section`]: footprint and fork tables, the fitted model, findings,
-//! checks and plots.
+//! erik's series as a [`Section`]: footprint and fork tables, the fitted model, findings and
+//! checks (the plots are drawn in `plots`).
 //!
 //! In: the measured points, the independent per-VMA loop and the `cc` commands. Out: the
 //! section every report format is rendered from. The model is fork cost (round trip, the
@@ -14,8 +14,7 @@ use serde_json::json;
 use super::driver::{Exit, Sample, VmaLoop};
 use super::fit::{fit, median, Fit};
 use super::{Measured, SeriesId, LOOP_VMAS, MAX_LIBS};
-use crate::experiment::plot::{line_chart, Series, XScale};
-use crate::experiment::section::{Check, Finding, Plot, Section, Settings, Table};
+use crate::experiment::section::{Check, Finding, Section, Settings, Table};
 use crate::trace::footprint::{Footprint, VmaKind};
 
 /// Bootstrap rounds of every fit.
@@ -23,14 +22,14 @@ const ROUNDS: usize = 400;
 
 /// Which figure of a sample.
 #[derive(Clone, Copy)]
-enum Measure {
+pub(super) enum Measure {
     RoundTrip,
     Parent,
     Child,
 }
 
 impl Measure {
-    const ALL: [Measure; 3] = [Measure::RoundTrip, Measure::Parent, Measure::Child];
+    pub(super) const ALL: [Measure; 3] = [Measure::RoundTrip, Measure::Parent, Measure::Child];
     fn of(self, s: &Sample) -> f64 {
         match self {
             Measure::RoundTrip => s.round_trip,
@@ -45,7 +44,7 @@ impl Measure {
             Measure::Child => "child",
         }
     }
-    fn label(self) -> &'static str {
+    pub(super) fn label(self) -> &'static str {
         match self {
             Measure::RoundTrip => "round trip",
             Measure::Parent => "parent's fork() call",
@@ -58,7 +57,7 @@ fn values(m: &Measured, e: usize, what: Measure) -> Vec<f64> {
     m.samples[e].iter().map(|s| what.of(s)).collect()
 }
 
-fn med(m: &Measured, e: usize, what: Measure) -> f64 {
+pub(super) fn med(m: &Measured, e: usize, what: Measure) -> f64 {
     median(&mut values(m, e, what))
 }
 
@@ -163,7 +162,7 @@ pub fn section(
     let fits = model(&mut s, points);
     let independent = independent(&mut s, vmaloop);
     checks(&mut s, points, &fits, independent);
-    plots(&mut s, points);
+    super::plots::plots(&mut s, points);
     s.notes.push(
         "The drivers run with address-space randomisation off (they re-execute themselves as \
          `setarch -R` would), so every point has the same layout and the same page-table pages; \
@@ -607,79 +606,5 @@ fn checks(s: &mut Section, points: &[Measured], fits: &[FitRow], independent: Op
             holds: false,
             detail: "not available: the model or the independent loop could not be computed".into(),
         }),
-    }
-}
-
-fn plots(s: &mut Section, points: &[Measured]) {
-    let line = |series: SeriesId, x: &dyn Fn(&Measured) -> f64, e: usize, what: Measure| {
-        let mut pts: Vec<(f64, f64)> = points
-            .iter()
-            .filter(|m| m.point.series == series)
-            .map(|m| (x(m), med(m, e, what)))
-            .collect();
-        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-        Series {
-            label: format!(
-                "series {}: {}, {}",
-                series.name(),
-                what.label(),
-                Exit::ALL[e].label()
-            ),
-            points: pts,
-        }
-    };
-    let vmas = |m: &Measured| m.footprint.vmas.total as f64;
-    let libs = |m: &Measured| f64::from(m.point.libs);
-    let specs: Vec<(&str, &str, &str, Vec<Series>)> = vec![
-        (
-            "erik-vmas.svg",
-            "Fork round trip vs VMAs (A: constant footprint, B: 10 libraries)",
-            "VMAs in the parent",
-            vec![
-                line(SeriesId::A, &vmas, 0, Measure::RoundTrip),
-                line(SeriesId::A, &vmas, 1, Measure::RoundTrip),
-                line(SeriesId::B, &vmas, 0, Measure::RoundTrip),
-                line(SeriesId::B, &vmas, 1, Measure::RoundTrip),
-            ],
-        ),
-        (
-            "erik-libraries.svg",
-            "Fork cost vs library count at constant footprint (flat: erik is right)",
-            "libraries linked (footprint of 100 at every point)",
-            vec![
-                line(SeriesId::A, &libs, 0, Measure::RoundTrip),
-                line(SeriesId::A, &libs, 1, Measure::RoundTrip),
-                line(SeriesId::A, &libs, 0, Measure::Parent),
-                line(SeriesId::A, &libs, 1, Measure::Child),
-                line(SeriesId::A, &libs, 2, Measure::Child),
-            ],
-        ),
-        (
-            "erik-footprint.svg",
-            "Fork cost vs footprint at 10 libraries (series B)",
-            "VMAs in the parent",
-            vec![
-                line(SeriesId::B, &vmas, 0, Measure::RoundTrip),
-                line(SeriesId::B, &vmas, 1, Measure::RoundTrip),
-                line(SeriesId::B, &vmas, 0, Measure::Parent),
-                line(SeriesId::B, &vmas, 1, Measure::Child),
-            ],
-        ),
-    ];
-    for (file, title, x_label, series) in specs {
-        match line_chart(
-            title,
-            x_label,
-            "µs per fork (median)",
-            &series,
-            XScale::Linear,
-        ) {
-            Ok(svg) => s.plots.push(Plot {
-                file_name: file.into(),
-                title: title.into(),
-                svg,
-            }),
-            Err(e) => s.notes.push(format!("plot {file} not drawn: {e}")),
-        }
     }
 }
