@@ -1,11 +1,262 @@
-//! Placeholder for the `erik` experiment (being built): it runs nothing and says so.
+//! erik's series (seed 004): does a library cost fork() anything once its footprint is paid?
+//!
+//! In: [`Settings`] (a work directory, `--quick`, `--runs`). Out: a [`Section`] with every
+//! point's measured footprint, its fork costs with the child leaving by `_exit` and by `exit()`,
+//! a least-squares model of fork cost on footprint and library count with bootstrap intervals,
+//! an independent per-VMA measurement to check the model against, and three plots.
+//!
+//! erik's hypothesis: "you may be measuring the performance of memory management more than the
+//! performance of dynamic linking … the hard bit would be keeping the memory footprint the same
+//! while increasing the number of shared libraries". So:
+//!
+//! - **Series A** links k = 0 … 100 tiny libraries and pads every point up to the footprint of
+//!   k = 100: one library-shaped padding file per missing library, mapped as ld.so maps an
+//!   object (r--, r-x, r--, RELRO written then protected, rw- written, anonymous bss), plus the
+//!   anonymous mappings and pages ld.so allocates per library, calibrated against the k = 100
+//!   point's measured footprint (see [`driver`] and probes/erik/driver.c). Every point's
+//!   footprint is then read through procfs while the driver waits, and any figure more than 2%
+//!   from the k = 100 point is named.
+//! - **Series B** keeps k = 10 and grows the padding; **series C** keeps k = 10 and no padding
+//!   and grows only the written anonymous pages, so that the per-VMA and per-page costs can be
+//!   told apart (in A and B they move together).
+//!
+//! All drivers run at once, paused, and are forked in turn in small blocks, so that the load of
+//! a shared machine falls on every point alike rather than on whichever ran last.
+
+mod build;
+pub mod driver;
+pub mod fit;
+mod plots;
+mod report;
+
+use serde::Serialize;
 
 use super::section::{ExperimentError, Progress, Section, Settings};
+use crate::trace::footprint::Footprint;
+use driver::{Driver, Exit, Padding, Sample, SelfReport, VmaLoop};
 
-/// Not built yet: an error that says so, never a made-up figure.
-pub fn run(_: &Settings, _: &dyn Progress) -> Result<Section, ExperimentError> {
-    Err(ExperimentError::Run {
-        what: "erik".into(),
-        detail: "this experiment is not built yet".into(),
-    })
+/// The library count every point of series A is padded up to.
+pub const MAX_LIBS: u32 = 100;
+/// The library count of series B and C.
+pub const B_LIBS: u32 = 10;
+/// VMAs of the independent per-VMA loop.
+pub const LOOP_VMAS: u32 = 1000;
+
+/// Which series a point belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum SeriesId {
+    /// Library count grows, footprint held at k = 100's.
+    A,
+    /// Library count 10, padding grows.
+    B,
+    /// Library count 10, only written anonymous pages grow.
+    C,
+}
+
+impl SeriesId {
+    pub fn name(self) -> &'static str {
+        match self {
+            SeriesId::A => "A",
+            SeriesId::B => "B",
+            SeriesId::C => "C",
+        }
+    }
+}
+
+/// One planned point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Point {
+    pub series: SeriesId,
+    pub libs: u32,
+    pub pad: Padding,
+}
+
+/// One measured point.
+#[derive(Debug, Clone, Serialize)]
+pub struct Measured {
+    pub point: Point,
+    /// Read through procfs from outside while the driver waited on its stdin.
+    pub footprint: Footprint,
+    /// What the driver read from /proc/self just before.
+    pub own: SelfReport,
+    /// The driver's command line (run it to see the same footprint: ASLR is off in it).
+    pub argv: Vec<String>,
+    /// Samples with `_exit`, `exit()` and pre-bound `exit()`, in [`Exit::ALL`] order.
+    pub samples: [Vec<Sample>; 3],
+}
+
+/// The points of a run: (series A library counts, series B pads, series C extra pages).
+pub fn plan(quick: bool) -> Vec<Point> {
+    let (a, b, c): (&[u32], &[u32], &[u32]) = if quick {
+        (&[0, 10, 100], &[0, 40], &[2048])
+    } else {
+        (
+            &[0, 1, 2, 5, 10, 20, 50, 100],
+            &[0, 10, 20, 40, 70, 90],
+            &[1024, 4096],
+        )
+    };
+    let mut v: Vec<Point> = a
+        .iter()
+        .map(|&k| Point {
+            series: SeriesId::A,
+            libs: k,
+            pad: Padding {
+                pads: MAX_LIBS - k,
+                ..Padding::default()
+            },
+        })
+        .collect();
+    v.extend(b.iter().map(|&p| Point {
+        series: SeriesId::B,
+        libs: B_LIBS,
+        pad: Padding {
+            pads: p,
+            ..Padding::default()
+        },
+    }));
+    v.extend(c.iter().map(|&e| Point {
+        series: SeriesId::C,
+        libs: B_LIBS,
+        pad: Padding {
+            extra_pages: e,
+            ..Padding::default()
+        },
+    }));
+    v
+}
+
+/// Runs erik's series (see the module docs).
+pub fn run(settings: &Settings, progress: &dyn Progress) -> Result<Section, ExperimentError> {
+    let points = plan(settings.quick);
+    let n = settings.runs_or(100, 600);
+    let block = if settings.quick { 50 } else { 100 }.min(n);
+    progress.step("erik: building the libraries and drivers");
+    let mut counts: Vec<u32> = points.iter().map(|p| p.libs).collect();
+    counts.sort_unstable();
+    counts.dedup();
+    let max_pads = points.iter().map(|p| p.pad.pads).max().unwrap_or(0);
+    let dir = settings.work_dir.join("erik");
+    let programs = build::build(&dir, &counts, MAX_LIBS, max_pads)?;
+    let exe = |k: u32| {
+        programs
+            .drivers
+            .get(&k)
+            .cloned()
+            .ok_or(ExperimentError::Run {
+                what: "erik".into(),
+                detail: format!("no driver was built for {k} libraries"),
+            })
+    };
+
+    // The k = 100 point defines series A's footprint: launch it first.
+    progress.step("erik: setting up and calibrating the padding");
+    let mut drivers: Vec<(Point, Driver, Footprint)> = Vec::new();
+    let top = Point {
+        series: SeriesId::A,
+        libs: MAX_LIBS,
+        pad: Padding::default(),
+    };
+    let d = Driver::launch(&exe(MAX_LIBS)?, &dir, top.pad, block)?;
+    let target = d.footprint()?;
+    let mut top_driver = Some((top, d, target.clone()));
+    for p in points {
+        if p == top {
+            if let Some(t) = top_driver.take() {
+                drivers.push(t);
+            }
+            continue;
+        }
+        let (point, d, f) = if p.series == SeriesId::A {
+            calibrate(p, &exe(p.libs)?, &dir, block, &target)?
+        } else {
+            let d = Driver::launch(&exe(p.libs)?, &dir, p.pad, block)?;
+            let f = d.footprint()?;
+            (p, d, f)
+        };
+        drivers.push((point, d, f));
+    }
+    if let Some(t) = top_driver.take() {
+        drivers.push(t);
+    }
+
+    let rounds = n.div_ceil(block);
+    let mut samples: Vec<[Vec<Sample>; 3]> = vec![Default::default(); drivers.len()];
+    for r in 0..rounds {
+        progress.step(&format!("erik: forking, round {} of {rounds}", r + 1));
+        let len = drivers.len();
+        for i in 0..len {
+            // Rotate the order of points and of the exits from round to round.
+            let j = (i + r as usize) % len;
+            for e in 0..Exit::ALL.len() {
+                let e = (e + r as usize) % Exit::ALL.len();
+                let got = drivers[j].1.run(Exit::ALL[e], block)?;
+                samples[j][e].extend(got);
+            }
+        }
+    }
+    let mut measured = Vec::new();
+    for ((point, d, footprint), samples) in drivers.into_iter().zip(samples) {
+        let (own, argv) = (d.own, d.argv.clone());
+        d.quit()?;
+        measured.push(Measured {
+            point,
+            footprint,
+            own,
+            argv,
+            samples,
+        });
+    }
+
+    progress.step("erik: the independent per-VMA loop");
+    let (forks, blocks) = if settings.quick { (40, 2) } else { (100, 6) };
+    let vmaloop: VmaLoop = driver::vma_loop(&programs.vmaloop, LOOP_VMAS, forks, blocks)?;
+    progress.step("erik: fitting");
+    Ok(report::section(
+        settings,
+        &measured,
+        &vmaloop,
+        &programs.commands,
+    ))
+}
+
+/// Launches a series-A point with its pads, then adds the anonymous mappings and pages ld.so
+/// allocates for the libraries it lacks, measured against `target` (the k = 100 point), and
+/// corrects once more by what is still missing.
+fn calibrate(
+    p: Point,
+    exe: &std::path::Path,
+    dir: &std::path::Path,
+    block: u32,
+    target: &Footprint,
+) -> Result<(Point, Driver, Footprint), ExperimentError> {
+    let anon_pages = |f: &Footprint| f.rss_anon_bytes.value().map(|b| (b / 4096) as i64);
+    let mut pad = p.pad;
+    let mut d = Driver::launch(exe, dir, pad, block)?;
+    let mut f = d.footprint()?;
+    for _ in 0..2 {
+        let dv = target.vmas.anon as i64 - f.vmas.anon as i64;
+        let dp = match (anon_pages(target), anon_pages(&f)) {
+            (Some(t), Some(g)) => t - g,
+            _ => 0,
+        };
+        if dv == 0 && dp == 0 {
+            break;
+        }
+        let vmas = (i64::from(pad.extra_vmas) + dv).max(0);
+        let pages = (i64::from(pad.extra_pages) + dp).max(vmas);
+        let next = Padding {
+            pads: pad.pads,
+            extra_vmas: vmas as u32,
+            extra_pages: pages as u32,
+        };
+        if next == pad {
+            break;
+        }
+        pad = next;
+        drop(d);
+        d = Driver::launch(exe, dir, pad, block)?;
+        f = d.footprint()?;
+    }
+    Ok((Point { pad, ..p }, d, f))
 }
