@@ -75,22 +75,7 @@ fn quick_mode_builds_his_rows_and_runs_each_program() {
         assert_eq!(b.runs.minor_faults.len(), data.rounds as usize);
     }
     assert_eq!(data.rounds, 50);
-    for t in &section.tables {
-        println!("## {}\n{}", t.title, t.columns.join(" | "));
-        for r in &t.rows {
-            println!("{}", r.join(" | "));
-        }
-    }
-    for c in section
-        .checks
-        .iter()
-        .map(|c| format!("{} {} {}", c.claim, c.holds, c.detail))
-    {
-        println!("{c}");
-    }
-    for n in section.notes.iter().chain(section.intro.iter()) {
-        println!("{n}");
-    }
+    print_section(section);
     // Two tables in his shape; our row count per table equals the builds of that linkage, and
     // his figures sit beside ours (his dynamic 10000-10 row: 1037387 bytes, 2.63 s elapsed).
     let dynamic = &section.tables[1];
@@ -196,6 +181,50 @@ fn relocation_counts_equal_readelf() {
     }
 }
 
+/// The attribution's relocation counts are the closure's as readelf -rW counts them, object by
+/// object, over the objects ldd lists.
+#[test]
+fn attribution_equals_readelf_over_the_ldd_closure() {
+    let name = "attribution_equals_readelf_over_the_ldd_closure";
+    let Some((_, data)) = get(name) else {
+        return;
+    };
+    if !tools(name, &["ldd"]) {
+        return;
+    }
+    if !cfg!(target_arch = "x86_64") {
+        return skip(name, "the relocation type names compared are x86-64's");
+    }
+    assert_eq!(data.attribution.len(), 2, "10000-1 and 10000-10");
+    for a in &data.attribution {
+        let exe = data
+            .builds
+            .iter()
+            .find(|b| b.dynamic && b.functions == a.functions && b.libraries == a.libraries)
+            .map(|b| b.executable.path.clone())
+            .unwrap();
+        let lines = common::ldd(&exe, &[]).expect("ldd lists a dynamic program");
+        assert_eq!(a.objects, 1 + lines.len(), "{lines:?}");
+        let mut sum = std::collections::BTreeMap::<String, u64>::new();
+        let paths = std::iter::once(exe.clone())
+            .chain(lines.iter().map(|l| l.path.clone().expect("found").into()));
+        for path in paths {
+            for (k, v) in common::readelf_reloc_counts(&path) {
+                *sum.entry(k).or_default() += v;
+            }
+        }
+        let get = |k: &str| sum.get(k).copied().unwrap_or(0);
+        assert_eq!(a.total, sum.values().sum::<u64>(), "{sum:?}");
+        assert_eq!(a.plt, get("R_X86_64_JUMP_SLOT"), "{sum:?}");
+        assert_eq!(
+            a.relative,
+            get("R_X86_64_RELATIVE") + get("RELR"),
+            "{sum:?}"
+        );
+        assert_eq!(a.irelative, get("R_X86_64_IRELATIVE"), "{sum:?}");
+    }
+}
+
 /// `nm --defined-only`: text symbols named as the generator names them.
 fn nm_functions(path: &Path) -> u64 {
     stdout_of("nm", &["--defined-only", p(path)])
@@ -267,4 +296,51 @@ fn dynamic_10000_function_programs_start_slower_than_static() {
         .find(|c| c.claim.starts_with("dynamic executables smaller"))
         .unwrap();
     assert!(c.holds, "{}", c.detail);
+}
+
+/// The full run (his six function counts, 1000 runs each; minutes of building): not part of
+/// the suite, run by hand with `cargo test --release --test experiment_micah -- --ignored
+/// --nocapture`. Prints the tables and requires every direction of the seed to hold.
+#[test]
+#[ignore]
+fn full_run_holds_the_seeds_directions() {
+    if !tools("full_run_holds_the_seeds_directions", &["cc", "ar", "ld"]) {
+        return;
+    }
+    let work_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("experiment_micah_full");
+    std::fs::create_dir_all(&work_dir).unwrap();
+    let settings = Settings {
+        work_dir,
+        quick: false,
+        runs: None,
+    };
+    let section = micah::run(&settings, &Silent).unwrap();
+    print_section(&section);
+    let data: Data = serde_json::from_value(section.data.clone()).unwrap();
+    assert_eq!(data.builds.len(), 22);
+    assert_eq!(data.rounds, 1000);
+    assert_eq!(section.checks.len(), 4, "{:?}", section.checks);
+    for c in &section.checks {
+        assert!(c.holds, "{}: {}", c.claim, c.detail);
+    }
+}
+
+fn print_section(section: &Section) {
+    for t in &section.tables {
+        println!("## {}\n{}", t.title, t.columns.join(" | "));
+        for r in &t.rows {
+            println!("{}", r.join(" | "));
+        }
+    }
+    for c in &section.checks {
+        println!("{} {} {}", c.claim, c.holds, c.detail);
+    }
+    for n in section.intro.iter().chain(section.notes.iter()) {
+        println!("{n}");
+    }
+    for p in &section.plots {
+        let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join(&p.file_name);
+        std::fs::write(&path, &p.svg).unwrap();
+        println!("plot: {}", path.display());
+    }
 }

@@ -83,6 +83,8 @@ pub struct Attribution {
     /// JUMP_SLOT relocations (bound lazily: each set to its PLT stub at start-up).
     pub plt: u64,
     pub irelative: u64,
+    /// Every relocation entry of the closure, of all classes (TLS, COPY, … too).
+    pub total: u64,
     /// Symbol lookups ld.so makes at start-up (lazy binding: the PLT ones wait for a call).
     pub startup_lookups: u64,
     pub lazy_deferred: u64,
@@ -195,6 +197,7 @@ fn attribute(exe: &Path, s: Shape) -> Result<Attribution, String> {
         a.symbolic += r.by_class.symbolic;
         a.plt += r.by_class.plt;
         a.irelative += r.by_class.irelative;
+        a.total += r.total;
         a.startup_lookups += r.startup_lookups;
         a.lazy_deferred += r.lazy_deferred;
     }

@@ -107,6 +107,7 @@ fn matrix_table(data: &Data, dynamic: bool) -> Table {
             "user",
             "system",
             "elapsed",
+            "elapsed (median)",
             "minor faults/run",
             "his binary size",
             "his user",
@@ -129,6 +130,7 @@ fn matrix_table(data: &Data, dynamic: bool) -> Table {
         r.push(per_1000(Runs::mean(&b.runs.user_us)));
         r.push(per_1000(Runs::mean(&b.runs.sys_us)));
         r.push(per_1000(Runs::mean(&b.runs.elapsed_us)));
+        r.push(per_1000(Runs::median(&b.runs.elapsed_us)));
         r.push(
             b.runs
                 .mean_faults()
@@ -153,7 +155,8 @@ fn matrix_table(data: &Data, dynamic: bool) -> Table {
         columns,
         rows,
         caption: Some(format!(
-            "Times in seconds per 1000 runs (= ms per run; mean of {} runs here). Sizes in bytes. \
+            "Times in seconds per 1000 runs (= ms per run; mean of {} runs here, and the median \
+             elapsed, which a loaded machine's stalls move less). Sizes in bytes. \
              His: a laptop running Linux (x86, model not given), February 2009, one run of 1000 \
              under rc and `time`.",
             data.rounds
