@@ -243,11 +243,12 @@ fn each_build_defines_its_functions_as_nm_counts_them() {
     };
     for b in &data.builds {
         let nm: u64 = if b.dynamic {
-            assert_eq!(
-                nm_functions(&b.executable.path),
-                0,
-                "dynamic: none in the executable"
-            );
+            let in_exe = nm_functions(&b.executable.path);
+            assert_eq!(in_exe, 0, "dynamic: none defined in the executable");
+            assert_eq!(b.executable.functions, in_exe, "{:?}", b.executable.path);
+            for l in &b.shared_libraries {
+                assert_eq!(l.functions, nm_functions(&l.path), "{:?}", l.path);
+            }
             b.shared_libraries
                 .iter()
                 .map(|l| nm_functions(&l.path))

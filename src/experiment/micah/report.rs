@@ -354,7 +354,8 @@ fn attribution_table(data: &Data) -> Table {
         caption: Some(
             "Relocations by class and start-up lookups: ldcost's model of the whole closure \
              (`ldcost deps`); glibc's own count from one run with LD_DEBUG=statistics; faults \
-             from wait4's rusage. With lazy binding each JUMP_SLOT costs a store at start-up, \
+             from wait4's rusage. glibc's \"relative\" leaves out the relative relocations packed in \
+             DT_RELR (libc's, on Debian 12); ldcost's includes them. With lazy binding each JUMP_SLOT costs a store at start-up, \
              not a lookup; the lookups wait for a call that never comes."
                 .into(),
         ),
