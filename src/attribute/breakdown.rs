@@ -17,7 +17,8 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::{Deserialize, Serialize};
 
-use super::categories::{classify, Category, StackFrame};
+use super::categories::{classify, in_phase, Category, StackFrame};
+pub use super::phase_table::{PhaseCell, PhaseRow, SpanInfo};
 use super::stats::{summarize, Summary};
 use super::FoldedStack;
 use crate::perf::sampler::{Frame, FrameKind, SymbolizedStack};
@@ -109,6 +110,10 @@ pub struct Breakdown {
     /// Execs or forks the units cover.
     pub covered: f64,
     pub categories: Vec<CategoryShare>,
+    /// The phase × category table: each span (phase and object) split into categories, by
+    /// the same pooled shares × CPU ([`super::phase_table`]).
+    #[serde(default)]
+    pub phase_table: Vec<PhaseRow>,
     /// Sampling facts and limits, said in the report.
     pub notes: Vec<String>,
 }
@@ -149,6 +154,27 @@ pub fn breakdown(
     other_label: &str,
     lazy_context: bool,
 ) -> (Breakdown, Vec<FoldedStack>) {
+    breakdown_in_phases(
+        section,
+        stacks,
+        units,
+        other_label,
+        lazy_context,
+        &HashMap::new(),
+    )
+}
+
+/// [`breakdown`], with what the caller knows of its span labels: the phase and object each
+/// names (for the phase × category table) and the category a user-mode sample that no frame
+/// decided takes in it (the phase-aware rule, [`in_phase`]).
+pub fn breakdown_in_phases(
+    section: &str,
+    stacks: &[SymbolizedStack],
+    units: &[Unit],
+    other_label: &str,
+    lazy_context: bool,
+    spans: &HashMap<String, SpanInfo>,
+) -> (Breakdown, Vec<FoldedStack>) {
     let mut order: Vec<usize> = (0..units.len()).collect();
     order.sort_by_key(|&i| units[i].start_ns);
     let starts: Vec<u64> = order.iter().map(|&i| units[i].start_ns).collect();
@@ -157,10 +183,12 @@ pub fn breakdown(
     // Samples repeat a few thousand distinct stacks: each is classified and labelled once,
     // keyed by its frames' interned names (the symbolizer shares one string per address).
     let mut distinct: HashMap<Vec<(usize, bool)>, (Category, usize)> = HashMap::new();
-    let mut folded_keys: Vec<(Category, Vec<String>)> = Vec::new();
+    let mut frame_lists: Vec<Vec<String>> = Vec::new();
+    let mut folded_keys: Vec<(Category, usize)> = Vec::new();
     let mut folded_counts: Vec<u64> = Vec::new();
-    let mut folded_index: HashMap<(Category, Vec<String>), usize> = HashMap::new();
-    let mut phase_counts: HashMap<(Category, &str), u64> = HashMap::new();
+    let mut folded_index: HashMap<(Category, usize), usize> = HashMap::new();
+    let mut phase_counts: HashMap<(Category, &str), (u64, u64)> = HashMap::new();
+    let mut by_phase: BTreeMap<Category, u64> = BTreeMap::new();
     let mut total = 0u64;
     let mut key: Vec<(usize, bool)> = Vec::new();
     let mut by_ptr: HashMap<usize, usize> = HashMap::new();
@@ -196,38 +224,50 @@ pub fn breakdown(
             key.push((id, f.kind == FrameKind::Kernel));
         }
         key.push((usize::from(lazy), false));
-        let (cat, fi) = match distinct.get(&key) {
+        let (stack_cat, li) = match distinct.get(&key) {
             Some(v) => *v,
             None => {
                 let mut cat = classify(&s.frames);
                 if lazy && cat == Category::SymbolLookup {
                     cat = Category::LazyBinding;
                 }
-                let fk = (cat, folded_frames(s));
-                let fi = match folded_index.get(&fk) {
-                    Some(i) => *i,
-                    None => {
-                        folded_keys.push(fk.clone());
-                        folded_counts.push(0);
-                        folded_index.insert(fk, folded_keys.len() - 1);
-                        folded_keys.len() - 1
-                    }
-                };
-                distinct.insert(key.clone(), (cat, fi));
-                (cat, fi)
+                frame_lists.push(folded_frames(s));
+                distinct.insert(key.clone(), (cat, frame_lists.len() - 1));
+                (cat, frame_lists.len() - 1)
             }
         };
+        let label = phase_of(u, s.pid, s.time_ns, other_label);
+        // The phase decides only what the stack left undecided (rule 5 of the taxonomy).
+        let cat = match spans.get(label).and_then(|i| i.context) {
+            Some(ctx) => in_phase(stack_cat, &s.frames, Some(ctx)),
+            None => stack_cat,
+        };
+        if cat != stack_cat {
+            *by_phase.entry(cat).or_insert(0) += 1;
+        }
+        let fi = *folded_index.entry((cat, li)).or_insert_with(|| {
+            folded_keys.push((cat, li));
+            folded_counts.push(0);
+            folded_keys.len() - 1
+        });
         total += 1;
         let e = per_unit[ui].entry(cat).or_insert((0, 0));
         e.0 += 1;
         e.1 += s.weight_ns;
-        *phase_counts
-            .entry((cat, phase_of(u, s.pid, s.time_ns, other_label)))
-            .or_insert(0) += 1;
+        let pc = phase_counts.entry((cat, label)).or_insert((0, 0));
+        pc.0 += 1;
+        pc.1 += s.weight_ns;
         folded_counts[fi] += 1;
     }
+    let covered: f64 = units.iter().map(|u| u.per_unit.max(1.0)).sum();
+    let span_order: Vec<&str> = order
+        .iter()
+        .flat_map(|&i| units[i].phases.iter().map(|p| p.label.as_str()))
+        .chain([other_label, "other"])
+        .collect();
+    let phase_table = super::phase_table::rows(&phase_counts, &span_order, spans, total, covered);
     let mut phases: BTreeMap<Category, BTreeMap<String, u64>> = BTreeMap::new();
-    for ((cat, label), n) in phase_counts {
+    for ((cat, label), (n, _)) in phase_counts {
         *phases
             .entry(cat)
             .or_default()
@@ -255,7 +295,6 @@ pub fn breakdown(
     } else {
         Vec::new()
     };
-    let covered: f64 = per.iter().sum();
     let mut cats: Vec<CategoryShare> = Vec::new();
     for (ci, &cat) in present.iter().enumerate() {
         let samples: u64 = counts.iter().map(|u| u[ci].0).sum();
@@ -292,10 +331,10 @@ pub fn breakdown(
     let mut folded: Vec<FoldedStack> = folded_keys
         .into_iter()
         .zip(folded_counts)
-        .map(|((category, frames), count)| FoldedStack {
+        .map(|((category, li), count)| FoldedStack {
             category,
             section: section.to_string(),
-            frames,
+            frames: frame_lists[li].clone(),
             count,
         })
         .collect();
@@ -309,10 +348,26 @@ pub fn breakdown(
             outside_units: stacks.len() as u64 - total,
             covered: units.iter().map(|u| u.per_unit).sum(),
             categories: cats,
-            notes: Vec::new(),
+            phase_table,
+            notes: phase_note(&by_phase).into_iter().collect(),
         },
         folded,
     )
+}
+
+/// How many samples the phase decided (rule 5 of the taxonomy), said in the report.
+fn phase_note(by_phase: &BTreeMap<Category, u64>) -> Option<String> {
+    let n: u64 = by_phase.values().sum();
+    (n > 0).then(|| {
+        let parts: Vec<String> = by_phase
+            .iter()
+            .map(|(c, k)| format!("{} {k}", c.label()))
+            .collect();
+        format!(
+            "{n} user-mode samples that no frame decided (application or ld.so: other by their stack) took the category of the phase they fell in: {}",
+            parts.join(", ")
+        )
+    })
 }
 
 /// An interval widened, if need be, to hold its point: a percentile bootstrap of a ratio can
@@ -379,6 +434,7 @@ pub fn scale_to_measured(b: &mut Breakdown, cpu_ns: f64) {
             ci95: c.share_ci95.map(|(lo, hi)| (lo * cpu_ns, hi * cpu_ns)),
         });
     }
+    super::phase_table::scale(&mut b.phase_table, cpu_ns);
 }
 
 /// What a report must say about the recordings of one breakdown: event, frequency, scope,

@@ -85,7 +85,7 @@ mod tests;
 
 use serde::{Deserialize, Serialize};
 
-pub use precedence::classify;
+pub use precedence::{classify, in_phase};
 pub use table::{
     clean_name, is_ldso_object, rules, syscalls, Kind, Match, Rule, Scope, SyscallRule,
     LDSO_OBJECTS, SYSCALL_PREFIXES,

@@ -114,3 +114,22 @@ pub fn classify<F: StackFrame>(stack: &[F]) -> Category {
         },
     }
 }
+
+/// Rule 5, phase-aware: a user-mode sample (no kernel frame) whose stack decided nothing but
+/// [`Application`] or [`LdsoOther`] (no enclosing or named frame: code without frame pointers,
+/// such as a static constructor, or an anonymous stretch of ld.so) takes the category of the
+/// phase it fell in, `phase` (initializers in a `call_init` span, relocation in a
+/// `_dl_relocate_object` span). Whatever the stack decided otherwise stands: faults stay faults,
+/// kernel samples stay kernel, a named frame keeps its category.
+pub fn in_phase<F: StackFrame>(cat: Category, stack: &[F], phase: Option<Category>) -> Category {
+    match phase {
+        Some(p)
+            if matches!(cat, Application | LdsoOther)
+                && !stack.is_empty()
+                && stack.iter().all(|f| !f.is_kernel()) =>
+        {
+            p
+        }
+        _ => cat,
+    }
+}
