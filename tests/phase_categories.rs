@@ -255,11 +255,12 @@ fn initializers_category_and_phase_agree() {
             }
         }
     }
-    // The phase decided the user-mode samples no frame did: none stay application or ld.so:
-    // other in an initializers span (a user-mode one would have been decided; a kernel sample
-    // is kernel: other).
+    // The phase decided the user-mode samples no frame did: few stay application or ld.so:
+    // other in an initializers span, only kernel samples under an ld.so frame (the trap of
+    // ldcost's own breakpoint at call_init is one), which rule 5 leaves alone. Without the
+    // rule, two thirds of them would (rustc, 2026-12-02).
     assert!(
-        undecided * 20 <= own.max(1),
+        undecided * 5 <= own.max(1),
         "{undecided} of {own} samples in the initializers phases left undecided"
     );
     let (phase, own) = (phase as f64 / total, own as f64 / total);
