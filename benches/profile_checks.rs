@@ -18,6 +18,12 @@
 //! - `exec agreement`: the kernel-exec phase (median and 95% CI of 7 measured runs) and the
 //!   sampled `exec: kernel` category (µs per exec and its 95% CI, 20 sampled runs) of rustc and
 //!   /bin/true: their intervals overlap (issue 12; tests/exec_kernel.rs keeps a 2.5× factor).
+//! - `phase groups` (issue 12): rustc's exec category shares (`profile --sample`, 10 sampled
+//!   runs) against the independent classification of `perf record -a -g` of a shell loop of
+//!   the same command (tests/oracle/classify_perf_script.py), per group (relocation+lookup,
+//!   faults, mapping; of the samples that are not exec kernel): within 5 points. Exec kernel is
+//!   printed beside (ldcost's launcher teardown is item 1's). `initializers`: the category's
+//!   share against the initializers phases' share less faults and kernel: within 5 points.
 //!
 //! Environment: `LDCOST_BENCH_FORKS` (forks of the fork summary check, default 100000).
 
@@ -35,6 +41,14 @@ use ldcost::attribute::stats::summarize;
 use ldcost::profile::ProfileSection;
 use ldcost::record::Phase;
 use ldcost::report::Document;
+
+#[allow(dead_code)]
+#[path = "../tests/common/perf_record.rs"]
+mod perf_record;
+
+#[allow(dead_code)]
+#[path = "../tests/common/phase_groups.rs"]
+mod phase_groups;
 
 const BIN: &str = env!("CARGO_BIN_EXE_ldcost");
 
@@ -73,6 +87,10 @@ fn main() {
         rows.push(exec_agreement(label, &t));
     }
     rows.push(fork_summary());
+    match rustc() {
+        Some(t) => rows.extend(phase_group_checks(&t)),
+        None => rows.push(skip_row("phase groups", "rustc", "not installed")),
+    }
     for r in &rows {
         println!("{r}");
     }
@@ -377,4 +395,80 @@ fn loadavg() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
         .unwrap_or_else(|_| "?".into())
+}
+
+/// Issue 12: rustc's category groups against `perf record -a -g` of a shell loop (5 points),
+/// and the initializers category against the initializers phases less faults and kernel.
+fn phase_group_checks(t: &Target) -> Vec<String> {
+    use phase_groups::{group_shares, perf_record_loop, FAULTS, GROUPS};
+    let opts = [
+        "-n",
+        "3",
+        "--warmup",
+        "1",
+        "--no-ld-debug",
+        "--sample",
+        "--sample-runs",
+        "10",
+    ];
+    let p = match profile(t, &opts) {
+        Ok(p) => p,
+        Err(e) => return vec![skip_row("phase groups", "rustc", &e)],
+    };
+    let Some(b) = p.breakdown else {
+        let why = p.breakdown_error.unwrap_or_default();
+        return vec![skip_row("phase groups", "rustc", &why)];
+    };
+    let ours: BTreeMap<String, u64> = b
+        .categories
+        .iter()
+        .map(|c| (c.category.name().to_string(), c.samples))
+        .collect();
+    let mut rows = Vec::new();
+    let total = b.samples.max(1) as f64;
+    let init = ours.get("initializers").copied().unwrap_or(0) as f64 / total;
+    let own: u64 = b
+        .phase_table
+        .iter()
+        .filter(|r| r.phase == "initializers")
+        .flat_map(|r| &r.categories)
+        .filter(|c| !FAULTS.contains(&c.category.name()) && c.category.name() != "kernel_other")
+        .map(|c| c.samples)
+        .sum();
+    let own = own as f64 / total;
+    rows.push(row(
+        "initializers",
+        "rustc",
+        format!("category {:.1}%", init * 100.0),
+        format!("phases less faults, kernel {:.1}%", own * 100.0),
+        "5 points",
+        (init - own).abs() <= 0.05,
+    ));
+    let theirs = match perf_record_loop(&t.0, 20) {
+        Ok(c) => c,
+        Err(e) => {
+            rows.push(skip_row("phase groups", "rustc", &e));
+            return rows;
+        }
+    };
+    let ((a, ea), (o, eo)) = (group_shares(&ours), group_shares(&theirs));
+    for (i, (g, _)) in GROUPS.iter().enumerate() {
+        rows.push(row(
+            &format!("phase groups: {g}"),
+            "rustc",
+            format!("{:.1}%", a[i] * 100.0),
+            format!("perf record {:.1}%", o[i] * 100.0),
+            "5 points",
+            (a[i] - o[i]).abs() <= 0.05,
+        ));
+    }
+    rows.push(row(
+        "phase groups: exec kernel (of all)",
+        "rustc",
+        format!("{:.1}%", ea * 100.0),
+        format!("perf record {:.1}%", eo * 100.0),
+        "5 points (issue 12 item 1)",
+        (ea - eo).abs() <= 0.05,
+    ));
+    rows
 }

@@ -196,6 +196,7 @@ fn profile_inner(
         if let Some(b) = &section.breakdown {
             text.push('\n');
             text.push_str(&report::breakdown_text::breakdown(b, "exec"));
+            text.push_str(&report::profile_text::phase_table(b));
         } else if let Some(e) = &section.breakdown_error {
             text.push_str(&format!("\nexec cost by category: not available ({e})\n"));
         }

@@ -17,7 +17,8 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::{Deserialize, Serialize};
 
-use super::categories::{classify, Category, StackFrame};
+use super::categories::{classify, in_phase, Category, StackFrame};
+pub use super::phase_table::{PhaseCell, PhaseRow, SpanInfo};
 use super::stats::{summarize, Summary};
 use super::FoldedStack;
 use crate::perf::sampler::{Frame, FrameKind, SymbolizedStack};
@@ -109,6 +110,14 @@ pub struct Breakdown {
     /// Execs or forks the units cover.
     pub covered: f64,
     pub categories: Vec<CategoryShare>,
+    /// The phase × category table: each span (phase and object) split into categories, by
+    /// the same pooled shares × CPU ([`super::phase_table`]).
+    #[serde(default)]
+    pub phase_table: Vec<PhaseRow>,
+    /// The measured CPU per exec/fork the times are scaled to ([`scale_to_measured`]): every
+    /// `ns_per_exec_or_fork` is its share × this; None when they are pooled sample weights.
+    #[serde(default)]
+    pub cpu_ns_per_unit: Option<f64>,
     /// Sampling facts and limits, said in the report.
     pub notes: Vec<String>,
 }
@@ -149,6 +158,27 @@ pub fn breakdown(
     other_label: &str,
     lazy_context: bool,
 ) -> (Breakdown, Vec<FoldedStack>) {
+    breakdown_in_phases(
+        section,
+        stacks,
+        units,
+        other_label,
+        lazy_context,
+        &HashMap::new(),
+    )
+}
+
+/// [`breakdown`], with what the caller knows of its span labels: the phase and object each
+/// names (for the phase × category table) and the category a user-mode sample that no frame
+/// decided takes in it (the phase-aware rule, [`in_phase`]).
+pub fn breakdown_in_phases(
+    section: &str,
+    stacks: &[SymbolizedStack],
+    units: &[Unit],
+    other_label: &str,
+    lazy_context: bool,
+    spans: &HashMap<String, SpanInfo>,
+) -> (Breakdown, Vec<FoldedStack>) {
     let mut order: Vec<usize> = (0..units.len()).collect();
     order.sort_by_key(|&i| units[i].start_ns);
     let starts: Vec<u64> = order.iter().map(|&i| units[i].start_ns).collect();
@@ -157,10 +187,12 @@ pub fn breakdown(
     // Samples repeat a few thousand distinct stacks: each is classified and labelled once,
     // keyed by its frames' interned names (the symbolizer shares one string per address).
     let mut distinct: HashMap<Vec<(usize, bool)>, (Category, usize)> = HashMap::new();
-    let mut folded_keys: Vec<(Category, Vec<String>)> = Vec::new();
+    let mut frame_lists: Vec<Vec<String>> = Vec::new();
+    let mut folded_keys: Vec<(Category, usize)> = Vec::new();
     let mut folded_counts: Vec<u64> = Vec::new();
-    let mut folded_index: HashMap<(Category, Vec<String>), usize> = HashMap::new();
-    let mut phase_counts: HashMap<(Category, &str), u64> = HashMap::new();
+    let mut folded_index: HashMap<(Category, usize), usize> = HashMap::new();
+    let mut phase_counts: HashMap<(Category, &str), (u64, u64)> = HashMap::new();
+    let mut by_phase: BTreeMap<Category, u64> = BTreeMap::new();
     let mut total = 0u64;
     let mut key: Vec<(usize, bool)> = Vec::new();
     let mut by_ptr: HashMap<usize, usize> = HashMap::new();
@@ -196,38 +228,50 @@ pub fn breakdown(
             key.push((id, f.kind == FrameKind::Kernel));
         }
         key.push((usize::from(lazy), false));
-        let (cat, fi) = match distinct.get(&key) {
+        let (stack_cat, li) = match distinct.get(&key) {
             Some(v) => *v,
             None => {
                 let mut cat = classify(&s.frames);
                 if lazy && cat == Category::SymbolLookup {
                     cat = Category::LazyBinding;
                 }
-                let fk = (cat, folded_frames(s));
-                let fi = match folded_index.get(&fk) {
-                    Some(i) => *i,
-                    None => {
-                        folded_keys.push(fk.clone());
-                        folded_counts.push(0);
-                        folded_index.insert(fk, folded_keys.len() - 1);
-                        folded_keys.len() - 1
-                    }
-                };
-                distinct.insert(key.clone(), (cat, fi));
-                (cat, fi)
+                frame_lists.push(folded_frames(s));
+                distinct.insert(key.clone(), (cat, frame_lists.len() - 1));
+                (cat, frame_lists.len() - 1)
             }
         };
+        let label = phase_of(u, s.pid, s.time_ns, other_label);
+        // The phase decides only what the stack left undecided (rule 5 of the taxonomy).
+        let cat = match spans.get(label).and_then(|i| i.context) {
+            Some(ctx) => in_phase(stack_cat, &s.frames, Some(ctx)),
+            None => stack_cat,
+        };
+        if cat != stack_cat {
+            *by_phase.entry(cat).or_insert(0) += 1;
+        }
+        let fi = *folded_index.entry((cat, li)).or_insert_with(|| {
+            folded_keys.push((cat, li));
+            folded_counts.push(0);
+            folded_keys.len() - 1
+        });
         total += 1;
         let e = per_unit[ui].entry(cat).or_insert((0, 0));
         e.0 += 1;
         e.1 += s.weight_ns;
-        *phase_counts
-            .entry((cat, phase_of(u, s.pid, s.time_ns, other_label)))
-            .or_insert(0) += 1;
+        let pc = phase_counts.entry((cat, label)).or_insert((0, 0));
+        pc.0 += 1;
+        pc.1 += s.weight_ns;
         folded_counts[fi] += 1;
     }
+    let covered: f64 = units.iter().map(|u| u.per_unit.max(1.0)).sum();
+    let span_order: Vec<&str> = order
+        .iter()
+        .flat_map(|&i| units[i].phases.iter().map(|p| p.label.as_str()))
+        .chain([other_label, "other"])
+        .collect();
+    let phase_table = super::phase_table::rows(&phase_counts, &span_order, spans, total, covered);
     let mut phases: BTreeMap<Category, BTreeMap<String, u64>> = BTreeMap::new();
-    for ((cat, label), n) in phase_counts {
+    for ((cat, label), (n, _)) in phase_counts {
         *phases
             .entry(cat)
             .or_default()
@@ -255,7 +299,6 @@ pub fn breakdown(
     } else {
         Vec::new()
     };
-    let covered: f64 = per.iter().sum();
     let mut cats: Vec<CategoryShare> = Vec::new();
     for (ci, &cat) in present.iter().enumerate() {
         let samples: u64 = counts.iter().map(|u| u[ci].0).sum();
@@ -292,10 +335,10 @@ pub fn breakdown(
     let mut folded: Vec<FoldedStack> = folded_keys
         .into_iter()
         .zip(folded_counts)
-        .map(|((category, frames), count)| FoldedStack {
+        .map(|((category, li), count)| FoldedStack {
             category,
             section: section.to_string(),
-            frames,
+            frames: frame_lists[li].clone(),
             count,
         })
         .collect();
@@ -309,10 +352,27 @@ pub fn breakdown(
             outside_units: stacks.len() as u64 - total,
             covered: units.iter().map(|u| u.per_unit).sum(),
             categories: cats,
-            notes: Vec::new(),
+            phase_table,
+            cpu_ns_per_unit: None,
+            notes: phase_note(&by_phase).into_iter().collect(),
         },
         folded,
     )
+}
+
+/// How many samples the phase decided (rule 5 of the taxonomy), said in the report.
+fn phase_note(by_phase: &BTreeMap<Category, u64>) -> Option<String> {
+    let n: u64 = by_phase.values().sum();
+    (n > 0).then(|| {
+        let parts: Vec<String> = by_phase
+            .iter()
+            .map(|(c, k)| format!("{} {k}", c.label()))
+            .collect();
+        format!(
+            "{n} user-mode samples that no frame decided (application or ld.so: other by their stack) took the category of the phase they fell in: {}",
+            parts.join(", ")
+        )
+    })
 }
 
 /// An interval widened, if need be, to hold its point: a percentile bootstrap of a ratio can
@@ -379,6 +439,8 @@ pub fn scale_to_measured(b: &mut Breakdown, cpu_ns: f64) {
             ci95: c.share_ci95.map(|(lo, hi)| (lo * cpu_ns, hi * cpu_ns)),
         });
     }
+    super::phase_table::scale(&mut b.phase_table, cpu_ns);
+    b.cpu_ns_per_unit = Some(cpu_ns);
 }
 
 /// What a report must say about the recordings of one breakdown: event, frequency, scope,
@@ -426,200 +488,5 @@ pub fn recording_notes(recs: &[&crate::perf::Recording]) -> Vec<String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::sync::Arc;
-
-    fn frame(name: &str, kernel: bool, object: Option<&str>) -> Frame {
-        Frame {
-            kind: if kernel {
-                FrameKind::Kernel
-            } else {
-                FrameKind::User
-            },
-            name: Arc::from(name),
-            object: object.map(Arc::from),
-            addr: 0,
-        }
-    }
-
-    fn stack(pid: i32, t: u64, frames: Vec<Frame>) -> SymbolizedStack {
-        SymbolizedStack {
-            sample: 0,
-            pid,
-            tid: pid,
-            time_ns: t,
-            weight_ns: 100_000,
-            frames,
-        }
-    }
-
-    #[test]
-    fn samples_fall_into_units_phases_and_categories() {
-        let fork = || {
-            vec![
-                frame("copy_pte_range", true, None),
-                frame("copy_page_range", true, None),
-                frame("dup_mmap", true, None),
-                frame("__x64_sys_clone", true, None),
-                frame("fork", false, Some("/usr/lib/x86_64-linux-gnu/libc.so.6")),
-            ]
-        };
-        let teardown = || {
-            vec![
-                frame("zap_pte_range", true, None),
-                frame("unmap_vmas", true, None),
-                frame("exit_mmap", true, None),
-                frame("do_exit", true, None),
-            ]
-        };
-        let units = vec![
-            Unit {
-                start_ns: 1000,
-                end_ns: 2000,
-                per_unit: 10.0,
-                phases: vec![Span {
-                    label: "parent: fork call".into(),
-                    start_ns: 1000,
-                    end_ns: 1500,
-                }],
-                main_pid: 7,
-            },
-            Unit {
-                start_ns: 2000,
-                end_ns: 3000,
-                per_unit: 10.0,
-                phases: vec![],
-                main_pid: 7,
-            },
-        ];
-        let stacks = vec![
-            stack(7, 1100, fork()),
-            stack(8, 1600, teardown()),
-            stack(7, 2100, fork()),
-            stack(9, 2200, teardown()),
-            stack(7, 5000, fork()), // outside every unit
-        ];
-        let (b, folded) = breakdown("fork", &stacks, &units, "child", true);
-        assert_eq!(b.samples, 4);
-        assert_eq!(b.covered, 20.0);
-        let pt = b
-            .categories
-            .iter()
-            .find(|c| c.category == Category::PageTableCopy)
-            .unwrap();
-        assert_eq!(pt.samples, 2);
-        assert_eq!(pt.share, 0.5);
-        assert_eq!(pt.phases.get("parent: fork call"), Some(&1));
-        assert_eq!(pt.phases.get("other"), Some(&1));
-        // 100 µs per sample, one sample per unit of 10 forks: 10 µs per fork.
-        assert_eq!(pt.ns_per_exec_or_fork.as_ref().unwrap().value, 10_000.0);
-        // Two units with samples: too few for an interval.
-        assert_eq!(b.units_with_samples, 2);
-        assert_eq!(b.outside_units, 1);
-        assert_eq!(pt.share_ci95, None);
-        assert_eq!(pt.ns_per_exec_or_fork.as_ref().unwrap().ci95, None);
-        let ex = b
-            .categories
-            .iter()
-            .find(|c| c.category == Category::ExitTeardown)
-            .unwrap();
-        assert_eq!(ex.phases.get("child"), Some(&2));
-        assert_eq!(folded.iter().map(|f| f.count).sum::<u64>(), 4);
-        assert!(folded.iter().all(|f| f.section == "fork"));
-        assert_eq!(
-            folded
-                .iter()
-                .find(|f| f.category == Category::PageTableCopy)
-                .unwrap()
-                .frames
-                .last()
-                .map(String::as_str),
-            Some("copy_pte_range_[k]")
-        );
-    }
-
-    /// A sparse category: present in 6 of 20 runs (30%), 100 of 2000 samples (5% pooled).
-    /// The median over runs of per-run shares is 0; the pooled estimate is not, and its
-    /// interval (from the same bootstrap) holds it.
-    #[test]
-    fn a_sparse_category_gets_its_pooled_share_and_an_interval_around_it() {
-        let relocation = || vec![frame("_dl_relocate_object", false, Some("ld.so"))];
-        let faults = || {
-            vec![
-                frame("filemap_fault", true, None),
-                frame("handle_mm_fault", true, None),
-                frame("exc_page_fault", true, None),
-            ]
-        };
-        let mut units = Vec::new();
-        let mut stacks = Vec::new();
-        for u in 0..20u64 {
-            let start = u * 1_000_000;
-            units.push(Unit {
-                start_ns: start,
-                end_ns: start + 999_999,
-                per_unit: 1.0,
-                phases: vec![],
-                main_pid: 7,
-            });
-            // Runs 0, 3, 6, 9, 12, 15 hold the sparse category: 17 + 17 + 17 + 17 + 16 + 16.
-            let sparse = if u % 3 == 0 && u < 18 {
-                if u < 12 {
-                    17
-                } else {
-                    16
-                }
-            } else {
-                0
-            };
-            for i in 0..100u64 {
-                let f = if i < sparse { faults() } else { relocation() };
-                stacks.push(stack(7, start + i * 1000, f));
-            }
-        }
-        let (mut b, _) = breakdown("exec", &stacks, &units, "threads and children", false);
-        assert_eq!(b.samples, 2000);
-        assert_eq!(b.units_with_samples, 20);
-        let cpu = 1_000_000.0; // 1 ms per exec, measured without the sampler
-        scale_to_measured(&mut b, cpu);
-        let c = b
-            .categories
-            .iter()
-            .find(|c| c.samples == 100)
-            .expect("the sparse category");
-        assert_eq!(c.samples, 100);
-        assert_eq!(c.units_present, 6);
-        assert_eq!(c.share, 0.05);
-        // The old estimator: the median over runs of per-run shares.
-        assert_eq!(c.share_per_unit.as_ref().unwrap().median, 0.0);
-        let e = c.ns_per_exec_or_fork.as_ref().unwrap();
-        assert_eq!(e.value, 50_000.0, "share × CPU: 5% of 1 ms");
-        let (lo, hi) = e.ci95.expect("20 runs give an interval");
-        assert!(
-            lo <= e.value && e.value <= hi,
-            "[{lo}, {hi}] holds {}",
-            e.value
-        );
-        assert!(lo > 0.0 && hi > lo, "a real interval: [{lo}, {hi}]");
-        let (slo, shi) = c.share_ci95.unwrap();
-        assert!((slo * cpu - lo).abs() < 1e-6 && (shi * cpu - hi).abs() < 1e-6);
-        // Every category's interval holds its point, share and time alike.
-        for c in &b.categories {
-            let (lo, hi) = c.share_ci95.unwrap();
-            assert!(
-                lo <= c.share && c.share <= hi,
-                "{}: {lo} {} {hi}",
-                c.label,
-                c.share
-            );
-        }
-        // Without a measured CPU: the pooled weight (100 µs a sample) over 20 execs.
-        let (b, _) = breakdown("exec", &stacks, &units, "threads and children", false);
-        let c = b.categories.iter().find(|c| c.samples == 100).unwrap();
-        let e = c.ns_per_exec_or_fork.as_ref().unwrap();
-        assert_eq!(e.value, 100.0 * 100_000.0 / 20.0);
-        let (lo, hi) = e.ci95.unwrap();
-        assert!(lo <= e.value && e.value <= hi && lo > 0.0);
-    }
-}
+#[path = "breakdown_tests.rs"]
+mod tests;

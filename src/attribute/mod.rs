@@ -10,6 +10,7 @@ pub mod folded;
 pub mod fork_cost;
 pub mod link_cost;
 pub mod lookups;
+pub mod phase_table;
 pub mod stats;
 
 pub use folded::FoldedStack;

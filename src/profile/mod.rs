@@ -203,7 +203,9 @@ pub fn profile(cfg: &ProfileConfig) -> Result<ProfileSection, RunError> {
         let measured = summarize(&cpu)
             .or(section.total_task_clock_ns.clone())
             .map(|s| s.median);
-        match sampled_runs(cfg, sc, &coarse, measured) {
+        // The sampled runs carry the measured runs' per-object boundaries, so every sample
+        // falls in the same phases (and objects) as the phase table's.
+        match sampled_runs(cfg, sc, &per_obj, measured) {
             Ok((b, f)) => {
                 section.breakdown = Some(b);
                 section.folded = f;
@@ -214,12 +216,14 @@ pub fn profile(cfg: &ProfileConfig) -> Result<ProfileSection, RunError> {
     Ok(section)
 }
 
-/// The sampled exec runs (boundaries only, so each sample falls into a phase by time), sorted
-/// into categories per run.
+/// The sampled exec runs, with the same boundaries as the measured runs (per object when ld.so's
+/// debug symbols allow), so that each sample falls into a phase and object by time, sorted into
+/// categories per run; the phase decides a user-mode sample that no frame decided
+/// (initializers in a `call_init` span, relocation in a `_dl_relocate_object` span).
 fn sampled_runs(
     cfg: &ProfileConfig,
     sc: &crate::perf::SamplerConfig,
-    coarse: &RunOptions,
+    instrumented: &RunOptions,
     measured_cpu_ns: Option<f64>,
 ) -> Result<
     (
@@ -228,10 +232,13 @@ fn sampled_runs(
     ),
     String,
 > {
-    use crate::attribute::breakdown::{Span, Unit};
+    use crate::attribute::breakdown::{Span, SpanInfo, Unit};
+    use crate::attribute::categories::Category;
     let mut symbolizer = crate::perf::sampler::Symbolizer::new(&cfg.debug_roots);
     let (mut stacks, mut units, mut recordings) = (Vec::new(), Vec::new(), Vec::new());
     let mut sampled_cpu = Vec::new();
+    let mut sampled_stops = Vec::new();
+    let mut spans: std::collections::HashMap<String, SpanInfo> = Default::default();
     // The deadline and the memory budget hold for the whole sampled phase: each run gets
     // what the runs before it left.
     let started = std::time::Instant::now();
@@ -270,7 +277,7 @@ fn sampled_runs(
         }
         let opts = RunOptions {
             sample: Some(sc),
-            ..coarse.clone()
+            ..instrumented.clone()
         };
         let (run, _) = run_once(&cfg.later_command(), &opts).map_err(|e| e.to_string())?;
         let rec = match run.sampled {
@@ -281,18 +288,31 @@ fn sampled_runs(
         if let Some(t) = ns(&run.total) {
             sampled_cpu.push(t + run.children.as_ref().and_then(ns).unwrap_or(0.0));
         }
+        sampled_stops.push(run.segments.iter().map(|s| s.stops).sum::<u64>() as f64);
         let mut phases: Vec<Span> = run
             .segments
             .iter()
             .filter_map(|s| {
                 let (a, b) = s.span_ns?;
-                Some(Span {
-                    label: match &s.object {
-                        Some(o) => {
-                            format!("{}: {}", s.phase.label(), o.rsplit('/').next().unwrap_or(o))
-                        }
-                        None => s.phase.label().to_string(),
+                let object = s
+                    .object
+                    .as_ref()
+                    .map(|o| o.rsplit('/').next().unwrap_or(o).to_string());
+                let label = match &object {
+                    Some(o) => format!("{}: {o}", s.phase.label()),
+                    None => s.phase.label().to_string(),
+                };
+                spans.entry(label.clone()).or_insert_with(|| SpanInfo {
+                    phase: s.phase.label().to_string(),
+                    object,
+                    context: match s.phase {
+                        Phase::Initializers => Some(Category::Initializers),
+                        Phase::Relocation => Some(Category::LdsoRelocation),
+                        _ => None,
                     },
+                });
+                Some(Span {
+                    label,
                     start_ns: a,
                     end_ns: b,
                 })
@@ -335,14 +355,17 @@ fn sampled_runs(
             units[i - 1].end_ns = next - 1;
         }
     }
-    let (mut b, folded) = crate::attribute::breakdown::breakdown(
+    let (mut b, folded) = crate::attribute::breakdown::breakdown_in_phases(
         "exec",
         &stacks,
         &units,
         "threads and children",
         false,
+        &spans,
     );
+    let phase_note = std::mem::take(&mut b.notes);
     b.notes = crate::attribute::breakdown::recording_notes(&recordings.iter().collect::<Vec<_>>());
+    b.notes.extend(phase_note);
     b.notes.extend(symbolizer.problems().iter().cloned());
     let dropped: u64 = recordings.iter().map(|r| r.dropped_budget).sum();
     if dropped > 0 && recordings.len() > 1 {
@@ -360,8 +383,9 @@ fn sampled_runs(
     if let Some(m) = measured_cpu_ns {
         crate::attribute::breakdown::scale_to_measured(&mut b, m);
         let s = summarize(&sampled_cpu).map(|s| s.median).unwrap_or(0.0);
+        let stops = summarize(&sampled_stops).map(|s| s.median).unwrap_or(0.0);
         b.notes.push(format!(
-            "µs per exec = share × the CPU per run without ptrace or sampling ({:.1} µs); the sampled runs took {:.1} µs",
+            "µs per exec = share × the CPU per run without ptrace or sampling ({:.1} µs); the sampled runs took {:.1} µs, with the measured runs' boundaries ({stops:.0} ptrace stops) and the sampler",
             m / 1e3,
             s / 1e3
         ));

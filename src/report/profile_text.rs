@@ -355,3 +355,128 @@ pub fn profile(p: &ProfileSection) -> String {
     }
     s
 }
+
+/// The phase × category table: for each phase (and its top objects), how its sampled time
+/// splits into categories. Times are the category table's (pooled share × the measured CPU),
+/// so each row's categories add up to the row.
+pub fn phase_table(b: &crate::attribute::breakdown::Breakdown) -> String {
+    use crate::attribute::breakdown::PhaseRow;
+    const TOP_OBJECTS: usize = 3;
+    let mut s = String::new();
+    if b.phase_table.is_empty() {
+        return s;
+    }
+    let _ = writeln!(
+        s,
+        "\n{} time by phase and category (µs per {}; each row = its categories, largest first; same estimator as above)",
+        b.section, b.section
+    );
+    // Phases in time order, each with its rows.
+    let mut phases: Vec<(&str, Vec<&PhaseRow>)> = Vec::new();
+    for r in &b.phase_table {
+        match phases.iter_mut().find(|(p, _)| *p == r.phase) {
+            Some((_, v)) => v.push(r),
+            None => phases.push((&r.phase, vec![r])),
+        }
+    }
+    let mut t = Table::new();
+    t.load_preset(presets::NOTHING)
+        .set_content_arrangement(ContentArrangement::Disabled);
+    t.set_header(vec!["phase / object", "µs", "share", "= categories (µs)"]);
+    for (phase, rows) in &phases {
+        let merged = merge(rows);
+        let with_objects = rows.iter().any(|r| r.object.is_some());
+        let name = if with_objects && rows.len() > 1 {
+            format!("{phase} ({} objects)", rows.len())
+        } else {
+            match &merged.object {
+                Some(o) => format!("{phase}: {}", short(o)),
+                None => phase.to_string(),
+            }
+        };
+        t.add_row(row_cells(name, &merged));
+        if with_objects && rows.len() > 1 {
+            let mut by_cost = rows.clone();
+            by_cost.sort_by_key(|r| std::cmp::Reverse(r.samples));
+            for r in by_cost.iter().take(TOP_OBJECTS) {
+                let o = r.object.as_deref().map(short).unwrap_or_default();
+                t.add_row(row_cells(format!("  {o}"), r));
+            }
+            if by_cost.len() > TOP_OBJECTS {
+                let rest = merge(&by_cost[TOP_OBJECTS..]);
+                t.add_row(row_cells(
+                    format!("  ({} other objects)", by_cost.len() - TOP_OBJECTS),
+                    &rest,
+                ));
+            }
+        }
+    }
+    for i in 1..3 {
+        if let Some(c) = t.column_mut(i) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    let _ = writeln!(s, "{t}");
+    s
+}
+
+/// Rows of one phase added up, cell by cell (same denominator: the sums stay exact).
+fn merge(rows: &[&crate::attribute::breakdown::PhaseRow]) -> crate::attribute::breakdown::PhaseRow {
+    use crate::attribute::breakdown::{PhaseCell, PhaseRow};
+    let mut cells: Vec<PhaseCell> = Vec::new();
+    for r in rows {
+        for c in &r.categories {
+            match cells.iter_mut().find(|x| x.category == c.category) {
+                Some(x) => {
+                    x.samples += c.samples;
+                    x.share += c.share;
+                    x.ns_per_exec_or_fork += c.ns_per_exec_or_fork;
+                }
+                None => cells.push(c.clone()),
+            }
+        }
+    }
+    cells.sort_by_key(|c| std::cmp::Reverse(c.samples));
+    PhaseRow {
+        span: String::new(),
+        phase: rows.first().map(|r| r.phase.clone()).unwrap_or_default(),
+        object: if rows.len() == 1 {
+            rows[0].object.clone()
+        } else {
+            None
+        },
+        samples: rows.iter().map(|r| r.samples).sum(),
+        share: rows.iter().map(|r| r.share).sum(),
+        ns_per_exec_or_fork: rows.iter().map(|r| r.ns_per_exec_or_fork).sum(),
+        categories: cells,
+    }
+}
+
+/// A row's cells: its total, its share, and its categories (those that make up 95% of it, at
+/// most five; the rest summed as "others").
+fn row_cells(name: String, r: &crate::attribute::breakdown::PhaseRow) -> Vec<String> {
+    let mut parts = Vec::new();
+    let mut shown = 0u64;
+    for c in &r.categories {
+        if parts.len() == 5 || (shown as f64) >= 0.95 * r.samples as f64 {
+            break;
+        }
+        shown += c.samples;
+        parts.push(format!(
+            "{:.1} {}",
+            c.ns_per_exec_or_fork / 1e3,
+            c.category.label()
+        ));
+    }
+    let rest: Vec<_> = r.categories.iter().skip(parts.len()).collect();
+    if !rest.is_empty() {
+        let ns: f64 = rest.iter().map(|c| c.ns_per_exec_or_fork).sum();
+        parts.push(format!("{:.1} in {} others", ns / 1e3, rest.len()));
+    }
+    vec![
+        name,
+        format!("{:.1}", r.ns_per_exec_or_fork / 1e3),
+        format!("{:.1}%", r.share * 100.0),
+        format!("= {}", parts.join(" + ")),
+    ]
+}

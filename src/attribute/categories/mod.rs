@@ -61,6 +61,11 @@
 //!    creation.
 //! 3. Nothing usable at all (empty, or only `[unknown]` frames with no object):
 //!    [`Category::Unknown`].
+//! 4. (The breakdown's) the fork loop's context: a lookup in a forked child is lazy binding.
+//! 5. (The breakdown's, [`in_phase`]) a user-mode sample that rule 2 left at
+//!    [`Category::Application`] or [`Category::LdsoOther`] takes its phase's category:
+//!    [`Category::Initializers`] in a `call_init` span, [`Category::LdsoRelocation`] in a
+//!    `_dl_relocate_object` span. Faults, kernel samples and named frames keep theirs.
 //!
 //! Classification allocates nothing: the table (rules.txt, data) is compiled once into two hash
 //! maps (kernel and user names) and two short prefix lists; benches/classify_speed.rs measures
@@ -85,7 +90,7 @@ mod tests;
 
 use serde::{Deserialize, Serialize};
 
-pub use precedence::classify;
+pub use precedence::{classify, in_phase};
 pub use table::{
     clean_name, is_ldso_object, rules, syscalls, Kind, Match, Rule, Scope, SyscallRule,
     LDSO_OBJECTS, SYSCALL_PREFIXES,

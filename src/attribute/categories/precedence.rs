@@ -114,3 +114,62 @@ pub fn classify<F: StackFrame>(stack: &[F]) -> Category {
         },
     }
 }
+
+/// Rule 5, phase-aware: a user-mode sample (no kernel frame) whose stack decided nothing but
+/// [`Application`] or [`LdsoOther`] (no enclosing or named frame: code without frame pointers,
+/// such as a static constructor, or an anonymous stretch of ld.so) takes the category of the
+/// phase it fell in, `phase` (initializers in a `call_init` span, relocation in a
+/// `_dl_relocate_object` span). Whatever the stack decided otherwise stands: faults stay faults,
+/// kernel samples stay kernel, a named frame keeps its category.
+pub fn in_phase<F: StackFrame>(cat: Category, stack: &[F], phase: Option<Category>) -> Category {
+    match phase {
+        Some(p)
+            if matches!(cat, Application | LdsoOther)
+                && !stack.is_empty()
+                && stack.iter().all(|f| !f.is_kernel()) =>
+        {
+            p
+        }
+        _ => cat,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::FrameRef;
+    use super::*;
+
+    fn user(name: &'static str, object: &'static str) -> FrameRef<'static> {
+        FrameRef {
+            name,
+            object: Some(object),
+            kernel: false,
+        }
+    }
+
+    #[test]
+    fn the_phase_decides_user_samples_no_frame_decided() {
+        let app = [user("llvm::foo", "libLLVM.so")];
+        let ldso = [user("[unknown]", "ld-linux-x86-64.so.2")];
+        let named = [user("do_lookup_x", "ld-linux-x86-64.so.2")];
+        let kernel = [
+            FrameRef {
+                name: "ksys_write",
+                object: None,
+                kernel: true,
+            },
+            user("llvm::foo", "libLLVM.so"),
+        ];
+        let init = Some(Initializers);
+        assert_eq!(in_phase(classify(&app), &app, init), Initializers);
+        assert_eq!(
+            in_phase(classify(&ldso), &ldso, Some(LdsoRelocation)),
+            LdsoRelocation
+        );
+        assert_eq!(in_phase(classify(&named), &named, init), SymbolLookup);
+        assert_eq!(in_phase(classify(&kernel), &kernel, init), KernelOther);
+        assert_eq!(in_phase(classify(&app), &app, None), Application);
+        let empty: [FrameRef; 0] = [];
+        assert_eq!(in_phase(Unknown, &empty, init), Unknown);
+    }
+}

@@ -1,0 +1,325 @@
+//! Unit tests of the category breakdown: units, phases, the pooled estimator and its
+//! interval, and the phase-aware rule with the phase × category table.
+
+use super::*;
+use std::sync::Arc;
+
+fn frame(name: &str, kernel: bool, object: Option<&str>) -> Frame {
+    Frame {
+        kind: if kernel {
+            FrameKind::Kernel
+        } else {
+            FrameKind::User
+        },
+        name: Arc::from(name),
+        object: object.map(Arc::from),
+        addr: 0,
+    }
+}
+
+fn stack(pid: i32, t: u64, frames: Vec<Frame>) -> SymbolizedStack {
+    SymbolizedStack {
+        sample: 0,
+        pid,
+        tid: pid,
+        time_ns: t,
+        weight_ns: 100_000,
+        frames,
+    }
+}
+
+#[test]
+fn samples_fall_into_units_phases_and_categories() {
+    let fork = || {
+        vec![
+            frame("copy_pte_range", true, None),
+            frame("copy_page_range", true, None),
+            frame("dup_mmap", true, None),
+            frame("__x64_sys_clone", true, None),
+            frame("fork", false, Some("/usr/lib/x86_64-linux-gnu/libc.so.6")),
+        ]
+    };
+    let teardown = || {
+        vec![
+            frame("zap_pte_range", true, None),
+            frame("unmap_vmas", true, None),
+            frame("exit_mmap", true, None),
+            frame("do_exit", true, None),
+        ]
+    };
+    let units = vec![
+        Unit {
+            start_ns: 1000,
+            end_ns: 2000,
+            per_unit: 10.0,
+            phases: vec![Span {
+                label: "parent: fork call".into(),
+                start_ns: 1000,
+                end_ns: 1500,
+            }],
+            main_pid: 7,
+        },
+        Unit {
+            start_ns: 2000,
+            end_ns: 3000,
+            per_unit: 10.0,
+            phases: vec![],
+            main_pid: 7,
+        },
+    ];
+    let stacks = vec![
+        stack(7, 1100, fork()),
+        stack(8, 1600, teardown()),
+        stack(7, 2100, fork()),
+        stack(9, 2200, teardown()),
+        stack(7, 5000, fork()), // outside every unit
+    ];
+    let (b, folded) = breakdown("fork", &stacks, &units, "child", true);
+    assert_eq!(b.samples, 4);
+    assert_eq!(b.covered, 20.0);
+    let pt = b
+        .categories
+        .iter()
+        .find(|c| c.category == Category::PageTableCopy)
+        .unwrap();
+    assert_eq!(pt.samples, 2);
+    assert_eq!(pt.share, 0.5);
+    assert_eq!(pt.phases.get("parent: fork call"), Some(&1));
+    assert_eq!(pt.phases.get("other"), Some(&1));
+    // 100 µs per sample, one sample per unit of 10 forks: 10 µs per fork.
+    assert_eq!(pt.ns_per_exec_or_fork.as_ref().unwrap().value, 10_000.0);
+    // Two units with samples: too few for an interval.
+    assert_eq!(b.units_with_samples, 2);
+    assert_eq!(b.outside_units, 1);
+    assert_eq!(pt.share_ci95, None);
+    assert_eq!(pt.ns_per_exec_or_fork.as_ref().unwrap().ci95, None);
+    let ex = b
+        .categories
+        .iter()
+        .find(|c| c.category == Category::ExitTeardown)
+        .unwrap();
+    assert_eq!(ex.phases.get("child"), Some(&2));
+    assert_eq!(folded.iter().map(|f| f.count).sum::<u64>(), 4);
+    assert!(folded.iter().all(|f| f.section == "fork"));
+    assert_eq!(
+        folded
+            .iter()
+            .find(|f| f.category == Category::PageTableCopy)
+            .unwrap()
+            .frames
+            .last()
+            .map(String::as_str),
+        Some("copy_pte_range_[k]")
+    );
+}
+
+/// A sparse category: present in 6 of 20 runs (30%), 100 of 2000 samples (5% pooled).
+/// The median over runs of per-run shares is 0; the pooled estimate is not, and its
+/// interval (from the same bootstrap) holds it.
+#[test]
+fn a_sparse_category_gets_its_pooled_share_and_an_interval_around_it() {
+    let relocation = || vec![frame("_dl_relocate_object", false, Some("ld.so"))];
+    let faults = || {
+        vec![
+            frame("filemap_fault", true, None),
+            frame("handle_mm_fault", true, None),
+            frame("exc_page_fault", true, None),
+        ]
+    };
+    let mut units = Vec::new();
+    let mut stacks = Vec::new();
+    for u in 0..20u64 {
+        let start = u * 1_000_000;
+        units.push(Unit {
+            start_ns: start,
+            end_ns: start + 999_999,
+            per_unit: 1.0,
+            phases: vec![],
+            main_pid: 7,
+        });
+        // Runs 0, 3, 6, 9, 12, 15 hold the sparse category: 17 + 17 + 17 + 17 + 16 + 16.
+        let sparse = if u % 3 == 0 && u < 18 {
+            if u < 12 {
+                17
+            } else {
+                16
+            }
+        } else {
+            0
+        };
+        for i in 0..100u64 {
+            let f = if i < sparse { faults() } else { relocation() };
+            stacks.push(stack(7, start + i * 1000, f));
+        }
+    }
+    let (mut b, _) = breakdown("exec", &stacks, &units, "threads and children", false);
+    assert_eq!(b.samples, 2000);
+    assert_eq!(b.units_with_samples, 20);
+    let cpu = 1_000_000.0; // 1 ms per exec, measured without the sampler
+    scale_to_measured(&mut b, cpu);
+    let c = b
+        .categories
+        .iter()
+        .find(|c| c.samples == 100)
+        .expect("the sparse category");
+    assert_eq!(c.samples, 100);
+    assert_eq!(c.units_present, 6);
+    assert_eq!(c.share, 0.05);
+    // The old estimator: the median over runs of per-run shares.
+    assert_eq!(c.share_per_unit.as_ref().unwrap().median, 0.0);
+    let e = c.ns_per_exec_or_fork.as_ref().unwrap();
+    assert_eq!(e.value, 50_000.0, "share × CPU: 5% of 1 ms");
+    let (lo, hi) = e.ci95.expect("20 runs give an interval");
+    assert!(
+        lo <= e.value && e.value <= hi,
+        "[{lo}, {hi}] holds {}",
+        e.value
+    );
+    assert!(lo > 0.0 && hi > lo, "a real interval: [{lo}, {hi}]");
+    let (slo, shi) = c.share_ci95.unwrap();
+    assert!((slo * cpu - lo).abs() < 1e-6 && (shi * cpu - hi).abs() < 1e-6);
+    // Every category's interval holds its point, share and time alike.
+    for c in &b.categories {
+        let (lo, hi) = c.share_ci95.unwrap();
+        assert!(
+            lo <= c.share && c.share <= hi,
+            "{}: {lo} {} {hi}",
+            c.label,
+            c.share
+        );
+    }
+    // Without a measured CPU: the pooled weight (100 µs a sample) over 20 execs.
+    let (b, _) = breakdown("exec", &stacks, &units, "threads and children", false);
+    let c = b.categories.iter().find(|c| c.samples == 100).unwrap();
+    let e = c.ns_per_exec_or_fork.as_ref().unwrap();
+    assert_eq!(e.value, 100.0 * 100_000.0 / 20.0);
+    let (lo, hi) = e.ci95.unwrap();
+    assert!(lo <= e.value && e.value <= hi && lo > 0.0);
+}
+
+/// Rule 5: in an initializers span, a user-mode sample that no frame decided (an application
+/// leaf without frame pointers, an anonymous ld.so leaf) is initializers; in a relocation span,
+/// relocation. The stack still decides when it can: a fault stays a fault, a kernel sample
+/// stays kernel, a named `do_lookup_x` stays symbol lookup; outside such spans nothing changes.
+/// The phase table puts each in its row, and the note counts what the phase decided.
+#[test]
+fn the_phase_decides_only_what_the_stack_left_undecided() {
+    let libllvm = Some("/usr/lib/libLLVM.so.22");
+    let ctor = || vec![frame("llvm::cl::Option::addArgument", false, libllvm)];
+    let anon_ldso = || {
+        vec![frame(
+            "[unknown]",
+            false,
+            Some("/lib64/ld-linux-x86-64.so.2"),
+        )]
+    };
+    let fault = || {
+        vec![
+            frame("do_anonymous_page", true, None),
+            frame("handle_mm_fault", true, None),
+            frame("exc_page_fault", true, None),
+            frame("llvm::cl::Option::addArgument", false, libllvm),
+        ]
+    };
+    let syscall = || {
+        vec![
+            frame("ksys_write", true, None),
+            frame("write", false, Some("/usr/lib/x86_64-linux-gnu/libc.so.6")),
+        ]
+    };
+    let lookup = || vec![frame("do_lookup_x", false, Some("ld-linux-x86-64.so.2"))];
+    let span = |label: &str, a: u64, b: u64| Span {
+        label: label.into(),
+        start_ns: a,
+        end_ns: b,
+    };
+    let units = vec![Unit {
+        start_ns: 0,
+        end_ns: 4000,
+        per_unit: 1.0,
+        phases: vec![
+            span("relocation: libLLVM.so.22", 0, 999),
+            span("initializers: libLLVM.so.22", 1000, 1999),
+            span("main to exit", 2000, 4000),
+        ],
+        main_pid: 7,
+    }];
+    let mut spans = HashMap::new();
+    for (l, ctx) in [
+        ("relocation: libLLVM.so.22", Category::LdsoRelocation),
+        ("initializers: libLLVM.so.22", Category::Initializers),
+    ] {
+        spans.insert(
+            l.to_string(),
+            SpanInfo {
+                phase: l.split(':').next().unwrap().to_string(),
+                object: Some("libLLVM.so.22".into()),
+                context: Some(ctx),
+            },
+        );
+    }
+    let stacks = vec![
+        stack(7, 100, anon_ldso()), // relocation span: relocation
+        stack(7, 200, lookup()),    // stays symbol lookup
+        stack(7, 1100, ctor()),     // initializers span: initializers
+        stack(7, 1200, ctor()),
+        stack(7, 1300, fault()),   // stays a fault
+        stack(7, 1400, syscall()), // stays kernel: other
+        stack(8, 1500, ctor()),    // another process: not in the span
+        stack(7, 2100, ctor()),    // main to exit: application
+    ];
+    let (b, folded) = breakdown_in_phases("exec", &stacks, &units, "children", false, &spans);
+    let n = |c: Category| {
+        b.categories
+            .iter()
+            .find(|x| x.category == c)
+            .map_or(0, |x| x.samples)
+    };
+    assert_eq!(n(Category::LdsoRelocation), 1);
+    assert_eq!(n(Category::SymbolLookup), 1);
+    assert_eq!(n(Category::Initializers), 2);
+    assert_eq!(n(Category::AnonFault), 1);
+    assert_eq!(n(Category::KernelOther), 1);
+    assert_eq!(n(Category::Application), 2);
+    assert_eq!(n(Category::LdsoOther), 0);
+    // The flame graph shows the decided category too.
+    let init: u64 = folded
+        .iter()
+        .filter(|f| f.category == Category::Initializers)
+        .map(|f| f.count)
+        .sum();
+    assert_eq!(init, 2);
+    assert!(b.notes.iter().any(|x| x.starts_with("3 user-mode samples")
+        && x.contains("initializers 2")
+        && x.contains("ld.so: relocation 1")));
+    // The phase table: rows in time order, phase and object split, cells adding up.
+    let rows: Vec<(&str, Option<&str>, u64)> = b
+        .phase_table
+        .iter()
+        .map(|r| (r.phase.as_str(), r.object.as_deref(), r.samples))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("relocation", Some("libLLVM.so.22"), 2),
+            ("initializers", Some("libLLVM.so.22"), 4),
+            ("main to exit", None, 1),
+            ("children", None, 1),
+        ]
+    );
+    let init_row = &b.phase_table[1];
+    assert_eq!(init_row.categories[0].category, Category::Initializers);
+    assert_eq!(init_row.categories[0].samples, 2);
+    // Without span information, the same stacks keep the stack's answer.
+    let (plain, _) = breakdown("exec", &stacks, &units, "children", false);
+    let m = |c: Category| {
+        plain
+            .categories
+            .iter()
+            .find(|x| x.category == c)
+            .map_or(0, |x| x.samples)
+    };
+    assert_eq!(m(Category::Initializers), 0);
+    assert_eq!(m(Category::Application), 4);
+    assert_eq!(m(Category::LdsoOther), 1);
+}
