@@ -393,6 +393,15 @@ fn profile() -> Vec<(&'static str, Category, Vec<Frame>, u64)> {
             ),
             20,
         ),
+        (
+            "exec",
+            CpuFeatures,
+            frames(
+                &[],
+                &["handle_amd@ldso", "init_cpu_features.constprop.0@ldso"],
+            ),
+            40,
+        ),
         ("exec", LdsoOther, frames(&[], &rtld), 60),
         ("exec", Unknown, frames(&[], &["[unknown]@[unknown]"]), 5),
     ]
