@@ -87,3 +87,49 @@ pub fn note(p: &ProfileSection, virtual_machine: Option<&str>) -> Option<String>
     }
     Some(s)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A section with a CPU-feature phase of `share` (0.2 ms) and runs cut as `how`.
+    fn section(share: f64, how: &str) -> ProfileSection {
+        let phases = if share > 0.0 {
+            serde_json::json!([{ "phase": "cpu-features", "object": "/x", "share": share,
+                "task_clock_ns": { "n": 3, "median": 200000.0, "min": 1.0, "max": 1.0,
+                                   "ci95": [1.0, 1.0] } }])
+        } else {
+            serde_json::json!([])
+        };
+        let raw = serde_json::json!([{ "instrumentation": "coarse", "segments": [],
+            "total": {}, "wall_ns": 1, "ending": { "how": "exited", "value": 0 }, "stops": 1,
+            "cpu_features": { "how": how, "where": "WHY" } }]);
+        serde_json::from_value(serde_json::json!({
+            "argv": [], "detail": { "level": "static" }, "runs": 1, "warmup": 0,
+            "counters": {}, "phases": phases, "overhead": { "per_object_stops": 0.0 },
+            "endings": [], "raw": raw
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn significant_phase_on_a_vm_names_the_evidence() {
+        let n = note(&section(0.4, "cut"), Some("EVIDENCE")).unwrap();
+        assert!(n.contains("0.200 ms, 40.0% of the phases"), "{n}");
+        assert!(n.contains("virtual machine (EVIDENCE)"), "{n}");
+        assert!(n.contains("hypervisor exit"), "{n}");
+        // Not virtual: the same note, no hypervisor sentence.
+        let bare = note(&section(0.4, "cut"), None).unwrap();
+        assert!(!bare.contains("hypervisor"), "{bare}");
+    }
+
+    #[test]
+    fn small_and_cut_says_nothing_not_cut_says_why() {
+        assert_eq!(note(&section(0.05, "cut"), Some("E")), None);
+        assert_eq!(note(&section(0.0, "absent"), Some("E")), None);
+        let n = note(&section(0.0, "not-cut"), Some("E")).unwrap();
+        assert!(n.contains("Not cut into a phase: WHY."), "{n}");
+        // Not significant: no claim about the hypervisor.
+        assert!(!n.contains("hypervisor"), "{n}");
+    }
+}
