@@ -43,6 +43,14 @@ pub enum Phase {
     /// system call, counters zeroed at its syscall-enter stop (see [`ExecAccount`]; recordings
     /// without one counted from enable-on-exec, after the old image was gone).
     KernelExec,
+    /// glibc's CPU feature detection (`init_cpu_features` and its cache-info detection, cpuid
+    /// in loops), cut where breakpoints can: in ld.so (with its debug symbols) from the entry
+    /// of `init_cpu_features` to its return, inside "ld.so start, search and mapping"; in a
+    /// static program from the return of `__tunables_init` to the entry of
+    /// `_dl_relocate_static_pie` (the code between is `init_cpu_features` inlined into
+    /// `__libc_start_main`), inside "entry to main". Absent when the symbols are not there
+    /// ([`Run::cpu_features`] says why).
+    CpuFeatures,
     /// ld.so's own start-up and its object search and mapping, up to the first relocation
     /// (with ld.so debug symbols) or until r_debug says RT_CONSISTENT (without).
     LdsoMapping,
@@ -65,6 +73,7 @@ impl Phase {
     pub fn label(self) -> &'static str {
         match self {
             Phase::KernelExec => "kernel exec",
+            Phase::CpuFeatures => "CPU feature detection",
             Phase::LdsoMapping => "ld.so start, search and mapping",
             Phase::Relocation => "relocation",
             Phase::RelocationAndInit => "relocation + initializers",
@@ -204,6 +213,23 @@ pub struct Run {
     /// A sampled run's recording (or why sampling failed); saved apart, not in the JSON.
     #[serde(skip)]
     pub sampled: Option<Result<crate::perf::Recording, String>>,
+    /// Where the CPU-feature detection phase was cut in this run, or why it was not.
+    #[serde(default)]
+    pub cpu_features: Option<CpuFeatureCut>,
+}
+
+/// Where a run's CPU-feature detection phase ([`Phase::CpuFeatures`]) was cut, or why not.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "how", content = "where")]
+pub enum CpuFeatureCut {
+    /// Between two breakpoints, named (`"ld.so init_cpu_features.constprop.0 entry to return"`).
+    Cut(String),
+    /// Not cut, though the program runs glibc's detection: why (no symbols, the breakpoint
+    /// never reached).
+    NotCut(String),
+    /// Nothing to cut: no glibc CPU-feature code found (a static program of another libc or
+    /// stripped).
+    Absent(String),
 }
 
 impl Run {

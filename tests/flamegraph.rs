@@ -393,6 +393,15 @@ fn profile() -> Vec<(&'static str, Category, Vec<Frame>, u64)> {
             ),
             20,
         ),
+        (
+            "exec",
+            CpuFeatures,
+            frames(
+                &[],
+                &["handle_amd@ldso", "init_cpu_features.constprop.0@ldso"],
+            ),
+            40,
+        ),
         ("exec", LdsoOther, frames(&[], &rtld), 60),
         ("exec", Unknown, frames(&[], &["[unknown]@[unknown]"]), 5),
     ]
@@ -552,6 +561,7 @@ fn chromium_renders_searches_and_zooms_it() {
     for key in ["png:", "search:", "zoom:", "reset:", "legend:"] {
         assert!(stdout.contains(key), "no `{key}` line in:\n{stdout}");
     }
-    assert!(stdout.contains("legend: 19 entries"), "{stdout}");
+    let entries = format!("legend: {} entries", Category::ALL.len());
+    assert!(stdout.contains(&entries), "{stdout}");
     assert!(std::fs::metadata(&out.png).unwrap().len() > 10_000);
 }

@@ -168,6 +168,7 @@ pub fn aggregate(
         raw,
         breakdown: None,
         breakdown_error: None,
+        cpu_features_note: None,
         folded: Vec::new(),
     }
 }

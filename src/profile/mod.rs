@@ -20,6 +20,7 @@ use crate::trace::launch::{Command, Ending};
 use crate::trace::startup::{run_once, run_uninstrumented, RunError, RunOptions};
 
 mod aggregate;
+pub mod cpu_features;
 mod ld_debug;
 
 pub use aggregate::aggregate;
@@ -138,6 +139,11 @@ pub struct ProfileSection {
     pub breakdown: Option<crate::attribute::breakdown::Breakdown>,
     #[serde(default)]
     pub breakdown_error: Option<String>,
+    /// CPU feature detection: its phase and category when significant, why its phase was not
+    /// cut, and on a virtual machine that each `cpuid` is a hypervisor exit
+    /// ([`cpu_features::note`]).
+    #[serde(default)]
+    pub cpu_features_note: Option<String>,
     /// The sampled stacks, for --folded/--flamegraph (not in the JSON).
     #[serde(skip)]
     pub folded: Vec<crate::attribute::FoldedStack>,
@@ -213,6 +219,8 @@ pub fn profile(cfg: &ProfileConfig) -> Result<ProfileSection, RunError> {
             Err(e) => section.breakdown_error = Some(e),
         }
     }
+    let vm = crate::trace::startup::virtual_machine();
+    section.cpu_features_note = cpu_features::note(&section, vm.as_deref());
     Ok(section)
 }
 

@@ -86,6 +86,7 @@ pub fn profile(p: &ProfileSection) -> String {
     // Phases in order; per-object phases collapsed into one row per phase here.
     let order = [
         Phase::KernelExec,
+        Phase::CpuFeatures,
         Phase::LdsoMapping,
         Phase::Relocation,
         Phase::RelocationAndInit,
@@ -138,6 +139,9 @@ pub fn profile(p: &ProfileSection) -> String {
     let _ = writeln!(s, "{t}");
     if let Some(a) = p.raw.iter().find_map(|r| r.exec) {
         let _ = writeln!(s, "{}", a.describe());
+    }
+    if let Some(n) = &p.cpu_features_note {
+        let _ = writeln!(s, "{n}");
     }
 
     let mut per_obj: Vec<_> = p

@@ -91,7 +91,8 @@ pub(super) fn segments_from(marks: &[Boundary], detail: &Detail) -> Vec<Segment>
         match &b0.mark {
             Mark::Start(p, name) => {
                 stack.push((*p, name.clone()));
-                if base == Phase::LdsoMapping {
+                // CPU feature detection runs inside ld.so's start, before any mapping.
+                if base == Phase::LdsoMapping && *p != Phase::CpuFeatures {
                     base = Phase::LdsoOther;
                 }
             }

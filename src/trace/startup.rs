@@ -25,16 +25,18 @@ use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::Pid;
 
 use super::breakpoint::{read_u64, Breakpoints};
+pub use super::inspect::cpu::virtual_machine;
 pub use super::inspect::ldso_detail;
 use super::inspect::{
-    auxv, exe_path, fork_event, is_fork_event, libc_base, link_map_name, main_map_name,
-    mapped_base, other_tracee, plant_main, start_sampler, Forked, AT_BASE, AT_ENTRY,
+    auxv, cpu, exe_bias, exe_path, fork_event, is_fork_event, libc_base, link_map_name,
+    main_map_name, mapped_base, other_tracee, plant_main, start_sampler, Forked, AT_BASE, AT_ENTRY,
     TAG_LIBC_START_MAIN, TAG_MAIN,
 };
 use super::launch::{launch, Command, Ending, TraceError, Watchdog};
 use super::segments::{segments_from, Boundary, Mark};
 use crate::perf::CounterSet;
-use crate::record::{Detail, Instrumentation, Phase, Run};
+use crate::record::{CpuFeatureCut, Detail, Instrumentation, Phase, Run};
+use crate::symbolize::ObjectSymbols;
 
 /// Errors of one profiled run.
 #[derive(Debug, thiserror::Error)]
@@ -61,6 +63,14 @@ const TAG_INIT: u32 = 3;
 const TAG_INIT_RET: u32 = 4;
 const TAG_DEBUG_STATE: u32 = 5;
 const TAG_ENTRY: u32 = 6;
+// CPU feature detection (inspect/cpu.rs): its start (ld.so's init_cpu_features entry, or a
+// static program's __tunables_init return), its end (the return address read at that entry,
+// or a static program's _dl_relocate_static_pie entry), and a static program's
+// __tunables_init entry, where the return address that starts it is read.
+const TAG_CPU: u32 = 21;
+const TAG_CPU_RET: u32 = 22;
+const TAG_TUNABLES: u32 = 23;
+const TAG_CPU_END: u32 = 24;
 
 /// Runs the command once and records its phases.
 pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunError> {
@@ -114,6 +124,11 @@ pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunEr
     // the target, and untraced threads must never meet an int3).
     let mut ldso_bps: Vec<u64> = Vec::new();
     let mut entry_addrs: Vec<(u64, u32)> = Vec::new();
+    // Where CPU feature detection is cut: the object the phase is charged to and how, or why
+    // it is not cut; and whether its start and end were hit.
+    let mut cpu_plan: Result<(String, String), CpuFeatureCut> =
+        Err(CpuFeatureCut::Absent("not planned".into()));
+    let (mut cpu_started, mut cpu_done) = (false, false);
     let detail = if at_base == 0 {
         Detail::Static
     } else {
@@ -129,6 +144,20 @@ pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunEr
             syms.as_ref()
                 .and_then(|s| s.lookup(n))
                 .map(|s| base + s.value)
+        };
+        let have_debug = matches!(detail, Detail::DebugSymbols { .. });
+        cpu_plan = match cpu::ldso_entry(syms.as_ref(), have_debug) {
+            Ok((value, name)) => {
+                let a = base + value;
+                bps.insert(pid, a, TAG_CPU, false)
+                    .map_err(|e| tracee.lost(format!("breakpoint: {e}")))?;
+                ldso_bps.push(a);
+                Ok((
+                    interp_path.display().to_string(),
+                    format!("ld.so's {name}, entry to return"),
+                ))
+            }
+            Err(why) => Err(why),
         };
         match &detail {
             Detail::DebugSymbols { .. } => {
@@ -174,6 +203,21 @@ pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunEr
             marks[0].counters.clone(),
         ));
         plant_main(pid, &exe, at_entry, None, &mut bps);
+        let exe_syms = ObjectSymbols::load(&exe, &[]).ok();
+        cpu_plan = match cpu::static_points(exe_syms.as_ref()) {
+            Ok((tunables, end)) => {
+                let bias = exe_bias(&exe, at_entry);
+                bps.insert(pid, bias.wrapping_add(tunables), TAG_TUNABLES, false)
+                    .map_err(|e| tracee.lost(format!("breakpoint: {e}")))?;
+                bps.insert(pid, bias.wrapping_add(end), TAG_CPU_END, false)
+                    .map_err(|e| tracee.lost(format!("breakpoint: {e}")))?;
+                Ok((
+                    main_name.display().to_string(),
+                    "the executable's __tunables_init return to _dl_relocate_static_pie entry (init_cpu_features inlined into __libc_start_main)".into(),
+                ))
+            }
+            Err(why) => Err(why),
+        };
     }
 
     let mut seen_rt_add = false;
@@ -267,6 +311,34 @@ pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunEr
                 let now = (running_ns, stops);
                 let snap = counters.read()?;
                 match tag {
+                    TAG_TUNABLES => {
+                        if let Some(ret) =
+                            ptrace::getregs(pid).ok().and_then(|r| read_u64(pid, r.rsp))
+                        {
+                            let _ = bps.insert(pid, ret, TAG_CPU, false);
+                        }
+                    }
+                    TAG_CPU => {
+                        if let Ok((object, _)) = &cpu_plan {
+                            cpu_started = true;
+                            marks.push(Boundary::at(
+                                Mark::Start(Phase::CpuFeatures, object.clone()),
+                                now,
+                                snap,
+                            ));
+                            if at_base != 0 {
+                                if let Some(ret) =
+                                    ptrace::getregs(pid).ok().and_then(|r| read_u64(pid, r.rsp))
+                                {
+                                    let _ = bps.insert(pid, ret, TAG_CPU_RET, false);
+                                }
+                            }
+                        }
+                    }
+                    TAG_CPU_RET | TAG_CPU_END if cpu_started && !cpu_done => {
+                        cpu_done = true;
+                        marks.push(Boundary::at(Mark::End, now, snap));
+                    }
                     TAG_RELOC => {
                         relocs_seen += 1;
                         if per_object {
@@ -369,6 +441,13 @@ pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunEr
         .and_then(|c| c.read().ok())
         .map(|all| all.delta(&total));
     let segments = segments_from(&marks, &detail);
+    let cpu_features = Some(match cpu_plan {
+        Ok((_, how)) if cpu_done => CpuFeatureCut::Cut(how),
+        Ok((_, how)) => {
+            CpuFeatureCut::NotCut(format!("the breakpoints ({how}) were not both reached"))
+        }
+        Err(why) => why,
+    });
     Ok((
         Run {
             instrumentation: opts.instrumentation,
@@ -383,6 +462,7 @@ pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunEr
             sampled: sampler
                 .take()
                 .map(|s| s.and_then(|s| s.stop().map_err(|e| e.to_string()))),
+            cpu_features,
         },
         detail,
     ))
@@ -435,5 +515,6 @@ pub fn run_uninstrumented(cmd: &Command, timeout: Option<Duration>) -> Result<Ru
         user_kernel_ns: None,
         exec: Some(crate::record::ExecAccount::CURRENT),
         sampled: None,
+        cpu_features: None,
     })
 }

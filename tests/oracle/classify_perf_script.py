@@ -195,7 +195,7 @@ def on_behalf(user):
     if u == "ldso_other":
         return "ldso_mapping"
     if u in ("ldso_mapping", "ldso_relocation", "symbol_lookup", "lazy_binding", "tls_setup",
-             "initializers"):
+             "initializers", "cpu_features"):
         return u
     return "kernel_other"
 
@@ -276,8 +276,14 @@ _user("tls_setup", [
     "init_tls", "__libc_setup_tls", "_dl_determine_tlsoffset", "allocate_dtv", "__tls_get_addr",
     "_dl_update_slotinfo",
 ])
-_user("ldso_other", ["_dl_start", "_dl_sysdep_start", "dl_main", "_dl_start_user",
-                     "init_cpu_features"])
+_user("ldso_other", ["_dl_start", "_dl_sysdep_start", "dl_main", "_dl_start_user"])
+_user("cpu_features", [
+    "init_cpu_features", "_dl_x86_init_cpu_features", "__x86_cpu_features",
+    "__x86_cpu_features_ifunc", "__init_cpu_features", "dl_init_cacheinfo", "init_cacheinfo",
+    "handle_intel", "intel_check_word", "handle_amd", "handle_zhaoxin", "get_common_cache_info",
+    "get_common_indices", "get_extended_indices", "update_active", "update_usable",
+    "get_cet_status", "get_midr_from_mcpu",
+])
 _user("fork_other", ["_Fork", "__libc_fork", "__run_fork_handlers"])
 # CHOICE: the libc wrappers of wait4/waitid/waitpid, under their glibc names too.
 _user("wait", ["wait", "wait4", "waitpid", "waitid", "__wait", "__wait4", "__waitpid",
@@ -464,7 +470,8 @@ SELF_TEST = [
     ("k:change_protection k:do_mprotect_pkey k:__x64_sys_mprotect __mprotect@ldso _dl_protect_relro@ldso", "ldso_relocation"),
     ("k:kfree k:handle_softirqs k:__irq_exit_rcu k:sysvec_apic_timer_interrupt k:copy_pte_range k:copy_page_range", "kernel_other"),
     ("k:release_task k:wait_task_zombie k:wait_consider_task k:__do_wait k:do_wait k:kernel_wait4 __wait4@libc main@app", "wait"),
-    ("k:arch_prctl_common k:__x64_sys_arch_prctl init_cpu_features@ldso", "ldso_other"),
+    ("k:arch_prctl_common k:__x64_sys_arch_prctl init_cpu_features@ldso", "cpu_features"),
+    ("handle_amd@ldso [unknown]@[unknown]", "cpu_features"),
     ("k:ksys_write k:__x64_sys_write write@libc main@app", "kernel_other"),
     ("do_lookup_x@ldso _dl_lookup_symbol_x@ldso _dl_fixup@ldso _dl_runtime_resolve_xsavec@ldso main@app", "lazy_binding"),
     ("do_lookup_x@ldso _dl_relocate_object@ldso dl_main@ldso", "symbol_lookup"),

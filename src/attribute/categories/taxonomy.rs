@@ -29,6 +29,7 @@ pub enum Category {
     LazyBinding,
     Initializers,
     TlsSetup,
+    CpuFeatures,
     LdsoOther,
     Application,
     KernelOther,
@@ -66,7 +67,7 @@ use Category::*;
 
 /// The taxonomy, in display order (families together). docs/taxonomy.md mirrors it.
 #[rustfmt::skip]
-pub(super) const INFO: [Info; 19] = [
+pub(super) const INFO: [Info; 20] = [
     Info { category: PageTableCopy, name: "page_table_copy", label: "fork: page-table copy", colour: Rgb(226, 86, 66),
         about: "copy_page_range and below: the parent's page tables copied into the child" },
     Info { category: VmaDup, name: "vma_dup", label: "fork: VMA & mm duplication", colour: Rgb(238, 124, 62),
@@ -97,6 +98,8 @@ pub(super) const INFO: [Info; 19] = [
         about: "_dl_init, call_init, constructors and everything they run" },
     Info { category: TlsSetup, name: "tls_setup", label: "ld.so: TLS setup", colour: Rgb(160, 196, 240),
         about: "_dl_allocate_tls*, init_tls, __libc_setup_tls, __tls_get_addr" },
+    Info { category: CpuFeatures, name: "cpu_features", label: "CPU feature detection", colour: Rgb(96, 150, 196),
+        about: "glibc's init_cpu_features and cache-info detection (cpuid in loops): in ld.so, or in a static program's libc" },
     Info { category: LdsoOther, name: "ldso_other", label: "ld.so: other", colour: Rgb(176, 220, 168),
         about: "the rest of ld.so: _dl_start, _dl_sysdep_start, dl_main, version checks" },
     Info { category: Application, name: "application", label: "application", colour: Rgb(168, 168, 168),
@@ -111,8 +114,8 @@ impl Category {
     /// Every category, in display order (families together): the order of the table above,
     /// which is also the enum's (checked when this constant is built: a misordered row does
     /// not compile).
-    pub const ALL: [Category; 19] = {
-        let mut all = [Unknown; 19];
+    pub const ALL: [Category; 20] = {
+        let mut all = [Unknown; 20];
         let mut i = 0;
         while i < all.len() {
             assert!(

@@ -121,7 +121,7 @@ fn colour_families() {
             CowFault | FileFault | AnonFault => r >= g && g > b + 40,
             ExitTeardown | Wait => b > g + 20 && r > g,
             ExecKernel | LdsoMapping | LdsoRelocation | SymbolLookup | LazyBinding
-            | Initializers | TlsSetup | LdsoOther => r < g.max(b) - 30,
+            | Initializers | TlsSetup | CpuFeatures | LdsoOther => r < g.max(b) - 30,
             Application | KernelOther | Unknown => (r - g).abs() < 25 && (g - b).abs() < 25,
         };
         assert!(ok, "{c:?} {:?} is out of its family", c.colour());
@@ -199,12 +199,12 @@ fn a_million_stacks_classify_fast() {
     } else {
         1_000_000
     };
-    let mut counts = [0u64; 19];
+    let mut counts = [0u64; Category::ALL.len()];
     for i in 0..n {
         counts[classify(&borrowed[i % borrowed.len()]) as usize] += 1;
     }
     assert_eq!(counts.iter().sum::<u64>(), n as u64);
-    let mut want = [0u64; 19];
+    let mut want = [0u64; Category::ALL.len()];
     for i in 0..n {
         want[all[i % all.len()].1 as usize] += 1;
     }

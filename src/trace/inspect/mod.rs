@@ -6,9 +6,11 @@
 //! * [`process`]: its /proc files (auxv, maps, exe, Tgid) and the object a link_map names;
 //! * [`symbols`]: run-time addresses of `main`, of any function, of `exit`'s GOT slot, and
 //!   how much of ld.so is visible;
+//! * [`cpu`]: where glibc's CPU feature detection can be cut into a phase;
 //! * [`others`]: its threads and forked children, stepped over our breakpoints or let go;
 //! * [`start_sampler`]: the sampler over its process tree.
 
+pub(super) mod cpu;
 pub(super) mod others;
 pub(super) mod process;
 pub(super) mod symbols;

@@ -1,0 +1,175 @@
+//! CPU feature detection against `perf record -a -g` (issue 12, item 4): the trivial program,
+//! static and dynamic, a shell loop of it under perf, and the share of its samples in glibc's
+//! CPU-feature functions, classified here from the function names alone. Shared by
+//! tests/cpu_features.rs and benches/profile_checks.rs (both include this file by path).
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+#[path = "perf_record.rs"]
+mod perf_record;
+use perf_record::PerfRecord;
+
+/// glibc's CPU feature detection, by function name (x86 Intel/AMD/Zhaoxin and aarch64): the
+/// functions of sysdeps/x86/cpu-features.c, dl-cacheinfo.h and dl-get-cpu-features.c.
+pub const CPU_FUNCTIONS: &[&str] = &[
+    "init_cpu_features",
+    "_dl_x86_init_cpu_features",
+    "__x86_cpu_features",
+    "__x86_cpu_features_ifunc",
+    "__init_cpu_features",
+    "dl_init_cacheinfo",
+    "init_cacheinfo",
+    "handle_intel",
+    "intel_check_word",
+    "handle_amd",
+    "handle_zhaoxin",
+    "get_common_cache_info",
+    "get_common_indices",
+    "get_extended_indices",
+    "update_active",
+    "update_usable",
+    "get_cet_status",
+    "get_midr_from_mcpu",
+];
+
+/// `int main(){return 0;}`.
+pub const TRIVIAL_C: &str = "int main(void) { return 0; }\n";
+
+/// Builds the trivial program in `dir`, static (`cc -O2 -static`) and dynamic (`cc -O2`), under
+/// names no other process has (perf's samples are kept by command name).
+pub fn build(dir: &Path) -> Result<(PathBuf, PathBuf), String> {
+    std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+    std::fs::write(dir.join("trivial.c"), TRIVIAL_C).map_err(|e| e.to_string())?;
+    let mut out = Vec::new();
+    for (name, extra) in [("cpuft_static", Some("-static")), ("cpuft_dyn", None)] {
+        let mut c = Command::new("cc");
+        c.current_dir(dir).args(["-O2", "-o", name, "trivial.c"]);
+        if let Some(x) = extra {
+            c.arg(x);
+        }
+        let o = c.output().map_err(|e| format!("cc: {e}"))?;
+        if !o.status.success() {
+            return Err(format!(
+                "cc {name} failed: {}",
+                String::from_utf8_lossy(&o.stderr).trim()
+            ));
+        }
+        out.push(dir.join(name));
+    }
+    Ok((out[0].clone(), out[1].clone()))
+}
+
+/// A frame's function without perf's offset and GCC's clone suffixes (`.constprop.0`).
+fn clean(sym: &str) -> &str {
+    let s = sym.split('+').next().unwrap_or(sym);
+    s.split('.').next().unwrap_or(s)
+}
+
+/// What perf saw of the program: samples whose command is the program's (after its exec),
+/// less those in execve's kernel work (the launcher differs: a shell here, ldcost there), and
+/// those among them that CPU feature detection takes: user-mode stacks (no kernel frame: a
+/// fault taken there is a fault) with one of [`CPU_FUNCTIONS`] among their frames.
+#[derive(Debug, Clone, Copy)]
+pub struct PerfShare {
+    pub kept: u64,
+    pub cpu: u64,
+}
+
+impl PerfShare {
+    pub fn share(&self) -> f64 {
+        self.cpu as f64 / self.kept.max(1) as f64
+    }
+}
+
+/// Classifies `perf script -F comm,ip,sym` text (blocks separated by blank lines: the command
+/// on the first line, then one frame per line, leaf first) for the command `comm`.
+pub fn classify_script(text: &str, comm: &str) -> PerfShare {
+    let (mut kept, mut cpu) = (0, 0);
+    for block in text.split("\n\n") {
+        let mut lines = block.lines().filter(|l| !l.trim().is_empty());
+        let Some(head) = lines.next() else { continue };
+        if head.split_whitespace().next() != Some(comm) {
+            continue;
+        }
+        let frames: Vec<(bool, &str)> = lines
+            .filter_map(|l| {
+                let mut w = l.split_whitespace();
+                let addr = w.next()?;
+                let sym = w.next().unwrap_or("[unknown]");
+                Some((addr.len() == 16 && addr.starts_with("ffff"), clean(sym)))
+            })
+            .collect();
+        let kernel: Vec<&str> = frames.iter().filter(|f| f.0).map(|f| f.1).collect();
+        if kernel.iter().any(|k| k.contains("execve")) {
+            continue;
+        }
+        kept += 1;
+        if kernel.is_empty() && frames.iter().any(|f| CPU_FUNCTIONS.contains(&f.1)) {
+            cpu += 1;
+        }
+    }
+    PerfShare { kept, cpu }
+}
+
+/// `perf record -a -g -F hz` of a shell running `prog` `runs` times; the program's samples
+/// classified by [`classify_script`].
+pub fn perf_loop(dir: &Path, prog: &Path, runs: u32, hz: &str) -> Result<PerfShare, String> {
+    let data = dir.join(format!(
+        "perf-{}.data",
+        prog.file_name().unwrap().to_string_lossy()
+    ));
+    for f in ["perf.ctl", "perf.ack"] {
+        let _ = std::fs::remove_file(dir.join(f));
+    }
+    let rec = PerfRecord::start(dir, &data, hz)?;
+    let script = format!(
+        "i=0; while [ $i -lt {runs} ]; do '{}'; i=$((i+1)); done",
+        prog.display()
+    );
+    let st = Command::new("sh")
+        .args(["-c", &script])
+        .status()
+        .map_err(|e| format!("sh: {e}"))?;
+    rec.stop()?;
+    if !st.success() {
+        return Err(format!("the loop of {} exited with {st}", prog.display()));
+    }
+    let out = Command::new("perf")
+        .args(["script", "-F", "comm,ip,sym", "-i"])
+        .arg(&data)
+        .stderr(Stdio::null())
+        .output()
+        .map_err(|e| format!("perf script: {e}"))?;
+    let _ = std::fs::remove_file(&data);
+    let comm = prog.file_name().unwrap().to_string_lossy().into_owned();
+    Ok(classify_script(
+        &String::from_utf8_lossy(&out.stdout),
+        &comm,
+    ))
+}
+
+/// ldcost's side, from its JSON document: the share of `cpu_features` among the exec samples
+/// less those of `exec_kernel` (as [`PerfShare`] leaves execve out), and whether it is the
+/// top category among them.
+pub fn ldcost_share(doc: &serde_json::Value) -> Option<(f64, bool, String)> {
+    let cats = doc["profile"]["breakdown"]["categories"].as_array()?;
+    let n = |c: &serde_json::Value| c["samples"].as_u64().unwrap_or(0);
+    let rest: Vec<&serde_json::Value> = cats
+        .iter()
+        .filter(|c| c["category"] != "exec_kernel")
+        .collect();
+    let total: u64 = rest.iter().map(|c| n(c)).sum();
+    let cpu = rest
+        .iter()
+        .find(|c| c["category"] == "cpu_features")
+        .map_or(0, |c| n(c));
+    let top = rest.iter().max_by_key(|c| n(c))?;
+    let top_name = top["category"].as_str().unwrap_or("").to_string();
+    Some((
+        cpu as f64 / total.max(1) as f64,
+        top_name == "cpu_features",
+        top_name,
+    ))
+}
