@@ -478,6 +478,9 @@ fn phase_group_checks(t: &Target) -> Vec<String> {
         "5 points (issue 12 item 1)",
         (ea - eo).abs() <= 0.05,
     ));
+    rows
+}
+
 /// CPU feature detection of the trivial program, static and dynamic: ldcost's category share
 /// against perf record of a shell loop, within 5 points.
 fn cpu_features() -> Vec<String> {
