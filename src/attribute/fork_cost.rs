@@ -115,8 +115,9 @@ pub struct ForkSection {
     pub child: String,
     pub iterations: u64,
     pub completed: u64,
-    /// Every child the probe created: the measured loop, plus the loops that count fault
-    /// kinds (min(N, 2000)), sample, and time the lazy-binding A/B. An exec'd program runs
+    /// Every child the probe created: the measured loop, plus the lean loop the rates come
+    /// from (N, fork only) and the loops that count fault kinds (min(N, 2000)), sample, and
+    /// time the lazy-binding A/B. An exec'd program runs
     /// this many times.
     #[serde(default)]
     pub children_total: u64,
@@ -127,6 +128,8 @@ pub struct ForkSection {
     /// "vdso" or "syscall": how the probe read CLOCK_MONOTONIC.
     pub clock: String,
     pub per_fork: PerFork,
+    /// The loop the rates come from: the lean one (fork and wait4 only) with `--spawn
+    /// fork`, else the measured one.
     pub loop_wall_ns: u64,
     pub loop_parent_cpu_ns: u64,
     /// The parent's user and system time over the whole loop, per fork: the kernel's
