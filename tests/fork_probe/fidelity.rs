@@ -72,10 +72,12 @@ fn probe_faults_per_fork_equal_forktests_own() {
             .expect("parent faults")
             .median;
         let c = f.per_fork.child_minor_faults.expect("child faults").median;
-        assert_eq!(
-            p,
-            parent.round(),
-            "{linkage:?}: the probe's parent faults per fork vs forktest's own ({parent:.3})"
+        // The parent: within 1. Whether the loop's frames straddle a stack page (ASLR, the
+        // environment's size) adds one copy-on-write fault per fork, to either side (2 or 3
+        // seen for each).
+        assert!(
+            (p - parent).abs() <= 1.1,
+            "{linkage:?}: the probe's parent faults {p} per fork, forktest's own {parent:.3}"
         );
         // The children: within 3. The probe's child also redirects its stdio to /dev/null
         // and runs from the probe's page, and where the stack pointer sits in its page (ASLR,
