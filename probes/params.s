@@ -30,7 +30,10 @@
 .set P_FORK_FN,    296    # probe_fork: libc's fork(), or 0 for the raw fork syscall
 .set P_DEVNULL,    304    # "/dev/null": the child's stdin, stdout and stderr (the target's
                           # output must stay its own: exit() would flush its stdio buffers)
-.set P_SIZE,       312
+.set P_FLAGS,      312    # probe_fork: bit 0 "lean": no clock, no getrusage and no child rusage in
+                          # the loop (only fork and wait4, as the seed forktest), for the rates
+.set P_RU_END,     320    # out: getrusage(RUSAGE_THREAD) at the end (after P_T_END)
+.set P_SIZE,       464
 
 # One record per iteration.
 .set R_T0,         0      # CLOCK_MONOTONIC ns before fork/vfork/posix_spawn

@@ -115,8 +115,9 @@ pub struct ForkSection {
     pub child: String,
     pub iterations: u64,
     pub completed: u64,
-    /// Every child the probe created: the measured loop, plus the loops that count fault
-    /// kinds (min(N, 2000)), sample, and time the lazy-binding A/B. An exec'd program runs
+    /// Every child the probe created: the measured loop, plus the lean loop the rates come
+    /// from (N, fork only) and the loops that count fault kinds (min(N, 2000)), sample, and
+    /// time the lazy-binding A/B. An exec'd program runs
     /// this many times.
     #[serde(default)]
     pub children_total: u64,
@@ -127,6 +128,8 @@ pub struct ForkSection {
     /// "vdso" or "syscall": how the probe read CLOCK_MONOTONIC.
     pub clock: String,
     pub per_fork: PerFork,
+    /// The loop the rates come from: the lean one (fork and wait4 only) with `--spawn
+    /// fork`, else the measured one.
     pub loop_wall_ns: u64,
     pub loop_parent_cpu_ns: u64,
     /// The parent's user and system time over the whole loop, per fork: the kernel's
@@ -390,11 +393,25 @@ pub fn section(run: &ForkRun, iterations: u64) -> ForkSection {
     for r in &res.records {
         *child_endings.entry(describe_status(r.status)).or_insert(0) += 1;
     }
-    let wall = res.t_end.saturating_sub(res.t_start);
-    let last = res.records.last().map(|r| r.parent).unwrap_or(res.ru_start);
-    let cpu = (last.user_ns() + last.sys_ns())
-        .saturating_sub(res.ru_start.user_ns() + res.ru_start.sys_ns());
-    let rate = |ns: u64| (ns > 0 && completed > 0).then(|| completed as f64 * 1e9 / ns as f64);
+    // The rates: from the lean loop (fork and wait4 only, as the seed forktest) when it ran
+    // to the end, else from the measured loop (its records carry the parent's rusage).
+    let (wall, first, last, completed_rate) = match &run.rate {
+        Some(r) if r.error.is_none() && !r.records.is_empty() => (
+            r.t_end.saturating_sub(r.t_start),
+            r.ru_start,
+            r.ru_end,
+            r.records.len() as u64,
+        ),
+        _ => (
+            res.t_end.saturating_sub(res.t_start),
+            res.ru_start,
+            res.records.last().map(|r| r.parent).unwrap_or(res.ru_start),
+            completed,
+        ),
+    };
+    let cpu = (last.user_ns() + last.sys_ns()).saturating_sub(first.user_ns() + first.sys_ns());
+    let rate =
+        |ns: u64| (ns > 0 && completed_rate > 0).then(|| completed_rate as f64 * 1e9 / ns as f64);
     let mut s = ForkSection {
         at: run.at.label(),
         at_address: run.at_address,
@@ -404,12 +421,16 @@ pub fn section(run: &ForkRun, iterations: u64) -> ForkSection {
         completed,
         children_total: completed
             + run.faults.as_ref().map(|f| f.2).unwrap_or(0)
+            + run.rate.as_ref().map_or(0, |r| r.records.len() as u64)
             + run.lazy_ab.as_ref().map_or(0, |r| r.records.len() as u64)
             + match &run.sampled {
                 Some(Ok((r, _))) => r.records.len() as u64,
                 _ => 0,
             },
-        error: res.error.map(errno_text),
+        error: res
+            .error
+            .or(run.rate.as_ref().and_then(|r| r.error))
+            .map(errno_text),
         exit_binding: run.exit_binding.clone(),
         libc_fork: run.libc_fork,
         clock: if run.vdso_clock { "vdso" } else { "syscall" }.into(),
@@ -424,11 +445,11 @@ pub fn section(run: &ForkRun, iterations: u64) -> ForkSection {
         }),
         loop_wall_ns: wall,
         loop_parent_cpu_ns: cpu,
-        parent_user_ns_per_fork: (completed > 0).then(|| {
-            last.user_ns().saturating_sub(res.ru_start.user_ns()) as f64 / completed as f64
+        parent_user_ns_per_fork: (completed_rate > 0).then(|| {
+            last.user_ns().saturating_sub(first.user_ns()) as f64 / completed_rate as f64
         }),
-        parent_sys_ns_per_fork: (completed > 0).then(|| {
-            last.sys_ns().saturating_sub(res.ru_start.sys_ns()) as f64 / completed as f64
+        parent_sys_ns_per_fork: (completed_rate > 0).then(|| {
+            last.sys_ns().saturating_sub(first.sys_ns()) as f64 / completed_rate as f64
         }),
         forks_per_sec_wall: rate(wall),
         forks_per_sec_parent_cpu: rate(cpu),
@@ -459,8 +480,13 @@ pub fn section(run: &ForkRun, iterations: u64) -> ForkSection {
         footprint: run.footprint.clone(),
         footprint_error: run.footprint_error.clone(),
         probe_adds: format!(
-            "one shared anonymous VMA of {} (code, parameters and the pre-faulted records: fork copies no page-table entry for it, each child faults in the pages it runs); its stack is the target's own, below rsp (saved and restored), or a private mapping when there is no room",
-            mib(res.page_bytes)
+            "one shared anonymous VMA of {} (code, parameters and the pre-faulted records: fork copies no page-table entry for it, each child faults in the pages it runs); its stack is the target's own, below rsp (saved and restored), or a private mapping when there is no room{}",
+            mib(res.page_bytes),
+            if run.rate.is_some() {
+                "; the rates (forks per second, loop_wall_ns, loop_parent_cpu_ns) come from a lean loop of as many forks that only forks and waits, as forktest does; the per-fork figures from the measured loop, whose clock reads and getrusage per fork cost the parent a few µs"
+            } else {
+                ""
+            }
         ),
         reading: String::new(),
         target_ending: run.ending,
@@ -591,6 +617,7 @@ mod tests {
         ProbeResult {
             records,
             ru_start: ru(100, 200, 10),
+            ru_end: Rusage::default(),
             t_start: 999_000,
             t_end: t,
             error: None,
@@ -671,10 +698,45 @@ mod tests {
                 1000,
             )),
             sampled: None,
+            rate: None,
             lazy_ab: None,
             ending: Ending::Exited(0),
             pid: 1,
         }
+    }
+
+    #[test]
+    fn the_rates_come_from_the_lean_loop() {
+        // The measured loop: 3 forks, parent CPU 120 µs (100+200 -> 130+250). The lean loop:
+        // 4 forks in 200 µs of parent CPU (ru_start 1000+2000 -> ru_end 1050+2150) and
+        // 1 ms of wall: 20000 forks/s by CPU, 4000 by wall; user 12.5, sys 37.5 µs per fork.
+        let mut r = run(Spawn::Fork);
+        let measured = section(&r, 3);
+        assert_eq!(measured.loop_parent_cpu_ns, 120_000);
+        let mut lean = result();
+        lean.records.push(ProbeRecord::default());
+        lean.ru_start = ru(1000, 2000, 0);
+        lean.ru_end = ru(1050, 2150, 0);
+        lean.t_start = 5_000_000;
+        lean.t_end = 6_000_000;
+        r.rate = Some(lean);
+        let s = section(&r, 3);
+        assert_eq!(s.loop_parent_cpu_ns, 200_000);
+        assert_eq!(s.loop_wall_ns, 1_000_000);
+        assert_eq!(s.forks_per_sec_parent_cpu, Some(20_000.0));
+        assert_eq!(s.forks_per_sec_wall, Some(4_000.0));
+        assert_eq!(s.parent_user_ns_per_fork, Some(12_500.0));
+        assert_eq!(s.parent_sys_ns_per_fork, Some(37_500.0));
+        // The per-fork figures stay the measured loop's.
+        assert_eq!(s.per_fork, measured.per_fork);
+        assert_eq!(s.completed, 3);
+        assert_eq!(s.children_total, measured.children_total + 4);
+        assert!(s.probe_adds.contains("lean loop"), "{}", s.probe_adds);
+        // A lean loop that failed gives no rates of its own.
+        r.rate.as_mut().unwrap().error = Some(-11);
+        let failed = section(&r, 3);
+        assert_eq!(failed.loop_parent_cpu_ns, 120_000);
+        assert!(failed.error.is_some());
     }
 
     #[test]

@@ -120,6 +120,8 @@ pub struct ForkRun {
     pub footprint: Option<super::footprint::Footprint>,
     pub footprint_error: Option<String>,
     pub main: ProbeResult,
+    /// The lean loop the rates come from (fork only; see [`ProbeRequest::lean`]).
+    pub rate: Option<ProbeResult>,
     /// Page faults by kind over a loop of their own (no perf event touches the measured
     /// loop): (the parent's, the children's, forks), or why not.
     pub faults: Result<
@@ -482,6 +484,7 @@ fn inject_here(
         spawn_fn,
         clock_fn,
         exit_code: 0,
+        lean: false,
     };
     let mut bps_none = Breakpoints::default();
     let mut on_other = |tid: Pid, st: &WaitStatus| {
@@ -525,10 +528,22 @@ fn inject_here(
     // The measured loop runs last, with no perf event on the target: inherited events cost
     // every fork (perf copies them into the child and sums them at its exit: 20-35% fewer
     // forks per second measured here), so the fault kinds, the lazy-binding A/B and the
-    // samples come from loops of their own, run first. Last, the measured loop sees the
+    // samples come from loops of their own, run first. Last, the measured loops see the
     // process as the target's own code after it will (both after the same warm-up), right
     // before the target resumes.
     let main = inject::run_probe(pid, &req, &mut on_other)?;
+    // Then the rates, from a lean loop of as many forks: fork and wait4 only, as the seed
+    // forktest's loop. The measured loop's clock reads and getrusage calls cost the parent
+    // 2-4 µs per fork here, 3-7% of a small static program's fork (probes/probe_fork.s).
+    let rate = if opts.spawn == Spawn::Fork && main.error.is_none() {
+        let lean = ProbeRequest {
+            lean: true,
+            ..req.clone()
+        };
+        Some(inject::run_probe(pid, &lean, &mut on_other)?)
+    } else {
+        None
+    };
     // Fork/clone tracing stays off: nothing is measured after the probe, and following
     // the program's own forks would slow them (the seed forktest's own loop runs after ours
     // and is compared with it).
@@ -543,6 +558,7 @@ fn inject_here(
         footprint,
         footprint_error,
         main,
+        rate,
         faults,
         sampled,
         lazy_ab,

@@ -77,3 +77,36 @@ fn exit_binding_matches_the_relocations() {
     assert_eq!(run(&no_exit, &[]).exit_binding, Some(ExitBinding::Direct));
     case.finish();
 }
+
+/// The leftover check looks at this test's own process tree, grandchildren included, and at
+/// nothing else: a child and its child are found while they live (and were found by their
+/// pids, not their names), and not after they are reaped; pid 1 never is.
+#[test]
+fn the_leftover_check_sees_its_own_tree_only() {
+    let name = "the_leftover_check_sees_its_own_tree_only";
+    let Some(case) = Case::new(name) else {
+        return;
+    };
+    let mut sh = Command::new("sh")
+        .args(["-c", "sleep 60 & echo $!; wait"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("sh");
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(sh.stdout.take().expect("stdout")),
+        &mut line,
+    )
+    .expect("the grandchild's pid");
+    let grandchild: i32 = line.trim().parse().expect("a pid");
+    let pids: Vec<i32> = descendants().iter().map(|p| p.pid).collect();
+    assert!(pids.contains(&(sh.id() as i32)), "the child: {pids:?}");
+    assert!(pids.contains(&grandchild), "the grandchild: {pids:?}");
+    assert!(!pids.contains(&1), "init is not ours: {pids:?}");
+    let _ = kill(Pid::from_raw(grandchild), Signal::SIGKILL);
+    let _ = sh.wait();
+    // The grandchild was reparented to us (subreaper) when sh exited, if it outlived sh.
+    let _ = nix::sys::wait::waitpid(Pid::from_raw(grandchild), None);
+    assert!(descendants().is_empty(), "{:?}", describe(&descendants()));
+    case.finish();
+}

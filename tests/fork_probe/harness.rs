@@ -3,8 +3,7 @@
 //! re-exported: `use super::harness::*` is the test modules' prelude.
 
 pub(crate) use super::common::{
-    assert_no_leftovers, cc, describe, processes, running_as_root, skip, stdout_of, tools, write,
-    Exit, Proc,
+    cc, describe, processes, running_as_root, skip, stdout_of, tools, write, Exit, Proc,
 };
 
 pub(crate) use std::collections::BTreeMap;
@@ -568,8 +567,54 @@ impl Case {
         }
     }
 
+    /// Nothing of this test may be left: no process in this test process's tree (see
+    /// [`descendants`]). Processes elsewhere on the machine that happen to run a program of
+    /// the same name (another test binary's or a benchmark's forktest) are not ours and are
+    /// not looked at.
     pub(crate) fn finish(self) {
-        assert_no_leftovers(&self.fixtures);
+        assert_no_descendants(Duration::from_secs(5));
+    }
+}
+
+/// The processes of this test process's tree: its children and theirs, down to the leaves.
+/// Everything a test starts is in it: ldcost and the target are our children, their children
+/// below them, and anything orphaned on the way is reparented to us (PR_SET_CHILD_SUBREAPER,
+/// set by [`Case::new`]).
+pub(crate) fn descendants() -> Vec<Proc> {
+    let me = std::process::id() as i32;
+    let all = processes();
+    let mut tree = vec![me];
+    let mut out: Vec<Proc> = Vec::new();
+    let mut grew = true;
+    while grew {
+        grew = false;
+        for p in &all {
+            if p.pid != me && tree.contains(&p.ppid) && !tree.contains(&p.pid) {
+                tree.push(p.pid);
+                out.push(p.clone());
+                grew = true;
+            }
+        }
+    }
+    out
+}
+
+/// Waits up to `limit` for this test process's tree to be empty; fails naming what is left
+/// (alive, stopped or an unreaped zombie).
+pub(crate) fn assert_no_descendants(limit: Duration) {
+    let deadline = Instant::now() + limit;
+    loop {
+        let left = descendants();
+        if left.is_empty() {
+            return;
+        }
+        if Instant::now() > deadline {
+            panic!(
+                "processes left behind (state T/t = stopped, Z = zombie, R/S/D = alive):\n{}",
+                describe(&left)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
     }
 }
 

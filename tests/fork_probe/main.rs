@@ -11,8 +11,9 @@
 //! zombies. The seeds' own programs come from `ldcost::experiment::seeds::build`.
 //!
 //! Process hygiene: the test process makes itself a child subreaper (PR_SET_CHILD_SUBREAPER),
-//! so anything ldcost orphans is reparented here instead of to init; after each test nothing
-//! may have this process as its parent and no process may run a fixture. Where ldcost or the
+//! so anything ldcost orphans is reparented here instead of to init; after each test this
+//! process's tree (its descendants, by pid and parent pid) must be empty. Processes outside
+//! the tree are never looked at: another test binary's or a benchmark's forktest is not ours. Where ldcost or the
 //! target is killed mid-loop, a child of the loop may be orphaned: it must be dead (a zombie
 //! of ours, then reaped), never alive or stopped. The tests run one at
 //! a time (a lock): the scan for "children of the test process" is exact only so.
@@ -26,6 +27,7 @@ mod common;
 mod harness;
 
 mod binding;
+mod fidelity;
 mod footprint;
 mod output;
 mod robustness;

@@ -131,7 +131,12 @@ pub struct ProbeParams {
     pub attr: u64,
     pub fork_fn: u64,
     pub devnull: u64,
+    pub flags: u64,
+    pub ru_end: Rusage,
 }
+
+/// `P_FLAGS` bit 0: the lean fork loop (fork and wait4 only; see probes/probe_fork.s).
+pub const FLAG_LEAN: u64 = 1;
 
 /// `struct rusage` as the kernel writes it (x86-64).
 #[repr(C)]
@@ -206,6 +211,9 @@ pub struct ProbeRequest {
     /// The vDSO's clock_gettime (None: the syscall).
     pub clock_fn: Option<u64>,
     pub exit_code: u64,
+    /// Fork only: the lean loop (fork and wait4, as the seed forktest: no clock read, no
+    /// rusage per iteration; the records hold only pid and status). For the rates.
+    pub lean: bool,
 }
 
 /// What one probe run gave.
@@ -213,6 +221,9 @@ pub struct ProbeRequest {
 pub struct ProbeResult {
     pub records: Vec<ProbeRecord>,
     pub ru_start: Rusage,
+    /// getrusage(RUSAGE_THREAD) after the loop (after `t_end`; the fork probe only, else
+    /// all zero).
+    pub ru_end: Rusage,
     pub t_start: u64,
     pub t_end: u64,
     /// -errno of the first failure (the loop stopped there).
@@ -310,6 +321,8 @@ mod tests {
             ("P_ATTR", offset_of!(ProbeParams, attr)),
             ("P_FORK_FN", offset_of!(ProbeParams, fork_fn)),
             ("P_DEVNULL", offset_of!(ProbeParams, devnull)),
+            ("P_FLAGS", offset_of!(ProbeParams, flags)),
+            ("P_RU_END", offset_of!(ProbeParams, ru_end)),
             ("P_SIZE", std::mem::size_of::<ProbeParams>()),
             ("R_T0", offset_of!(ProbeRecord, t0)),
             ("R_T1", offset_of!(ProbeRecord, t1)),

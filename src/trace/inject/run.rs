@@ -73,6 +73,11 @@ pub fn run_probe(
             code: req.exit_code,
             fork_fn: req.fork_fn.unwrap_or(0),
             spawn_fn: req.spawn_fn.unwrap_or(0),
+            flags: if req.lean && req.spawn == Spawn::Fork {
+                super::FLAG_LEAN
+            } else {
+                0
+            },
             ..Default::default()
         };
         // Size first with a dry layout, then map, then lay out at the real base. The records
@@ -184,6 +189,7 @@ pub fn run_probe(
                 Ok(ProbeResult {
                     records: recs,
                     ru_start: out.ru_start,
+                    ru_end: out.ru_end,
                     t_start: out.t_start,
                     t_end: out.t_end,
                     error: (out.error != 0).then_some(out.error),
