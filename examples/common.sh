@@ -2,8 +2,9 @@
 #
 # LDCOST: the ldcost binary (default: `ldcost` on PATH, else this repository's
 #         target/release/ldcost). CC: the C compiler (default cc). KEEP=1 keeps the build
-#         directory. Every argument of run.sh is passed on to `ldcost compare`, after the
-#         example's own, so `./run.sh -n 20 --format json` works.
+#         directory; WORK=DIR builds in DIR (kept). RUNS=N: runs per side (default 10).
+#         Every argument of run.sh is passed on to `ldcost compare`, after the
+#         example's own, so `./run.sh --format json --json out.json` works.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -18,9 +19,14 @@ if [ -z "${LDCOST:-}" ]; then
     fi
 fi
 CC=${CC:-cc}
-work=$(mktemp -d /tmp/ldcost-example.XXXXXX)
-if [ "${KEEP:-0}" != 1 ]; then
-    trap 'rm -rf "$work"' EXIT
+if [ -n "${WORK:-}" ]; then
+    mkdir -p "$WORK"
+    work=$(cd "$WORK" && pwd)
+else
+    work=$(mktemp -d /tmp/ldcost-example.XXXXXX)
+    if [ "${KEEP:-0}" != 1 ]; then
+        trap 'rm -rf "$work"' EXIT
+    fi
 fi
 cd "$work"
 

@@ -1,25 +1,33 @@
 #!/bin/sh
 # bind-now: the same program and libraries linked with and without `-z now`. The program
 # references 3,000 functions of libapi.so (PLT slots it calls only with an argument), and
-# twelve plugin libraries each call a helper through their PLT in a destructor. Expected:
+# 24 plugin libraries each call eight helpers through their PLT in a destructor. Expected:
 # start-up slower with -z now (3,000 PLT slots become start-up lookups), and each forked
-# child that exits (--fork --child exit) faster: lazily, every child binds `exit` and the
-# twelve helpers again, walking the scope and copying a GOT page each.
+# child that exits (--fork --child exit) faster: lazily, every child binds `exit` (main
+# ends in exit(0)) and the 24 × 8 helpers again, walking the scope's hash tables each time.
 . "$(dirname "$0")/../common.sh"
 
 funcs=${FUNCS:-3000}
-plugins=${PLUGINS:-12}
+plugins=${PLUGINS:-24}
 awk -v n="$funcs" 'BEGIN { for (i = 0; i < n; i++) printf "int api_%d(int x) { return x + %d; }\n", i, i }' > api.c
 awk -v n="$funcs" 'BEGIN {
     for (i = 0; i < n; i++) printf "int api_%d(int);\n", i;
+    print "#include <stdlib.h>";
     print "int main(int argc, char **argv) {\n    (void)argv;\n    int s = 0;\n    if (argc > 1) {";
     for (i = 0; i < n; i++) printf "        s += api_%d(argc);\n", i;
-    print "    }\n    return s & 0;\n}";
+    print "    }\n    exit(s & 0);\n}";
 }' > main.c
-printf 'int helper(int i) { return i; }\n' > helper.c
+# Eight helpers per plugin destructor: 24 × 8 lazy bindings in every child that exits.
+awk 'BEGIN { for (i = 0; i < 8; i++) printf "int helper%d(int i) { return i + %d; }\n", i, i }' > helper.c
 i=0
 while [ "$i" -lt "$plugins" ]; do
-    printf 'int helper(int);\nint plugin_%d(void) { return 0; }\n__attribute__((destructor)) static void fini(void) { helper(%d); }\n' "$i" "$i" > "plugin$i.c"
+    awk -v p="$i" 'BEGIN {
+        for (h = 0; h < 8; h++) printf "int helper%d(int);\n", h;
+        printf "int plugin_%d(void) { return 0; }\n", p;
+        printf "volatile int sink;\n__attribute__((destructor)) static void fini(void) {\n";
+        for (h = 0; h < 8; h++) printf "    sink += helper%d(%d);\n", h, p;
+        print "}";
+    }' > "plugin$i.c"
     i=$((i + 1))
 done
 for mode in lazy now; do

@@ -108,7 +108,7 @@ pub fn comparison(c: &Comparison) -> String {
             "**Attribution** (unit costs fitted in this run): {}.\n\n",
             explained(a)
         ));
-        for p in &a.parts {
+        for p in a.parts.iter().filter(|p| !p.items.is_empty()) {
             out.push_str(&format!("- {}", explain::part_head(p, a.measured_delta_ns)));
             let lead: Vec<String> = p
                 .items
@@ -192,7 +192,7 @@ pub fn comparison(c: &Comparison) -> String {
 fn attribution(out: &mut String, a: &crate::compare::Attribution) {
     if !a.parts.is_empty() {
         out.push_str("Attribution, object by object:\n\n");
-        for p in &a.parts {
+        for p in a.parts.iter().filter(|p| !p.items.is_empty()) {
             out.push_str(&format!(
                 "- {}\n",
                 explain::part_head(p, a.measured_delta_ns)

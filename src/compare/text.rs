@@ -241,7 +241,7 @@ fn attribution(out: &mut String, a: &crate::compare::Attribution) {
             a.measured_delta_ns
                 .map_or(String::new(), |m| format!(" ({})", explain::sus(m)))
         ));
-        for p in &a.parts {
+        for p in a.parts.iter().filter(|p| !p.items.is_empty()) {
             out.push_str(&format!(
                 "  {}\n",
                 explain::part_head(p, a.measured_delta_ns)
