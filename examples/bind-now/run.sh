@@ -49,4 +49,4 @@ for mode in lazy now; do
         "$CC" -O2 -o app ../main.c -L. -Wl,--no-as-needed $libs -lapi -lhelper -Wl,-rpath,"$work/$mode" $flags
     )
 done
-"$LDCOST" compare ./lazy/app ./now/app -n "${RUNS:-10}" --fork "${FORKS:-600}" --child exit "$@"
+"$LDCOST" compare ./lazy/app ./now/app -n "${RUNS:-10}" --fork "${FORKS:-1000}" --child exit "$@"
