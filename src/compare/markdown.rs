@@ -103,7 +103,7 @@ pub fn comparison(c: &Comparison) -> String {
         }
     }
     let a = &c.attribution;
-    if a.measured_delta_ns.is_some() && !a.parts.is_empty() {
+    if a.measured_delta_ns.is_some() && a.parts.iter().any(|p| !p.items.is_empty()) {
         out.push_str(&format!(
             "**Attribution** (unit costs fitted in this run): {}.\n\n",
             explained(a)
