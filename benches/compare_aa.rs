@@ -59,7 +59,7 @@ fn main() {
                 continue;
             }
         };
-        let (v, _) = ldcost::compare::compare_documents(&base, &head);
+        let (v, _, _) = ldcost::compare::compare_documents(&base, &head);
         let Some(c) = v
             .metrics
             .iter()

@@ -427,7 +427,10 @@ fn fork_is_compared_over_every_fork() {
     assert_eq!(o.code, 0, "{}", o.stderr);
     let c: Comparison = serde_json::from_str(&o.stdout).unwrap();
     let keys: Vec<&str> = c.verdict.metrics.iter().map(|m| m.key.as_str()).collect();
-    assert_eq!(keys, ["fork_round_trip", "fork_parent_cpu"]);
+    assert_eq!(
+        keys,
+        ["fork_round_trip", "fork_child_cpu", "fork_parent_cpu"]
+    );
     // The unit is the loop: 300 forks per side in 6 interleaved loops of 50.
     for m in &c.verdict.metrics {
         let ch = m.change.as_ref().unwrap();

@@ -173,6 +173,9 @@ pub struct ForkSection {
 pub struct ForkSamples {
     pub round_trip_ns: Vec<u64>,
     pub parent_cpu_ns: Vec<u64>,
+    /// The child's CPU per fork (user + system from `wait4`'s rusage).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub child_cpu_ns: Vec<u64>,
     /// `compare`: the sizes of the loops interleaved with the other side's, in order (empty:
     /// one loop).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -440,6 +443,7 @@ pub fn section(run: &ForkRun, iterations: u64) -> ForkSection {
             ForkSamples {
                 round_trip_ns: c.trip.iter().map(|v| *v as u64).collect(),
                 parent_cpu_ns: c.p_cpu.iter().map(|v| *v as u64).collect(),
+                child_cpu_ns: c.c_cpu.iter().map(|v| *v as u64).collect(),
                 chunks: Vec::new(),
             }
         }),

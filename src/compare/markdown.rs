@@ -2,6 +2,7 @@
 //! the significant changes (all verdict figures when none is), `<details>` with the factors
 //! and the per-object rows, and the command that reproduces it. In: a [`Comparison`].
 
+use super::explain::{self, explained};
 use super::text::{opt, signed};
 use crate::compare::factors::Row;
 use crate::compare::verdict::p_text;
@@ -101,6 +102,28 @@ pub fn comparison(c: &Comparison) -> String {
             out.push_str(&format!("{what}: {}\n\n", names.join("; ")));
         }
     }
+    let a = &c.attribution;
+    if a.measured_delta_ns.is_some() && a.parts.iter().any(|p| !p.items.is_empty()) {
+        out.push_str(&format!(
+            "**Attribution** (unit costs fitted in this run): {}.\n\n",
+            explained(a)
+        ));
+        for p in a.parts.iter().filter(|p| !p.items.is_empty()) {
+            out.push_str(&format!("- {}", explain::part_head(p, a.measured_delta_ns)));
+            let lead: Vec<String> = p
+                .items
+                .iter()
+                .take(1)
+                .filter(|_| p.factor != "search & mapping")
+                .map(explain::item)
+                .collect();
+            if let Some(l) = lead.first() {
+                out.push_str(&format!(": {l}"));
+            }
+            out.push('\n');
+        }
+        out.push('\n');
+    }
     out.push_str("<details><summary>All factors, per object and per phase</summary>\n\n");
     if !f.totals.is_empty() {
         out.push_str("Static model of each side:\n\n");
@@ -134,6 +157,7 @@ pub fn comparison(c: &Comparison) -> String {
         table(&mut out, &f.categories, false);
         out.push('\n');
     }
+    attribution(&mut out, a);
     let mut stats = String::from(
         "Medians BASE → HEAD; the interval is a 95% bootstrap of the ratio of medians; p is the \
          two-sided Mann–Whitney U test; a change is significant when the interval excludes 0, \
@@ -162,4 +186,40 @@ pub fn comparison(c: &Comparison) -> String {
     out.push_str("</details>\n\n");
     out.push_str(&format!("Reproduce:\n\n```sh\n{}\n```\n", c.command_line));
     out
+}
+
+/// The attribution's details: every item, the unit costs with their fits, what-if.
+fn attribution(out: &mut String, a: &crate::compare::Attribution) {
+    if !a.parts.is_empty() {
+        out.push_str("Attribution, object by object:\n\n");
+        for p in a.parts.iter().filter(|p| !p.items.is_empty()) {
+            out.push_str(&format!(
+                "- {}\n",
+                explain::part_head(p, a.measured_delta_ns)
+            ));
+            if p.factor != "search & mapping" {
+                for l in explain::items(p, 8) {
+                    out.push_str(&format!("  - {l}\n"));
+                }
+            }
+        }
+        out.push('\n');
+    }
+    if !a.unit_costs.is_empty() {
+        out.push_str("Unit costs (95% bootstrap interval over the runs):\n\n");
+        for l in explain::unit_costs(a).iter().chain(&explain::fits(a)) {
+            out.push_str(&format!("- {l}\n"));
+        }
+        out.push('\n');
+    }
+    if !a.what_if.is_empty() {
+        out.push_str("What if (predictions from these unit costs, not measured):\n\n");
+        for l in explain::what_if(a) {
+            out.push_str(&format!("- {l}\n"));
+        }
+        out.push('\n');
+    }
+    for n in &a.notes {
+        out.push_str(&format!("Note: {n}.\n\n"));
+    }
 }

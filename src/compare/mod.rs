@@ -7,12 +7,16 @@
 //! HEAD → Δ. Both commands end in [`compare_documents`], so `diff` of the two halves of a
 //! `compare` gives the same verdict.
 
+pub mod attribution;
+pub mod explain;
 pub mod factors;
+pub mod fit;
 pub mod markdown;
 pub mod runner;
 pub mod stats;
 pub mod text;
 pub mod verdict;
+pub mod whatif;
 
 use std::path::Path;
 
@@ -22,6 +26,7 @@ pub use crate::config::{DiffConfig, Format};
 use crate::error::CompareError;
 use crate::record::Machine;
 use crate::report::{Document, Tool, SCHEMA_VERSION};
+pub use attribution::Attribution;
 pub use factors::Factors;
 pub use verdict::Verdict;
 
@@ -55,6 +60,9 @@ pub struct Comparison {
     pub forced: bool,
     pub verdict: Verdict,
     pub factors: Factors,
+    /// The start-up delta attributed to the factors in time, and what-if predictions.
+    #[serde(default)]
+    pub attribution: Attribution,
     /// `--fail-above PCT` and whether it tripped.
     pub fail_above_pct: Option<f64>,
     pub failed: bool,
@@ -147,8 +155,18 @@ fn side(doc: &Document, document: Option<&Path>, env: &[(String, String)]) -> Si
 }
 
 /// The comparison of two documents (pure).
-pub fn compare_documents(base: &Document, head: &Document) -> (Verdict, Factors) {
-    (verdict::verdict(base, head), factors::factors(base, head))
+pub fn compare_documents(base: &Document, head: &Document) -> (Verdict, Factors, Attribution) {
+    let v = verdict::verdict(base, head);
+    let f = factors::factors(base, head);
+    let measured = v
+        .metrics
+        .iter()
+        .find(|m| m.key == "startup_cpu")
+        .and_then(|m| m.change.as_ref())
+        .map(|c| (c.head_median - c.base_median, c.significant));
+    let added: Vec<String> = f.objects_added.iter().map(|o| o.name.clone()).collect();
+    let a = attribution::attribute(base, head, measured, &added);
+    (v, f, a)
 }
 
 /// The command line of this process, quoted for a POSIX shell where needed.
@@ -189,7 +207,7 @@ pub fn report(
     forced: bool,
     out: &Output,
 ) -> Result<Comparison, crate::error::Error> {
-    let (verdict, factors) = compare_documents(base, head);
+    let (verdict, factors, attribution) = compare_documents(base, head);
     let failed = out
         .fail_above
         .is_some_and(|pct| verdict::fails_above(&verdict, pct));
@@ -206,6 +224,7 @@ pub fn report(
         forced,
         verdict,
         factors,
+        attribution,
         fail_above_pct: out.fail_above,
         failed,
         command_line: command_line(),

@@ -86,6 +86,7 @@ fn fork_loops(
             if let Some(x) = &s.samples {
                 samples[i].round_trip_ns.extend(&x.round_trip_ns);
                 samples[i].parent_cpu_ns.extend(&x.parent_cpu_ns);
+                samples[i].child_cpu_ns.extend(&x.child_cpu_ns);
                 samples[i].chunks.push(x.round_trip_ns.len() as u64);
             }
             if let Some(first) = &mut sections[i] {
@@ -104,6 +105,9 @@ fn fork_loops(
             };
             s.per_fork.round_trip_ns = f(&samples[i].round_trip_ns);
             s.per_fork.parent_cpu_ns = f(&samples[i].parent_cpu_ns);
+            if samples[i].child_cpu_ns.len() == samples[i].round_trip_ns.len() {
+                s.per_fork.child_cpu_ns = f(&samples[i].child_cpu_ns);
+            }
             s.samples = Some(std::mem::take(&mut samples[i]));
         }
     }

@@ -224,9 +224,49 @@ pub fn comparison(c: &Comparison) -> String {
         &f.categories,
         false,
     );
+    attribution(&mut out, &c.attribution);
     for n in &f.notes {
         out.push_str(&format!("\nnote: {n}\n"));
     }
     out.push_str(&format!("\nreproduce: {}\n", c.command_line));
     out
+}
+
+/// The attribution of the start-up change and the what-if predictions.
+fn attribution(out: &mut String, a: &crate::compare::Attribution) {
+    use crate::compare::explain;
+    if !a.parts.is_empty() || a.measured_delta_ns.is_some() {
+        out.push_str(&format!(
+            "\nattribution of the start-up CPU change{} (unit costs fitted in this run):\n",
+            a.measured_delta_ns
+                .map_or(String::new(), |m| format!(" ({})", explain::sus(m)))
+        ));
+        for p in a.parts.iter().filter(|p| !p.items.is_empty()) {
+            out.push_str(&format!(
+                "  {}\n",
+                explain::part_head(p, a.measured_delta_ns)
+            ));
+            if p.factor != "search & mapping" {
+                for l in explain::items(p, 5) {
+                    out.push_str(&format!("    {l}\n"));
+                }
+            }
+        }
+        out.push_str(&format!("  {}\n", explain::explained(a)));
+    }
+    if !a.unit_costs.is_empty() {
+        out.push_str("\nunit costs (95% bootstrap interval over the runs, 200 resamples):\n");
+        for l in explain::unit_costs(a).iter().chain(&explain::fits(a)) {
+            out.push_str(&format!("  {l}\n"));
+        }
+    }
+    if !a.what_if.is_empty() {
+        out.push_str("\nwhat if (predictions from these unit costs, not measured):\n");
+        for l in explain::what_if(a) {
+            out.push_str(&format!("  {l}\n"));
+        }
+    }
+    for n in &a.notes {
+        out.push_str(&format!("  note: {n}\n"));
+    }
 }

@@ -14,7 +14,7 @@ use crate::report::Document;
 /// One figure of the verdict.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Metric {
-    /// "startup_cpu", "startup_wall", "fork_round_trip", "fork_parent_cpu".
+    /// "startup_cpu", "startup_wall", "fork_round_trip", "fork_child_cpu", "fork_parent_cpu".
     pub key: String,
     pub label: String,
     /// Whether it decides the verdict and `--fail-above` looks at it: the CPU figures
@@ -215,6 +215,24 @@ pub fn verdict(base: &Document, head: &Document) -> Verdict {
             rh.as_ref(),
             "per-fork samples",
         ));
+        // The child's CPU (its faults, lazy binding, exit): shown, not judged; older documents
+        // and `--spawn vfork`'s exec'd children may lack it.
+        let child = |s: Option<&crate::attribute::fork_cost::ForkSamples>| {
+            s.filter(|s| s.child_cpu_ns.len() == s.round_trip_ns.len())
+                .map(|s| fork_halves(&s.child_cpu_ns, &s.chunks))
+        };
+        let (cb, ch) = (child(fb), child(fh));
+        if cb.is_some() || ch.is_some() {
+            metrics.push(metric(
+                "fork_child_cpu",
+                "fork child CPU",
+                false,
+                fork_source(fb),
+                cb.as_ref(),
+                ch.as_ref(),
+                "per-fork child CPU",
+            ));
+        }
         metrics.push(metric(
             "fork_parent_cpu",
             "fork parent CPU",
@@ -236,10 +254,19 @@ pub fn verdict(base: &Document, head: &Document) -> Verdict {
         .iter()
         .filter_map(|m| {
             let c = m.change.as_ref()?;
+            let why = if m.key == "fork_child_cpu" {
+                "the children's CPU informs; the parent's decides"
+            } else {
+                "wall time follows the machine's load, so it informs but does not decide"
+            };
             Some(format!(
-                "{} {} ({}); wall time follows the machine's load, so it informs but does not decide",
+                "{} {} ({}); {why}",
                 m.label,
-                if c.change_pct > 0.0 { "slower" } else { "faster" },
+                if c.change_pct > 0.0 {
+                    "slower"
+                } else {
+                    "faster"
+                },
                 describe(c)
             ))
         })

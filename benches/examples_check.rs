@@ -1,0 +1,146 @@
+//! The worked examples, repeated: each examples/*/run.sh N times (`EXAMPLES_ROUNDS`, default
+//! 10; `RUNS` per side, default 10), checking every time what the issue asks of them: the
+//! verdict's direction, the leading factor (part and object of the attribution), and that the
+//! explained share of the start-up change is at least 80% (aa: "no significant change").
+//!
+//! A bench, not a test: the explained share moves with the machine's load (the unexplained
+//! part is ld.so's fixed start-up, whose noise a neighbour's build moves), and a detection
+//! rate needs many runs. Prints one row per run, a table per example and PASS/FAIL (exit 1 on
+//! FAIL). `cargo build --release` first: it runs target/release/ldcost.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use ldcost::compare::Comparison;
+
+struct Expect {
+    name: &'static str,
+    /// +1 slower, −1 faster, 0 no significant change.
+    direction: i32,
+    /// (part, object) leading the attribution.
+    leader: Option<(&'static str, &'static str)>,
+}
+
+const EXAMPLES: [Expect; 4] = [
+    Expect {
+        name: "more-libraries",
+        direction: 1,
+        leader: Some(("relocation", "libwidgets.so")),
+    },
+    Expect {
+        name: "visibility",
+        direction: -1,
+        leader: Some(("relocation", "libshapes.so")),
+    },
+    Expect {
+        name: "bind-now",
+        direction: 1,
+        leader: Some(("relocation", "app")),
+    },
+    Expect {
+        name: "aa",
+        direction: 0,
+        leader: None,
+    },
+];
+
+fn main() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let ldcost = root.join("target/release/ldcost");
+    if !ldcost.exists() {
+        eprintln!("examples_check: build first: cargo build --release");
+        std::process::exit(2);
+    }
+    let rounds: usize = std::env::var("EXAMPLES_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10);
+    let only = std::env::var("EXAMPLES_ONLY").ok();
+    let mut all_ok = true;
+    let mut table = Vec::new();
+    for e in EXAMPLES
+        .iter()
+        .filter(|e| only.as_deref().is_none_or(|o| o == e.name))
+    {
+        let (mut right, mut shares) = (0, Vec::new());
+        for round in 0..rounds {
+            let out = Command::new("sh")
+                .arg(root.join(format!("examples/{}/run.sh", e.name)))
+                .args(["--format", "json"])
+                .env("LDCOST", &ldcost)
+                .env_remove("LD_BIND_NOW")
+                .env_remove("LD_LIBRARY_PATH")
+                .output();
+            let c: Option<Comparison> = out
+                .as_ref()
+                .ok()
+                .filter(|o| o.status.success())
+                .and_then(|o| serde_json::from_slice(&o.stdout).ok());
+            let Some(c) = c else {
+                println!(
+                    "{} #{}: run failed: {:?}",
+                    e.name,
+                    round + 1,
+                    out.map(|o| o.status)
+                );
+                continue;
+            };
+            let dir = if c.verdict.slower {
+                1
+            } else if c.verdict.faster {
+                -1
+            } else {
+                0
+            };
+            let a = &c.attribution;
+            let lead = a.parts.first().and_then(|p| {
+                p.items
+                    .first()
+                    .map(|i| (p.factor.clone(), i.object.clone()))
+            });
+            let lead_ok = match e.leader {
+                Some((p, o)) => lead.as_ref().is_some_and(|l| l.0 == p && l.1 == o),
+                None => true,
+            };
+            let share_ok = e.direction == 0 || a.explained_share.is_some_and(|s| s >= 0.8);
+            let ok = dir == e.direction && lead_ok && share_ok;
+            right += ok as usize;
+            if let Some(s) = a.explained_share {
+                shares.push(s * 100.0);
+            }
+            println!(
+                "{} #{}: {} | leader {:?} | explained {} {}",
+                e.name,
+                round + 1,
+                c.verdict.summary,
+                lead,
+                a.explained_share
+                    .map_or("—".to_string(), |s| format!("{:.0}%", s * 100.0)),
+                if ok { "ok" } else { "WRONG" }
+            );
+        }
+        shares.sort_by(|a, b| a.total_cmp(b));
+        let ok = right == rounds;
+        all_ok &= ok;
+        table.push(format!(
+            "{:<16} {:>3}/{:<3} {:>22}  {}",
+            e.name,
+            right,
+            rounds,
+            if shares.is_empty() {
+                "—".to_string()
+            } else {
+                format!("{:.0}% … {:.0}%", shares[0], shares[shares.len() - 1])
+            },
+            if ok { "PASS" } else { "FAIL" }
+        ));
+    }
+    println!("\nexample          right      explained share (min … max)");
+    for l in &table {
+        println!("{l}");
+    }
+    println!("{}", if all_ok { "PASS" } else { "FAIL" });
+    if !all_ok {
+        std::process::exit(1);
+    }
+}
