@@ -30,6 +30,9 @@
 mod common;
 #[path = "common/cpu_oracle.rs"]
 mod cpu_oracle;
+#[path = "common/perf_record.rs"]
+#[allow(dead_code)]
+mod perf_record;
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;

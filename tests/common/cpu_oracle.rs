@@ -1,15 +1,14 @@
 //! CPU feature detection against `perf record -a -g` (issue 12, item 4): the trivial program,
 //! static and dynamic, a shell loop of it under perf, and the share of its samples in glibc's
 //! CPU-feature functions, classified here from the function names alone. Shared by
-//! tests/cpu_features.rs and benches/profile_checks.rs (both include this file by path).
+//! tests/cpu_features.rs and benches/profile_checks.rs (both include this file by path, next to
+//! tests/common/perf_record.rs, which it uses as `crate::perf_record`).
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-#[path = "perf_record.rs"]
-mod perf_record;
-use perf_record::PerfRecord;
+use crate::perf_record::PerfRecord;
 
 /// glibc's CPU feature detection, by function name (x86 Intel/AMD/Zhaoxin and aarch64): the
 /// functions of sysdeps/x86/cpu-features.c, dl-cacheinfo.h and dl-get-cpu-features.c.
