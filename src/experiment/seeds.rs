@@ -305,18 +305,23 @@ fn diagnose_named(
             return BuildError::LibcDevMissing { command };
         }
     }
-    let detail = stderr
+    BuildError::Compile {
+        seed: name,
+        detail: first_error(&stderr),
+        command,
+    }
+}
+
+/// The line of a compiler's diagnostics that says what went wrong: the first with "error",
+/// else the first line.
+pub(crate) fn first_error(stderr: &str) -> String {
+    stderr
         .lines()
         .find(|l| l.contains("error"))
         .or_else(|| stderr.lines().next())
         .unwrap_or("no diagnostic")
         .trim()
-        .to_string();
-    BuildError::Compile {
-        seed: name,
-        detail,
-        command,
-    }
+        .to_string()
 }
 
 /// Writes through a temporary name and a rename, so that concurrent builds into one directory
@@ -331,7 +336,8 @@ fn write_atomically(path: &Path, text: &str) -> Result<(), BuildError> {
     std::fs::rename(&tmp, path).map_err(err)
 }
 
-fn shell_line(args: &[String]) -> String {
+/// `args` as one shell-quoted line (what a user can paste to rebuild).
+pub(crate) fn shell_line(args: &[String]) -> String {
     let quote = |a: &String| {
         let plain = |c: char| c.is_ascii_alphanumeric() || "-_./=,+:@%".contains(c);
         if !a.is_empty() && a.chars().all(plain) {

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use super::super::section::ExperimentError;
-use crate::experiment::seeds::BuildError;
+use crate::experiment::seeds::{first_error, BuildError};
 
 const LIB_C: &str = include_str!("../../../probes/erik/lib.c");
 const DRIVER_C: &str = include_str!("../../../probes/erik/driver.c");
@@ -131,16 +131,9 @@ fn cc(commands: &mut Vec<String>, args: &[&str]) -> Result<(), ExperimentError> 
     if stderr.contains("stdio.h") || stderr.contains("elf.h") || stderr.contains("crt1.o") {
         return Err(BuildError::LibcDevMissing { command: line }.into());
     }
-    let detail = stderr
-        .lines()
-        .find(|l| l.contains("error"))
-        .or_else(|| stderr.lines().next())
-        .unwrap_or("no diagnostic")
-        .trim()
-        .to_string();
     Err(BuildError::Compile {
         seed: "erik",
-        detail,
+        detail: first_error(&stderr),
         command: line,
     }
     .into())

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
 
-use crate::experiment::seeds::BuildError;
+use crate::experiment::seeds::{first_error, shell_line, BuildError};
 
 /// The library letters of his `mklibs`.
 pub const LETTERS: [char; 10] = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j'];
@@ -242,19 +242,6 @@ fn weight(what: &str, libs: &BTreeSet<(String, u32)>, shapes: &[Shape]) -> u32 {
         .unwrap_or(0)
 }
 
-/// The command as one shell-quoted line.
-fn shell_line(args: &[String]) -> String {
-    let quote = |a: &String| {
-        let plain = |c: char| c.is_ascii_alphanumeric() || "-_./=,+:@%".contains(c);
-        if !a.is_empty() && a.chars().all(plain) {
-            a.clone()
-        } else {
-            format!("'{}'", a.replace('\'', r"'\''"))
-        }
-    };
-    args.iter().map(quote).collect::<Vec<_>>().join(" ")
-}
-
 fn args(head: &[&str], tail: &[String]) -> Vec<String> {
     head.iter()
         .map(|s| s.to_string())
@@ -325,15 +312,9 @@ fn run_job(job: &Job) -> Result<(), BuildError> {
     if stderr.contains("cannot find -lc") {
         return Err(BuildError::StaticLibcMissing { command: line });
     }
-    let detail = stderr
-        .lines()
-        .find(|l| l.contains("error"))
-        .or_else(|| stderr.lines().next())
-        .unwrap_or("no diagnostic")
-        .trim();
     Err(BuildError::Compile {
         seed: "micah",
-        detail: format!("{}: {detail}", job.what),
+        detail: format!("{}: {}", job.what, first_error(&stderr)),
         command: line,
     })
 }
