@@ -307,7 +307,7 @@ fn diagnose_named(
     }
     BuildError::Compile {
         seed: name,
-        detail: first_error(&stderr),
+        detail: first_error(stderr),
         command,
     }
 }
