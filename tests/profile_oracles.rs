@@ -419,7 +419,15 @@ fn canon(p: &str) -> PathBuf {
 fn ldcost_top_relocation(p: &ProfileSection) -> (PathBuf, BTreeMap<PathBuf, f64>) {
     let mut by: BTreeMap<PathBuf, f64> = BTreeMap::new();
     for s in p.phases.iter().filter(|s| s.phase == Phase::Relocation) {
-        let (Some(o), Some(t)) = (&s.object, &s.task_clock_ns) else {
+        let Some(o) = &s.object else {
+            continue;
+        };
+        // A corrected figure is never a made-up zero: it is absent when the per-stop
+        // correction would take it to zero (aggregate.rs); then the raw time stands.
+        if let Some(t) = &s.task_clock_ns {
+            assert!(t.median > 0.0, "{}: a corrected relocation time of 0", o);
+        }
+        let Some(t) = s.task_clock_ns.as_ref().or(s.task_clock_raw_ns.as_ref()) else {
             continue;
         };
         *by.entry(canon(o)).or_default() += t.median;

@@ -72,10 +72,16 @@ pub fn aggregate(
             let run_total: f64 = r.segments.iter().filter_map(corrected).sum();
             if segs.iter().all(|s| s.counters.task_clock_ns.is_some()) {
                 let v: f64 = segs.iter().filter_map(|s| corrected(s)).sum();
-                cpu.push(v);
-                raw_cpu.push(segs.iter().filter_map(|s| ns(&s.counters)).sum());
-                if run_total > 0.0 {
-                    shares.push(v / run_total);
+                let raw_v: f64 = segs.iter().filter_map(|s| ns(&s.counters)).sum();
+                raw_cpu.push(raw_v);
+                // A segment that ran (raw > 0) but that the per-stop correction takes to zero
+                // (a slope inflated by a loaded moment) was not measured as zero: it is left
+                // out, and a phase with no run left has no CPU figure rather than 0.
+                if v > 0.0 || raw_v <= 0.0 {
+                    cpu.push(v);
+                    if run_total > 0.0 {
+                        shares.push(v / run_total);
+                    }
                 }
             }
             wall.push(segs.iter().map(|s| s.wall_ns as f64).sum());
