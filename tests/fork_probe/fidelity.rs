@@ -26,6 +26,11 @@ fn minor_faults(exe: &Path, n: &str, inherit: bool) -> Option<f64> {
         .stdout(Stdio::null())
         .output()
         .ok()?;
+    // perf stat sometimes ends before it has reaped its workload (see
+    // the_perf_stat_oracle_leaves_no_zombie): the workload is then reparented to this process
+    // (the subreaper) and would stay a zombie of ours for every later test's leftover check. The tests run one at a time and no ldcost runs now,
+    // so every child of this process at this point is perf's.
+    reap_orphans(Duration::from_secs(5));
     let err = String::from_utf8_lossy(&out.stderr);
     err.lines()
         .find(|l| l.contains("minor-faults"))?
@@ -88,6 +93,32 @@ fn probe_faults_per_fork_equal_forktests_own() {
             (c - child).abs() <= 0.2 * child + 1.0,
             "{linkage:?}: the probe's children fault {c} times, forktest's {child:.3}"
         );
+    }
+    case.finish();
+}
+
+/// The oracle itself leaves nothing. `perf stat` (6.1) sometimes ends without reaping its
+/// workload, the more often the sooner the workload exits (a race with its SIGCHLD handler,
+/// by our reading of perf's source; not confirmed with the perf maintainers).
+/// The workload is then reparented to this process (the subreaper), and an unreaped zombie of
+/// ours fails every later test's leftover check (CI, 2026-12-02: six tests failed on one
+/// `true` zombie). A static program that returns at once makes the race likely (20% of runs
+/// of a C loop here; fewer from this process); 300 runs make it near certain to occur.
+#[test]
+fn the_perf_stat_oracle_leaves_no_zombie() {
+    let name = "the_perf_stat_oracle_leaves_no_zombie";
+    let Some(mut case) = Case::new(name) else {
+        return;
+    };
+    if !tools(name, &["perf"]) {
+        return;
+    }
+    let exe = case.build("quick-s", "int main(void) { return 0; }\n", &["-static"]);
+    for _ in 0..300 {
+        if minor_faults(&exe, "0", true).is_none() {
+            skip(name, "perf stat cannot count minor-faults here");
+            return;
+        }
     }
     case.finish();
 }
