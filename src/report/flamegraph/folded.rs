@@ -35,8 +35,7 @@ pub fn clean_frame(name: &str) -> Cow<'_, str> {
     if s.is_empty() {
         return Cow::Borrowed("[unknown]");
     }
-    if count_like_tail(&s) {
-        let i = s.rfind(' ').expect("a count-like tail follows a space");
+    if let Some(i) = s.rfind(' ').filter(|_| count_like_tail(&s)) {
         s.replace_range(i..i + 1, "_");
     }
     if s.starts_with('#') {
