@@ -183,6 +183,43 @@ fn every_plot_is_an_svg_file_with_axis_labels_and_inline_in_the_html() {
     assert_eq!(html.matches("</svg>").count(), plots);
 }
 
+/// Every plot as a reader sees it: rendered by headless Chromium at 800 px wide
+/// (scripts/check-plot), every label inside the picture, at least 9 px high and not
+/// overlapping another, something plotted. The oracle is the browser's own layout.
+#[test]
+fn every_plot_renders_readably_in_chromium_at_800_px() {
+    let name = "every_plot_renders_readably_in_chromium_at_800_px";
+    let Some(r) = run_or_skip(name) else {
+        return;
+    };
+    if !common::have("chromium") {
+        skip(name, "chromium is not installed (apt-get install chromium)");
+        return;
+    }
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/check-plot");
+    let mut checked = 0;
+    for e in r.results["experiments"].as_array().expect("experiments") {
+        for p in e["section"]["plots"].as_array().into_iter().flatten() {
+            let file = p["file_name"].as_str().expect("file_name");
+            let svg = r.dir.join(file);
+            let png = r.tmp.join(format!("{file}.png"));
+            let out = Command::new(&script)
+                .arg(&svg)
+                .arg(&png)
+                .output()
+                .expect("run scripts/check-plot");
+            let said = format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert_eq!(out.status.code(), Some(0), "check-plot {file}:\n{said}");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 2, "plots checked: {checked}");
+}
+
 #[test]
 fn each_seeds_table_is_titled_by_its_seed_with_the_seeds_figures() {
     let Some(r) = run_or_skip("each_seeds_table_is_titled_by_its_seed_with_the_seeds_figures")
