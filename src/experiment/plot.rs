@@ -111,14 +111,7 @@ where
                 .draw_series(s.points.iter().map(|&p| Circle::new(p, 3, color.filled())))
                 .map_err(|e| e.to_string())?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .label_font(("sans-serif", 14))
-            .draw()
-            .map_err(|e| e.to_string())?;
+        legend(&mut chart)?;
         root.present().map_err(|e| e.to_string())?;
     }
     Ok(svg)
@@ -192,17 +185,26 @@ pub fn bar_chart(
                     Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled())
                 });
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .label_font(("sans-serif", 14))
-            .draw()
-            .map_err(|e| e.to_string())?;
+        legend(&mut chart)?;
         root.present().map_err(|e| e.to_string())?;
     }
     Ok(svg)
+}
+
+/// The legend every plot has: upper left, on a nearly opaque white box with a border.
+fn legend<'a, DB, CT>(chart: &mut ChartContext<'a, DB, CT>) -> Result<(), String>
+where
+    DB: DrawingBackend + 'a,
+    CT: CoordTranslate,
+{
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .label_font(("sans-serif", 14))
+        .draw()
+        .map_err(|e| e.to_string())
 }
 
 fn bounds(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
