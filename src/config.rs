@@ -216,6 +216,17 @@ pub fn experiment_config(a: crate::cli::ExperimentArgs) -> ExperimentConfig {
     }
 }
 
+/// `ldcost report`'s options.
+pub fn report_config(a: crate::cli::ReportArgs) -> crate::report::reader::ReportConfig {
+    crate::report::reader::ReportConfig {
+        file: a.file,
+        format: match a.format {
+            crate::cli::ReportFormatArg::Text => Format::Text,
+            crate::cli::ReportFormatArg::Markdown => Format::Markdown,
+        },
+    }
+}
+
 fn format(f: crate::cli::FormatArg) -> Format {
     match f {
         crate::cli::FormatArg::Text => Format::Text,

@@ -36,10 +36,10 @@ pub enum ExitCode {
     Refused = 8,
     /// The target could not be measured to its end (killed by --timeout, or lost).
     TargetFailed = 9,
-    /// `diff`: a document is not JSON, truncated, or not an ldcost `profile` document.
+    /// `diff`/`report`: a document is not JSON, truncated, or not an ldcost `profile` document.
     BadDocument = 10,
     /// `diff`: the documents cannot be compared (another schema version, another machine
-    /// without `--force`).
+    /// without `--force`); `report`: the document has another schema version.
     NotComparable = 11,
     /// `diff`/`compare --fail-above PCT`: a significant slow-down of start-up or fork above PCT.
     Regression = 12,
@@ -240,6 +240,18 @@ impl From<ElfError> for Error {
     }
 }
 
+/// `ldcost report FILE`'s hints: diff's, for one document.
+fn report_read_hint(e: &CompareError) -> String {
+    match e {
+        CompareError::Unreadable { .. } => "check the file's permissions".into(),
+        CompareError::SchemaVersion { .. } => {
+            "render it with the ldcost version that wrote it, or re-record it with this one".into()
+        }
+        _ => "give a file written by `ldcost profile TARGET --json FILE` (and let it finish)"
+            .into(),
+    }
+}
+
 fn trace_exit_code(t: &crate::trace::launch::TraceError) -> ExitCode {
     use crate::trace::launch::TraceError as T;
     match t {
@@ -254,6 +266,7 @@ impl Error {
     pub fn exit_code(&self) -> ExitCode {
         match self {
             Error::Deps(e) => e.exit_code(),
+            Error::Report(ReportError::Read(e)) => e.exit_code(),
             Error::Report(_) => ExitCode::Output,
             Error::Compare(e) => e.exit_code(),
             Error::Run(crate::trace::startup::RunError::Trace(t)) => trace_exit_code(t),
@@ -285,6 +298,7 @@ impl Error {
                     .into(),
             ),
             Error::Report(ReportError::Json(_)) => None,
+            Error::Report(ReportError::Read(e)) => Some(report_read_hint(e)),
             Error::Compare(e) => e.hint(),
             Error::Run(crate::trace::startup::RunError::Trace(t)) => t.hint(),
             Error::Run(crate::trace::startup::RunError::Perf(crate::perf::PerfError::Open {

@@ -192,18 +192,7 @@ fn profile_inner(
     folded.extend(std::mem::take(&mut section.folded));
     write_graphs(cfg, &folded, fork.as_ref(), section.breakdown.as_ref())?;
     if cfg.text {
-        let mut text = report::profile_text::profile(&section);
-        if let Some(b) = &section.breakdown {
-            text.push('\n');
-            text.push_str(&report::breakdown_text::breakdown(b, "exec"));
-            text.push_str(&report::profile_text::phase_table(b));
-        } else if let Some(e) = &section.breakdown_error {
-            text.push_str(&format!("\nexec cost by category: not available ({e})\n"));
-        }
-        if let Some(f) = &fork {
-            text.push('\n');
-            text.push_str(&report::fork_text::fork(f));
-        }
+        let mut text = report::profile_report(Some(&section), fork.as_ref());
         if report::color::wanted() {
             text = report::color::paint(&text);
         }
@@ -249,8 +238,8 @@ fn fork_only(
 ) -> Result<ExitCode, Error> {
     let target = cfg.profile.command.program.to_string_lossy().to_string();
     if cfg.text {
-        if let Some(f) = &fork {
-            let mut text = report::fork_text::fork(f);
+        if fork.is_some() {
+            let mut text = report::profile_report(None, fork.as_ref());
             if report::color::wanted() {
                 text = report::color::paint(&text);
             }
