@@ -247,8 +247,9 @@ fn report_read_hint(e: &CompareError) -> String {
         CompareError::SchemaVersion { .. } => {
             "render it with the ldcost version that wrote it, or re-record it with this one".into()
         }
-        _ => "give a file written by `ldcost profile TARGET --json FILE` (and let it finish)"
-            .into(),
+        _ => {
+            "give a file written by `ldcost profile TARGET --json FILE` (and let it finish)".into()
+        }
     }
 }
 

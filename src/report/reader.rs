@@ -33,7 +33,10 @@ pub fn load(path: &Path) -> Result<Document, ReportError> {
 /// has no section to show (it was written by neither `profile` nor `deps`).
 pub fn text(doc: &Document) -> Option<String> {
     if doc.profile.is_some() || doc.fork.is_some() {
-        return Some(super::profile_report(doc.profile.as_ref(), doc.fork.as_ref()));
+        return Some(super::profile_report(
+            doc.profile.as_ref(),
+            doc.fork.as_ref(),
+        ));
     }
     let deps = doc.deps.as_ref()?;
     if deps.closure.objects.is_empty() {
@@ -84,7 +87,7 @@ pub fn run(cfg: &ReportConfig) -> Result<ExitCode, Error> {
         return Err(ReportError::Read(crate::error::CompareError::BadDocument {
             path: cfg.file.clone(),
             what: format!(
-                "a `{}` document without a profile, fork or deps section to show",
+                "a `{}` document with nothing to show (no profile, fork or deps section)",
                 doc.command
             ),
         })
