@@ -54,7 +54,7 @@ pub fn profile(p: &ProfileSection) -> String {
     let unavailable: Vec<String> = p
         .counters
         .iter()
-        .filter(|(_, v)| v.as_str() != "available")
+        .filter(|(_, v)| !v.is_available())
         .map(|(k, _)| k.clone())
         .collect();
     if !unavailable.is_empty() {
