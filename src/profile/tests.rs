@@ -47,7 +47,10 @@ fn counters_are_written_as_objects_and_old_strings_still_read() {
     }
     let doc = Doc {
         counters: BTreeMap::from([
-            ("cycles".to_string(), Availability::Unavailable("no PMU".into())),
+            (
+                "cycles".to_string(),
+                Availability::Unavailable("no PMU".into()),
+            ),
             ("task-clock".to_string(), Availability::Available),
         ]),
     };
