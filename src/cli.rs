@@ -336,7 +336,8 @@ pub struct ProfileArgs {
     /// Skip the reference runs without per-object breakpoints and without ptrace.
     #[arg(long)]
     pub no_reference: bool,
-    /// Skip the separate LD_DEBUG=statistics run.
+    /// Skip the separate LD_DEBUG=statistics run (the report then shows deps' prediction
+    /// without glibc's cross-check).
     #[arg(long)]
     pub no_ld_debug: bool,
     /// Where build-id debug files are looked for (default /usr/lib/debug).

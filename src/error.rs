@@ -278,7 +278,10 @@ impl Error {
                     F::Trace(t) => trace_exit_code(t),
                     F::Unsupported(_) => ExitCode::Usage,
                     F::NotFound { .. } => ExitCode::Unsupported,
-                    F::NotReached { .. } | F::TimedOut | F::Inject(_) => ExitCode::TargetFailed,
+                    F::NotReached { .. }
+                    | F::TimedOut
+                    | F::TimedOutBeforeAt { .. }
+                    | F::Inject(_) => ExitCode::TargetFailed,
                 }
             }
             Error::AddressSpace { .. } => ExitCode::Refused,
@@ -321,6 +324,10 @@ impl Error {
             Error::Fork(crate::trace::fork::ForkError::TimedOut) => {
                 Some("raise --timeout or lower --fork N".into())
             }
+            Error::Fork(crate::trace::fork::ForkError::TimedOutBeforeAt { .. }) => Some(
+                "raise --timeout to let the target reach --at, or choose an earlier --at (entry or main)"
+                    .into(),
+            ),
             Error::Fork(_) => None,
             Error::AddressSpace { .. } => Some(
                 "lower --sample-budget MB to fit, or raise the limit (`ulimit -v unlimited`)"
