@@ -56,8 +56,9 @@ pub enum Command {
     /// Compare two saved `profile --json` documents: the verdict, then what changed.
     #[command(after_help = EXIT_CODES)]
     Diff(DiffArgs),
-    /// Re-render a saved `profile --json` (or `deps --json`) document as the command printed
-    /// it, without running anything (no root needed).
+    /// Re-render a saved `profile --json` document (or `deps --json`, or a comparison of
+    /// `diff`/`compare --json`) as the command printed it, without running anything (no root
+    /// needed).
     #[command(after_help = EXIT_CODES)]
     Report(ReportArgs),
     /// Profile BASE and HEAD in one interleaved run and compare them (as `diff`).

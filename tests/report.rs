@@ -5,6 +5,7 @@
 //! | --- | --- |
 //! | `profile --json F` (plain, `--fork`, `--sample`) then `report F` | the same text, line for line |
 //! | `deps --json F` then `report F` | the same text as `deps` printed |
+//! | `compare --json F` / `diff --format markdown --json F` then `report F` | the same text / Markdown |
 //! | `--format markdown` | a heading, then the same text in one fenced block |
 //! | missing, directory, not JSON, truncated, schema 1, a document with nothing to show | one error line naming the file + a hint; exit 3 / 3 / 10 / 10 / 11 / 10 |
 //!
@@ -145,6 +146,63 @@ fn report_of_a_sampled_profile_equals_profiles_text() {
         ],
         &["exec cost by category", "fork"],
     );
+}
+
+/// A comparison (`compare --json F`): `report F` prints what `compare` printed, and
+/// `--format markdown` what `compare --format markdown` would (compared on `diff`'s, which
+/// renders the same document of the same two saved profiles).
+#[test]
+fn report_of_a_comparison_equals_compares_text() {
+    let test = "report_of_a_comparison_equals_compares_text";
+    let dir = tempfile::tempdir().unwrap();
+    let Some((original, path)) = written(
+        test,
+        dir.path(),
+        "cmp",
+        &[
+            "compare",
+            "/bin/true",
+            "/bin/ls",
+            "-n",
+            "3",
+            "--quiet-target",
+        ],
+    ) else {
+        return;
+    };
+    assert!(original.contains("verdict"), "{original}");
+    let o = ldcost(&["report", path.to_str().unwrap()]);
+    assert_eq!(o.code, 0, "report: {}", o.stderr);
+    assert_same_text(test, &original, &o.stdout);
+    // Markdown: `diff --format markdown --json F` prints the Markdown of the document it saves.
+    let (base, head) = (dir.path().join("b.json"), dir.path().join("h.json"));
+    for (target, p) in [("/bin/true", &base), ("/bin/ls", &head)] {
+        let o = ldcost(&[
+            "profile",
+            target,
+            "-n",
+            "2",
+            "--no-ld-debug",
+            "--quiet-target",
+            "--json",
+            p.to_str().unwrap(),
+        ]);
+        assert_eq!(o.code, 0, "profile {target}: {}", o.stderr);
+    }
+    let saved = dir.path().join("diff.json");
+    let md = ldcost(&[
+        "diff",
+        base.to_str().unwrap(),
+        head.to_str().unwrap(),
+        "--format",
+        "markdown",
+        "--json",
+        saved.to_str().unwrap(),
+    ]);
+    assert_eq!(md.code, 0, "diff: {}", md.stderr);
+    let o = ldcost(&["report", saved.to_str().unwrap(), "--format", "markdown"]);
+    assert_eq!(o.code, 0, "report --format markdown: {}", o.stderr);
+    assert_same_text(&format!("{test} (markdown)"), &md.stdout, &o.stdout);
 }
 
 /// `deps` needs no privilege: the deps document and the bad inputs are made from it.

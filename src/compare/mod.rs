@@ -88,6 +88,16 @@ pub fn load(path: &Path) -> Result<Document, CompareError> {
 /// Reads one ldcost JSON document of this schema version (`diff`, `report`): missing, not JSON,
 /// truncated, another version and not an ldcost document are each refused as such.
 pub fn read(path: &Path) -> Result<Document, CompareError> {
+    let value = read_value(path)?;
+    serde_json::from_value(value).map_err(|e| CompareError::BadDocument {
+        path: path.to_path_buf(),
+        what: format!("not an ldcost document ({e})"),
+    })
+}
+
+/// [`read`] up to the schema version check: the document as untyped JSON (`report` tells a
+/// profile document from a comparison by its keys).
+pub fn read_value(path: &Path) -> Result<serde_json::Value, CompareError> {
     let p = path.to_path_buf();
     let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => CompareError::Missing { path: p.clone() },
@@ -133,10 +143,7 @@ pub fn read(path: &Path) -> Result<Document, CompareError> {
         }
         _ => {}
     }
-    serde_json::from_value(value).map_err(|e| CompareError::BadDocument {
-        path: p,
-        what: format!("not an ldcost document ({e})"),
-    })
+    Ok(value)
 }
 
 /// What differs between the documents' machines ("BASE: not recorded" for an older document).

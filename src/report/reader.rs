@@ -1,12 +1,13 @@
 //! `ldcost report FILE.json`: re-renders a saved document without running anything and
-//! without privileges. In: a file written by `profile --json` (or `deps --json`). Out: the text
-//! the writing command printed, or the same as Markdown.
+//! without privileges. In: a file written by `profile --json` (or `deps --json`, or a
+//! comparison of `diff`/`compare --json`). Out: the text the writing command printed, or
+//! Markdown.
 //!
-//! The document is read by `diff`'s reader ([`crate::compare::read`]: missing, not JSON,
+//! The document is read by `diff`'s reader ([`crate::compare::read_value`]: missing, not JSON,
 //! truncated, another schema version are refused there, with diff's exit codes), and rendered
 //! by the very functions `profile` and `deps` print with ([`super::profile_report`],
-//! [`super::text::deps`]), so a re-rendered report equals the original (tests/report.rs
-//! compares them line by line).
+//! [`super::text::deps`], `compare`'s text and Markdown), so a re-rendered report equals the
+//! original (tests/report.rs compares them line by line).
 
 use std::path::{Path, PathBuf};
 
@@ -21,12 +22,6 @@ pub struct ReportConfig {
     pub file: PathBuf,
     /// `Text` or `Markdown` (the command line offers no other).
     pub format: Format,
-}
-
-/// Reads a saved document: [`crate::compare::read`], its errors wrapped so that the hints
-/// speak of one document, not of diff's two.
-pub fn load(path: &Path) -> Result<Document, ReportError> {
-    crate::compare::read(path).map_err(ReportError::Read)
 }
 
 /// The text the command that wrote `doc` printed (without colour), or `None` when the document
@@ -80,9 +75,43 @@ pub fn markdown(doc: &Document, text: &str) -> String {
     s
 }
 
+/// A comparison document (`diff`/`compare --json`): the text or Markdown those commands
+/// printed, by their own renderers; None when `value` is not a comparison (it has no verdict).
+fn comparison(
+    value: &serde_json::Value,
+    path: &Path,
+    format: Format,
+) -> Option<Result<String, ReportError>> {
+    value.get("verdict")?;
+    let read = serde_json::from_value::<crate::compare::Comparison>(value.clone()).map_err(|e| {
+        ReportError::Read(crate::error::CompareError::BadDocument {
+            path: path.to_path_buf(),
+            what: format!("not an ldcost comparison document ({e})"),
+        })
+    });
+    Some(read.map(|c| match format {
+        Format::Markdown => crate::compare::markdown::comparison(&c),
+        _ => crate::compare::text::comparison(&c),
+    }))
+}
+
 /// `ldcost report FILE`.
 pub fn run(cfg: &ReportConfig) -> Result<ExitCode, Error> {
-    let doc = load(&cfg.file)?;
+    let value = crate::compare::read_value(&cfg.file).map_err(ReportError::Read)?;
+    if let Some(text) = comparison(&value, &cfg.file, cfg.format) {
+        let mut text = text?;
+        if cfg.format != Format::Markdown && super::color::wanted() {
+            text = super::color::paint(&text);
+        }
+        super::write_text(&text, Path::new("-"))?;
+        return Ok(ExitCode::Ok);
+    }
+    let doc: Document = serde_json::from_value(value).map_err(|e| {
+        ReportError::Read(crate::error::CompareError::BadDocument {
+            path: cfg.file.clone(),
+            what: format!("not an ldcost document ({e})"),
+        })
+    })?;
     let Some(mut text) = text(&doc) else {
         return Err(ReportError::Read(crate::error::CompareError::BadDocument {
             path: cfg.file.clone(),
