@@ -237,14 +237,12 @@ fn fork_only(
     fork: Option<crate::attribute::fork_cost::ForkSection>,
 ) -> Result<ExitCode, Error> {
     let target = cfg.profile.command.program.to_string_lossy().to_string();
-    if cfg.text {
-        if fork.is_some() {
-            let mut text = report::profile_report(None, fork.as_ref());
-            if report::color::wanted() {
-                text = report::color::paint(&text);
-            }
-            report::write_text(&text, std::path::Path::new("-"))?;
+    if cfg.text && fork.is_some() {
+        let mut text = report::profile_report(None, fork.as_ref());
+        if report::color::wanted() {
+            text = report::color::paint(&text);
         }
+        report::write_text(&text, std::path::Path::new("-"))?;
     }
     if let Some(path) = &cfg.json {
         let mut doc = Document::empty(&target);

@@ -232,7 +232,8 @@ fn the_schema_refuses_undocumented_fields_and_wrong_forms() {
         f(&mut d);
         violations(&v, &d)
     };
-    let cases: [(&str, &dyn Fn(&mut Value)); 5] = [
+    type Mutation<'a> = (&'a str, &'a dyn Fn(&mut Value));
+    let cases: [Mutation; 5] = [
         ("a field at the root", &|d| d["extra"] = 1.into()),
         ("a field of an object's info", &|d| {
             d["deps"]["objects"][0]["info"]["undocumented"] = true.into()
