@@ -222,6 +222,10 @@ pub enum Error {
     },
     #[error(transparent)]
     Compare(#[from] CompareError),
+    /// `ldcost report FILE`: the saved document cannot be read (diff's reader and exit codes,
+    /// hints for one document).
+    #[error(transparent)]
+    Saved(CompareError),
     /// `experiment NAME`: no experiment of that name.
     #[error("unknown experiment `{name}` (the experiments are: {known})")]
     UnknownExperiment { name: String, known: String },
@@ -267,7 +271,7 @@ impl Error {
     pub fn exit_code(&self) -> ExitCode {
         match self {
             Error::Deps(e) => e.exit_code(),
-            Error::Report(ReportError::Read(e)) => e.exit_code(),
+            Error::Saved(e) => e.exit_code(),
             Error::Report(_) => ExitCode::Output,
             Error::Compare(e) => e.exit_code(),
             Error::Run(crate::trace::startup::RunError::Trace(t)) => trace_exit_code(t),
@@ -302,7 +306,7 @@ impl Error {
                     .into(),
             ),
             Error::Report(ReportError::Json(_)) => None,
-            Error::Report(ReportError::Read(e)) => Some(report_read_hint(e)),
+            Error::Saved(e) => Some(report_read_hint(e)),
             Error::Compare(e) => e.hint(),
             Error::Run(crate::trace::startup::RunError::Trace(t)) => t.hint(),
             Error::Run(crate::trace::startup::RunError::Perf(crate::perf::PerfError::Open {

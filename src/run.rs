@@ -348,6 +348,52 @@ pub fn diff(cfg: &crate::compare::DiffConfig) -> Result<ExitCode, Error> {
     crate::compare::diff(cfg)
 }
 
+/// `ldcost report FILE`: a saved document printed again, without running anything. A
+/// comparison (it has a verdict) by `compare`'s renderers, a profile or deps document by the
+/// functions `profile` and `deps` print with ([`report::reader`]).
+pub fn report(cfg: &crate::config::ReportConfig) -> Result<ExitCode, Error> {
+    use crate::config::Format;
+    use crate::error::CompareError;
+    let bad = |what: String| {
+        Error::Saved(CompareError::BadDocument {
+            path: cfg.file.clone(),
+            what,
+        })
+    };
+    let value = crate::compare::read_value(&cfg.file).map_err(Error::Saved)?;
+    let markdown = cfg.format == Format::Markdown;
+    let text = if value.get("verdict").is_some() {
+        let c: crate::compare::Comparison = serde_json::from_value(value)
+            .map_err(|e| bad(format!("not an ldcost comparison document ({e})")))?;
+        if markdown {
+            crate::compare::markdown::comparison(&c)
+        } else {
+            crate::compare::text::comparison(&c)
+        }
+    } else {
+        let doc: Document = serde_json::from_value(value)
+            .map_err(|e| bad(format!("not an ldcost document ({e})")))?;
+        let text = report::reader::text(&doc).ok_or_else(|| {
+            bad(format!(
+                "a `{}` document with nothing to show (no profile, fork or deps section)",
+                doc.command
+            ))
+        })?;
+        if markdown {
+            report::reader::markdown(&doc, &text)
+        } else {
+            text
+        }
+    };
+    let text = if !markdown && report::color::wanted() {
+        report::color::paint(&text)
+    } else {
+        text
+    };
+    report::write_text(&text, std::path::Path::new("-"))?;
+    Ok(ExitCode::Ok)
+}
+
 /// `ldcost compare BASE HEAD [-- ARGS]`.
 pub fn compare(cfg: &crate::compare::runner::CompareConfig) -> Result<ExitCode, Error> {
     crate::compare::runner::compare(cfg)

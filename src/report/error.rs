@@ -1,5 +1,4 @@
-//! Errors of the `report` layer. In: a failure to encode or write a report, or to read a
-//! saved one (`ldcost report`). Out:
+//! Errors of the `report` layer. In: a failure to encode or write a report. Out:
 //! [`ReportError`], naming the file. Exit codes and hints are given in `crate::error`, which
 //! composes every layer's error.
 
@@ -16,7 +15,4 @@ pub enum ReportError {
     },
     #[error("cannot encode the JSON report: {0}")]
     Json(#[from] serde_json::Error),
-    /// `ldcost report FILE`: the saved document cannot be read (diff's reader and codes).
-    #[error(transparent)]
-    Read(crate::error::CompareError),
 }

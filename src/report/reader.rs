@@ -1,28 +1,16 @@
-//! `ldcost report FILE.json`: re-renders a saved document without running anything and
-//! without privileges. In: a file written by `profile --json` (or `deps --json`, or a
-//! comparison of `diff`/`compare --json`). Out: the text the writing command printed, or
-//! Markdown.
+//! The rendering half of `ldcost report FILE.json`, which re-renders a saved document without
+//! running anything and without privileges. In: a [`Document`] written by `profile --json` or
+//! `deps --json`. Out: the text the writing command printed, or Markdown.
 //!
-//! The document is read by `diff`'s reader ([`crate::compare::read_value`]: missing, not JSON,
-//! truncated, another schema version are refused there, with diff's exit codes), and rendered
-//! by the very functions `profile` and `deps` print with ([`super::profile_report`],
-//! [`super::text::deps`], `compare`'s text and Markdown), so a re-rendered report equals the
+//! The command itself is `crate::run::report`: it reads the file with `diff`'s reader
+//! (`crate::compare::read_value`: missing, not JSON, truncated, another schema version are
+//! refused there, with diff's exit codes) and renders comparisons with `compare`'s own text
+//! and Markdown (this module must not depend on `compare`, which depends on it). Documents
+//! are rendered by the very functions `profile` and `deps` print with
+//! ([`super::profile_report`], [`super::text::deps`]), so a re-rendered report equals the
 //! original (tests/report.rs compares them line by line).
 
-use std::path::{Path, PathBuf};
-
-use super::{Document, ReportError};
-use crate::config::Format;
-use crate::error::{Error, ExitCode};
-
-/// What `ldcost report` was asked to do.
-#[derive(Debug, Clone)]
-pub struct ReportConfig {
-    /// The saved document.
-    pub file: PathBuf,
-    /// `Text` or `Markdown` (the command line offers no other).
-    pub format: Format,
-}
+use super::Document;
 
 /// The text the command that wrote `doc` printed (without colour), or `None` when the document
 /// has no section to show (it was written by neither `profile` nor `deps`).
@@ -73,63 +61,4 @@ pub fn markdown(doc: &Document, text: &str) -> String {
     }
     s.push_str("```\n");
     s
-}
-
-/// A comparison document (`diff`/`compare --json`): the text or Markdown those commands
-/// printed, by their own renderers; None when `value` is not a comparison (it has no verdict).
-fn comparison(
-    value: &serde_json::Value,
-    path: &Path,
-    format: Format,
-) -> Option<Result<String, ReportError>> {
-    value.get("verdict")?;
-    let read = serde_json::from_value::<crate::compare::Comparison>(value.clone()).map_err(|e| {
-        ReportError::Read(crate::error::CompareError::BadDocument {
-            path: path.to_path_buf(),
-            what: format!("not an ldcost comparison document ({e})"),
-        })
-    });
-    Some(read.map(|c| match format {
-        Format::Markdown => crate::compare::markdown::comparison(&c),
-        _ => crate::compare::text::comparison(&c),
-    }))
-}
-
-/// `ldcost report FILE`.
-pub fn run(cfg: &ReportConfig) -> Result<ExitCode, Error> {
-    let value = crate::compare::read_value(&cfg.file).map_err(ReportError::Read)?;
-    if let Some(text) = comparison(&value, &cfg.file, cfg.format) {
-        let mut text = text?;
-        if cfg.format != Format::Markdown && super::color::wanted() {
-            text = super::color::paint(&text);
-        }
-        super::write_text(&text, Path::new("-"))?;
-        return Ok(ExitCode::Ok);
-    }
-    let doc: Document = serde_json::from_value(value).map_err(|e| {
-        ReportError::Read(crate::error::CompareError::BadDocument {
-            path: cfg.file.clone(),
-            what: format!("not an ldcost document ({e})"),
-        })
-    })?;
-    let Some(mut text) = text(&doc) else {
-        return Err(ReportError::Read(crate::error::CompareError::BadDocument {
-            path: cfg.file.clone(),
-            what: format!(
-                "a `{}` document with nothing to show (no profile, fork or deps section)",
-                doc.command
-            ),
-        })
-        .into());
-    };
-    match cfg.format {
-        Format::Markdown => text = markdown(&doc, &text),
-        _ => {
-            if super::color::wanted() {
-                text = super::color::paint(&text);
-            }
-        }
-    }
-    super::write_text(&text, Path::new("-"))?;
-    Ok(ExitCode::Ok)
 }
