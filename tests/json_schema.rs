@@ -272,3 +272,51 @@ fn schema_value(name: &str) -> Value {
             .join(name),
     )
 }
+
+/// Every property the schemas name is documented in docs/json-schema.md (in code), so
+/// the schema cannot grow a field the prose lacks: the schema is written from the docs, and
+/// this keeps it that way.
+#[test]
+fn every_schema_property_is_in_the_docs() {
+    fn names(v: &Value, out: &mut std::collections::BTreeSet<String>) {
+        match v {
+            Value::Object(m) => {
+                if let Some(Value::Object(props)) = m.get("properties") {
+                    out.extend(props.keys().cloned());
+                }
+                m.values().for_each(|x| names(x, out));
+            }
+            Value::Array(a) => a.iter().for_each(|x| names(x, out)),
+            _ => {}
+        }
+    }
+    let docs =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/json-schema.md"))
+            .unwrap();
+    // The words inside code (`…` spans and the ```text block): where the docs name keys,
+    // alone (`covered`) or in an example (`{"level": "static"}`).
+    let mut documented = std::collections::BTreeSet::new();
+    for (i, code) in docs.split('`').enumerate() {
+        if i % 2 == 1 {
+            documented.extend(
+                code.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .filter(|w| !w.is_empty())
+                    .map(str::to_string),
+            );
+        }
+    }
+    for schema in ["profile.schema.json", "comparison.schema.json"] {
+        let mut all = std::collections::BTreeSet::new();
+        names(&schema_value(schema), &mut all);
+        assert!(
+            all.len() > 50,
+            "{schema}: only {} properties read",
+            all.len()
+        );
+        let missing: Vec<&String> = all.iter().filter(|n| !documented.contains(*n)).collect();
+        assert!(
+            missing.is_empty(),
+            "{schema} names properties docs/json-schema.md does not: {missing:?}"
+        );
+    }
+}
