@@ -284,3 +284,50 @@ fn report_is_documented_in_help_and_readme() {
         "README documents `ldcost report`"
     );
 }
+
+/// `report` needs no privilege: as root, the document is re-rendered as `nobody` (setpriv),
+/// and equals what the privileged `profile` printed.
+#[test]
+fn report_runs_unprivileged() {
+    let test = "report_runs_unprivileged";
+    let dir = tempfile::tempdir().unwrap();
+    let Some((original, path)) = written(
+        test,
+        dir.path(),
+        "doc",
+        &["profile", "/bin/true", "-n", "2", "--quiet-target"],
+    ) else {
+        return;
+    };
+    let root = std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"));
+    let out = if root {
+        if !common::tools(test, &["setpriv"]) {
+            return;
+        }
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let o = std::process::Command::new("setpriv")
+            .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"])
+            .arg(env!("CARGO_BIN_EXE_ldcost"))
+            .arg("report")
+            .arg(&path)
+            .output()
+            .expect("run setpriv");
+        assert!(
+            o.status.success(),
+            "report as nobody: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    } else {
+        // Not root: this process is already unprivileged.
+        let o = ldcost(&["report", path.to_str().unwrap()]);
+        assert_eq!(o.code, 0, "{}", o.stderr);
+        o.stdout
+    };
+    assert_same_text(test, &original, &out);
+}
