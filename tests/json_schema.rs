@@ -96,6 +96,20 @@ fn profile_matches(test: &str, extra: &[&str], sections: &[&str]) {
     let Some(doc) = document(test, &args) else {
         return;
     };
+    // A count is written as an integer (issue 16: `covered` was `3.0`). JSON Schema calls 3.0
+    // an integer too, so this is checked on the text's form, not by the schema.
+    for section in ["profile", "fork"] {
+        if let Some(c) = doc
+            .get(section)
+            .and_then(|s| s.get("breakdown"))
+            .and_then(|b| b.get("covered"))
+        {
+            assert!(
+                c.is_u64(),
+                "{test}: {section}.breakdown.covered is {c}, not an integer"
+            );
+        }
+    }
     for s in sections {
         assert!(doc.get(*s).is_some(), "{test}: the document has `{s}`");
     }
