@@ -19,8 +19,9 @@ Exit codes:
   8   the system refuses: ptrace or perf_event_open not permitted, a set-ID target, too few
       file descriptors (ulimit -n), or ulimit -v leaves less room than --sample-budget
   9   the target could not be measured to its end (killed by --timeout, or lost)
-  10  diff: a document is not JSON, truncated, or not a `profile --json` document
-  11  diff: the documents are not comparable (another schema version, another machine)
+  10  diff/report: a document is not JSON, truncated, or not a `profile --json` document
+  11  diff: the documents are not comparable (another schema version, another machine);
+      report: the document has another schema version
   12  diff/compare --fail-above: a significant slow-down above the threshold
   13  experiment: one or more experiments could not run (the report names each and why; the
       others' results are written)
@@ -55,6 +56,11 @@ pub enum Command {
     /// Compare two saved `profile --json` documents: the verdict, then what changed.
     #[command(after_help = EXIT_CODES)]
     Diff(DiffArgs),
+    /// Re-render a saved `profile --json` document (or `deps --json`, or a comparison of
+    /// `diff`/`compare --json`) as the command printed it, without running anything (no root
+    /// needed).
+    #[command(after_help = EXIT_CODES)]
+    Report(ReportArgs),
     /// Profile BASE and HEAD in one interleaved run and compare them (as `diff`).
     #[command(after_help = EXIT_CODES)]
     Compare(Box<CompareArgs>),
@@ -163,6 +169,22 @@ pub enum FormatArg {
     Text,
     Markdown,
     Json,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ReportArgs {
+    /// The document (`ldcost profile TARGET --json FILE`).
+    pub file: PathBuf,
+    /// How the report is printed: text (as `profile` printed it) or markdown.
+    #[arg(long, value_enum, default_value_t = ReportFormatArg::Text)]
+    pub format: ReportFormatArg,
+}
+
+/// `--format` of `report`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReportFormatArg {
+    Text,
+    Markdown,
 }
 
 #[derive(Debug, clap::Args)]
@@ -315,7 +337,8 @@ pub struct ProfileArgs {
     /// Skip the reference runs without per-object breakpoints and without ptrace.
     #[arg(long)]
     pub no_reference: bool,
-    /// Skip the separate LD_DEBUG=statistics run.
+    /// Skip the separate LD_DEBUG=statistics run (the report then shows deps' prediction
+    /// without glibc's cross-check).
     #[arg(long)]
     pub no_ld_debug: bool,
     /// Where build-id debug files are looked for (default /usr/lib/debug).

@@ -216,6 +216,26 @@ pub fn experiment_config(a: crate::cli::ExperimentArgs) -> ExperimentConfig {
     }
 }
 
+/// What `ldcost report` was asked to do.
+#[derive(Debug, Clone)]
+pub struct ReportConfig {
+    /// The saved document.
+    pub file: PathBuf,
+    /// `Text` or `Markdown` (the command line offers no other).
+    pub format: Format,
+}
+
+/// `ldcost report`'s options.
+pub fn report_config(a: crate::cli::ReportArgs) -> ReportConfig {
+    ReportConfig {
+        file: a.file,
+        format: match a.format {
+            crate::cli::ReportFormatArg::Text => Format::Text,
+            crate::cli::ReportFormatArg::Markdown => Format::Markdown,
+        },
+    }
+}
+
 fn format(f: crate::cli::FormatArg) -> Format {
     match f {
         crate::cli::FormatArg::Text => Format::Text,

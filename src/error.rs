@@ -36,10 +36,10 @@ pub enum ExitCode {
     Refused = 8,
     /// The target could not be measured to its end (killed by --timeout, or lost).
     TargetFailed = 9,
-    /// `diff`: a document is not JSON, truncated, or not an ldcost `profile` document.
+    /// `diff`/`report`: a document is not JSON, truncated, or not an ldcost `profile` document.
     BadDocument = 10,
     /// `diff`: the documents cannot be compared (another schema version, another machine
-    /// without `--force`).
+    /// without `--force`); `report`: the document has another schema version.
     NotComparable = 11,
     /// `diff`/`compare --fail-above PCT`: a significant slow-down of start-up or fork above PCT.
     Regression = 12,
@@ -222,6 +222,10 @@ pub enum Error {
     },
     #[error(transparent)]
     Compare(#[from] CompareError),
+    /// `ldcost report FILE`: the saved document cannot be read (diff's reader and exit codes,
+    /// hints for one document).
+    #[error(transparent)]
+    Saved(CompareError),
     /// `experiment NAME`: no experiment of that name.
     #[error("unknown experiment `{name}` (the experiments are: {known})")]
     UnknownExperiment { name: String, known: String },
@@ -240,6 +244,19 @@ impl From<ElfError> for Error {
     }
 }
 
+/// `ldcost report FILE`'s hints: diff's, for one document.
+fn report_read_hint(e: &CompareError) -> String {
+    match e {
+        CompareError::Unreadable { .. } => "check the file's permissions".into(),
+        CompareError::SchemaVersion { .. } => {
+            "render it with the ldcost version that wrote it, or re-record it with this one".into()
+        }
+        _ => {
+            "give a file written by `ldcost profile TARGET --json FILE` (and let it finish)".into()
+        }
+    }
+}
+
 fn trace_exit_code(t: &crate::trace::launch::TraceError) -> ExitCode {
     use crate::trace::launch::TraceError as T;
     match t {
@@ -254,6 +271,7 @@ impl Error {
     pub fn exit_code(&self) -> ExitCode {
         match self {
             Error::Deps(e) => e.exit_code(),
+            Error::Saved(e) => e.exit_code(),
             Error::Report(_) => ExitCode::Output,
             Error::Compare(e) => e.exit_code(),
             Error::Run(crate::trace::startup::RunError::Trace(t)) => trace_exit_code(t),
@@ -264,7 +282,10 @@ impl Error {
                     F::Trace(t) => trace_exit_code(t),
                     F::Unsupported(_) => ExitCode::Usage,
                     F::NotFound { .. } => ExitCode::Unsupported,
-                    F::NotReached { .. } | F::TimedOut | F::Inject(_) => ExitCode::TargetFailed,
+                    F::NotReached { .. }
+                    | F::TimedOut
+                    | F::TimedOutBeforeAt { .. }
+                    | F::Inject(_) => ExitCode::TargetFailed,
                 }
             }
             Error::AddressSpace { .. } => ExitCode::Refused,
@@ -285,6 +306,7 @@ impl Error {
                     .into(),
             ),
             Error::Report(ReportError::Json(_)) => None,
+            Error::Saved(e) => Some(report_read_hint(e)),
             Error::Compare(e) => e.hint(),
             Error::Run(crate::trace::startup::RunError::Trace(t)) => t.hint(),
             Error::Run(crate::trace::startup::RunError::Perf(crate::perf::PerfError::Open {
@@ -306,6 +328,10 @@ impl Error {
             Error::Fork(crate::trace::fork::ForkError::TimedOut) => {
                 Some("raise --timeout or lower --fork N".into())
             }
+            Error::Fork(crate::trace::fork::ForkError::TimedOutBeforeAt { .. }) => Some(
+                "raise --timeout to let the target reach --at, or choose an earlier --at (entry or main)"
+                    .into(),
+            ),
             Error::Fork(_) => None,
             Error::AddressSpace { .. } => Some(
                 "lower --sample-budget MB to fit, or raise the limit (`ulimit -v unlimited`)"

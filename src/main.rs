@@ -42,6 +42,7 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
         Command::Deps(args) => ldcost::run::deps(&DepsConfig::from_args(args)),
         Command::Profile(args) => ldcost::run::profile(&ProfileRun::from_args(*args)),
         Command::Diff(args) => ldcost::run::diff(&ldcost::config::diff_config(args)),
+        Command::Report(args) => ldcost::run::report(&ldcost::config::report_config(args)),
         Command::Compare(args) => ldcost::run::compare(&ldcost::config::compare_config(*args)),
         Command::Experiment(args) => {
             ldcost::run::experiment(&ldcost::config::experiment_config(args))

@@ -192,18 +192,7 @@ fn profile_inner(
     folded.extend(std::mem::take(&mut section.folded));
     write_graphs(cfg, &folded, fork.as_ref(), section.breakdown.as_ref())?;
     if cfg.text {
-        let mut text = report::profile_text::profile(&section);
-        if let Some(b) = &section.breakdown {
-            text.push('\n');
-            text.push_str(&report::breakdown_text::breakdown(b, "exec"));
-            text.push_str(&report::profile_text::phase_table(b));
-        } else if let Some(e) = &section.breakdown_error {
-            text.push_str(&format!("\nexec cost by category: not available ({e})\n"));
-        }
-        if let Some(f) = &fork {
-            text.push('\n');
-            text.push_str(&report::fork_text::fork(f));
-        }
+        let mut text = report::profile_report(Some(&section), fork.as_ref());
         if report::color::wanted() {
             text = report::color::paint(&text);
         }
@@ -248,14 +237,12 @@ fn fork_only(
     fork: Option<crate::attribute::fork_cost::ForkSection>,
 ) -> Result<ExitCode, Error> {
     let target = cfg.profile.command.program.to_string_lossy().to_string();
-    if cfg.text {
-        if let Some(f) = &fork {
-            let mut text = report::fork_text::fork(f);
-            if report::color::wanted() {
-                text = report::color::paint(&text);
-            }
-            report::write_text(&text, std::path::Path::new("-"))?;
+    if cfg.text && fork.is_some() {
+        let mut text = report::profile_report(None, fork.as_ref());
+        if report::color::wanted() {
+            text = report::color::paint(&text);
         }
+        report::write_text(&text, std::path::Path::new("-"))?;
     }
     if let Some(path) = &cfg.json {
         let mut doc = Document::empty(&target);
@@ -359,6 +346,52 @@ fn write_graphs(
 /// `ldcost diff BASE.json HEAD.json`.
 pub fn diff(cfg: &crate::compare::DiffConfig) -> Result<ExitCode, Error> {
     crate::compare::diff(cfg)
+}
+
+/// `ldcost report FILE`: a saved document printed again, without running anything. A
+/// comparison (it has a verdict) by `compare`'s renderers, a profile or deps document by the
+/// functions `profile` and `deps` print with ([`report::reader`]).
+pub fn report(cfg: &crate::config::ReportConfig) -> Result<ExitCode, Error> {
+    use crate::config::Format;
+    use crate::error::CompareError;
+    let bad = |what: String| {
+        Error::Saved(CompareError::BadDocument {
+            path: cfg.file.clone(),
+            what,
+        })
+    };
+    let value = crate::compare::read_value(&cfg.file).map_err(Error::Saved)?;
+    let markdown = cfg.format == Format::Markdown;
+    let text = if value.get("verdict").is_some() {
+        let c: crate::compare::Comparison = serde_json::from_value(value)
+            .map_err(|e| bad(format!("not an ldcost comparison document ({e})")))?;
+        if markdown {
+            crate::compare::markdown::comparison(&c)
+        } else {
+            crate::compare::text::comparison(&c)
+        }
+    } else {
+        let doc: Document = serde_json::from_value(value)
+            .map_err(|e| bad(format!("not an ldcost document ({e})")))?;
+        let text = report::reader::text(&doc).ok_or_else(|| {
+            bad(format!(
+                "a `{}` document with nothing to show (no profile, fork or deps section)",
+                doc.command
+            ))
+        })?;
+        if markdown {
+            report::reader::markdown(&doc, &text)
+        } else {
+            text
+        }
+    };
+    let text = if !markdown && report::color::wanted() {
+        report::color::paint(&text)
+    } else {
+        text
+    };
+    report::write_text(&text, std::path::Path::new("-"))?;
+    Ok(ExitCode::Ok)
 }
 
 /// `ldcost compare BASE HEAD [-- ARGS]`.

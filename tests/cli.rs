@@ -154,3 +154,110 @@ fn colour_only_on_a_terminal() {
     let piped = ldcost(&["deps", "/bin/true"]);
     assert!(!String::from_utf8_lossy(&piped.stdout).contains('\x1b'));
 }
+
+/// Issue 16: with `--no-ld-debug` there is no glibc figure to show, so the report shows no
+/// "glibc n/a" cross-check and no empty glibc column; `deps`' prediction is still printed,
+/// under a title saying it is not cross-checked, with the document's own figures.
+#[test]
+fn no_ld_debug_leaves_out_the_glibc_cross_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("ls.json");
+    let out = ldcost(&[
+        "profile",
+        "/bin/ls",
+        "-n",
+        "1",
+        "--no-ld-debug",
+        "--quiet-target",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    if out.status.code() == Some(8) {
+        skip(
+            "no_ld_debug_leaves_out_the_glibc_cross_check",
+            "ldcost profile is refused here (exit 8: ptrace or perf)",
+        );
+        return;
+    }
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    for absent in [
+        "Cross-check",
+        "glibc n/a",
+        "bindings (glibc)",
+        "n/a from cache",
+    ] {
+        assert!(
+            !text.contains(absent),
+            "{absent:?} under --no-ld-debug:\n{text}"
+        );
+    }
+    let doc: Document = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let p = doc.profile.expect("a profile section");
+    assert!(p.ld_debug.is_none(), "no LD_DEBUG run");
+    let pr = p.prediction.expect("deps' prediction of /bin/ls");
+    let expected = [
+        "Predicted by ldcost deps (glibc's LD_DEBUG=statistics not gathered: no cross-check)"
+            .to_string(),
+        format!(
+            "  symbol lookups at start-up: {} (+{} from cache)",
+            pr.lookups, pr.cache_hits
+        ),
+        format!(
+            "  relative relocations: {} (DT_RELACOUNT {})",
+            pr.relative_total, pr.relacount
+        ),
+        format!("  PLT slots left to lazy binding: {}", pr.lazy_deferred),
+    ];
+    for line in expected {
+        assert!(text.contains(&line), "{line:?} in:\n{text}");
+    }
+    assert!(
+        text.contains("lookups (deps)"),
+        "the per-object table stays:\n{text}"
+    );
+}
+
+/// Issue 16: a timeout while the target has not reached `--at` is not a fork loop that ran
+/// too long: the message says --at was not reached, and the hint does not say "lower --fork".
+#[test]
+fn a_timeout_before_the_injection_point_names_at() {
+    let out = ldcost(&[
+        "profile",
+        "--fork=10",
+        "--at",
+        "exit",
+        "--timeout",
+        "0.5",
+        "--no-exec",
+        "/bin/sleep",
+        "--",
+        "5",
+    ]);
+    if out.status.code() == Some(8) {
+        skip(
+            "a_timeout_before_the_injection_point_names_at",
+            "ldcost profile is refused here (exit 8: ptrace)",
+        );
+        return;
+    }
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(9), "{err}");
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 2, "one error line and a hint: {err}");
+    assert!(
+        lines[0].starts_with("ldcost: error: ") && lines[0].contains("before reaching --at exit"),
+        "{err}"
+    );
+    assert!(
+        lines[1].starts_with("  hint: ") && lines[1].contains("--timeout"),
+        "{err}"
+    );
+    assert!(!err.contains("lower --fork"), "no fork ran: {err}");
+    assert!(out.stdout.is_empty(), "nothing was measured");
+}

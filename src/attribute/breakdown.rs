@@ -107,7 +107,8 @@ pub struct Breakdown {
     /// Samples of the recordings that fell outside every unit (left out of the shares).
     #[serde(default)]
     pub outside_units: u64,
-    /// Execs or forks the units cover.
+    /// Execs or forks the units cover (a count: written as an integer, issue 16).
+    #[serde(serialize_with = "count")]
     pub covered: f64,
     pub categories: Vec<CategoryShare>,
     /// The phase × category table: each span (phase and object) split into categories, by
@@ -120,6 +121,15 @@ pub struct Breakdown {
     pub cpu_ns_per_unit: Option<f64>,
     /// Sampling facts and limits, said in the report.
     pub notes: Vec<String>,
+}
+
+/// A count kept as f64 for arithmetic, written as the integer it is.
+fn count<S: serde::Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+    if v.is_finite() && *v >= 0.0 && v.fract() == 0.0 && *v < 2f64.powi(53) {
+        s.serialize_u64(*v as u64)
+    } else {
+        s.serialize_f64(*v)
+    }
 }
 
 fn phase_of<'a>(unit: &'a Unit, pid: i32, t: u64, other_label: &'a str) -> &'a str {

@@ -72,6 +72,32 @@ pub struct Comparison {
 
 /// Reads one `profile --json` document for `diff`, refusing what cannot be compared.
 pub fn load(path: &Path) -> Result<Document, CompareError> {
+    let doc = read(path)?;
+    if doc.profile.is_none() && doc.fork.is_none() {
+        return Err(CompareError::BadDocument {
+            path: path.to_path_buf(),
+            what: format!(
+                "a `{}` document: diff needs `profile --json` documents",
+                doc.command
+            ),
+        });
+    }
+    Ok(doc)
+}
+
+/// Reads one ldcost JSON document of this schema version (`diff`, `report`): missing, not JSON,
+/// truncated, another version and not an ldcost document are each refused as such.
+pub fn read(path: &Path) -> Result<Document, CompareError> {
+    let value = read_value(path)?;
+    serde_json::from_value(value).map_err(|e| CompareError::BadDocument {
+        path: path.to_path_buf(),
+        what: format!("not an ldcost document ({e})"),
+    })
+}
+
+/// [`read`] up to the schema version check: the document as untyped JSON (`report` tells a
+/// profile document from a comparison by its keys).
+pub fn read_value(path: &Path) -> Result<serde_json::Value, CompareError> {
     let p = path.to_path_buf();
     let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => CompareError::Missing { path: p.clone() },
@@ -117,20 +143,7 @@ pub fn load(path: &Path) -> Result<Document, CompareError> {
         }
         _ => {}
     }
-    let doc: Document = serde_json::from_value(value).map_err(|e| CompareError::BadDocument {
-        path: p.clone(),
-        what: format!("not an ldcost document ({e})"),
-    })?;
-    if doc.profile.is_none() && doc.fork.is_none() {
-        return Err(CompareError::BadDocument {
-            path: p,
-            what: format!(
-                "a `{}` document: diff needs `profile --json` documents",
-                doc.command
-            ),
-        });
-    }
-    Ok(doc)
+    Ok(value)
 }
 
 /// What differs between the documents' machines ("BASE: not recorded" for an older document).

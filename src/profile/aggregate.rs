@@ -17,7 +17,7 @@ pub fn aggregate(
     detail: Detail,
     raw: Vec<Run>,
     ld_debug: Option<LdDebugStatistics>,
-    counters: BTreeMap<String, String>,
+    counters: BTreeMap<String, crate::perf::Availability>,
 ) -> ProfileSection {
     let measured: Vec<&Run> = raw
         .iter()

@@ -119,8 +119,9 @@ pub struct ProfileSection {
     pub detail: Detail,
     pub runs: usize,
     pub warmup: usize,
-    /// Counter -> "available" or why not.
-    pub counters: BTreeMap<String, String>,
+    /// Counter -> `"available"` or `{"unavailable": why}`.
+    #[serde(deserialize_with = "counters_any_version")]
+    pub counters: BTreeMap<String, crate::perf::Availability>,
     pub phases: Vec<PhaseStat>,
     pub total_task_clock_ns: Option<Summary>,
     pub total_wall_ns: Option<Summary>,
@@ -414,20 +415,47 @@ pub(crate) fn interrupted() -> Result<(), RunError> {
 
 /// What this machine can count, by perf's event name: "available" or why not (the
 /// document's `counters`).
-pub fn counter_support() -> BTreeMap<String, String> {
+pub fn counter_support() -> BTreeMap<String, crate::perf::Availability> {
     machine_support()
         .into_iter()
-        .map(|(c, a)| {
-            (
-                c.perf_name().to_string(),
-                if a.is_available() {
-                    "available".to_string()
-                } else {
-                    format!("{a:?}")
-                },
-            )
-        })
+        .map(|(c, a)| (c.perf_name().to_string(), a))
         .collect()
+}
+
+/// Reads `counters` as written now (`"available"` or `{"unavailable": why}`) and as documents
+/// before it wrote them (every value a string: `"available"` or Rust's debug form of the
+/// reason, `Unavailable("why")`).
+fn counters_any_version<'de, D>(
+    d: D,
+) -> Result<BTreeMap<String, crate::perf::Availability>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    use crate::perf::Availability;
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Either {
+        Now(Availability),
+        Before(String),
+    }
+    let map = BTreeMap::<String, Either>::deserialize(d)?;
+    Ok(map
+        .into_iter()
+        .map(|(k, v)| {
+            let a = match v {
+                Either::Now(a) => a,
+                Either::Before(s) if s == "available" => Availability::Available,
+                Either::Before(s) => {
+                    let why = s
+                        .strip_prefix("Unavailable(\"")
+                        .and_then(|r| r.strip_suffix("\")"))
+                        .unwrap_or(&s);
+                    Availability::Unavailable(why.to_string())
+                }
+            };
+            (k, a)
+        })
+        .collect())
 }
 
 /// Finds `name` in $PATH like execvp (a name with a slash is used as is).

@@ -12,6 +12,7 @@ mod error;
 pub mod flamegraph;
 pub mod fork_text;
 pub mod profile_text;
+pub mod reader;
 pub mod text;
 
 use std::io::Write;
@@ -113,6 +114,33 @@ impl Document {
             machine: None,
         }
     }
+}
+
+/// The text `profile` prints: the exec section (phases, instrumentation, cross-checks), its
+/// category breakdown and phase table (or why there is none), then the fork section. `report`
+/// re-renders a saved document with the same function, so the two cannot drift apart.
+pub fn profile_report(
+    profile: Option<&crate::profile::ProfileSection>,
+    fork: Option<&crate::attribute::fork_cost::ForkSection>,
+) -> String {
+    let mut text = String::new();
+    if let Some(section) = profile {
+        text.push_str(&profile_text::profile(section));
+        if let Some(b) = &section.breakdown {
+            text.push('\n');
+            text.push_str(&breakdown_text::breakdown(b, "exec"));
+            text.push_str(&profile_text::phase_table(b));
+        } else if let Some(e) = &section.breakdown_error {
+            text.push_str(&format!("\nexec cost by category: not available ({e})\n"));
+        }
+    }
+    if let Some(f) = fork {
+        if profile.is_some() {
+            text.push('\n');
+        }
+        text.push_str(&fork_text::fork(f));
+    }
+    text
 }
 
 /// Writes `doc` as pretty JSON to `path`, `-` meaning standard output.

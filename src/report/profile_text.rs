@@ -54,7 +54,7 @@ pub fn profile(p: &ProfileSection) -> String {
     let unavailable: Vec<String> = p
         .counters
         .iter()
-        .filter(|(_, v)| v.as_str() != "available")
+        .filter(|(_, v)| !v.is_available())
         .map(|(k, _)| k.clone())
         .collect();
     if !unavailable.is_empty() {
@@ -158,27 +158,32 @@ pub fn profile(p: &ProfileSection) -> String {
             m(b).total_cmp(&m(a))
         });
         let _ = writeln!(s, "\nObjects, by cost (relocation and initializers)");
+        // glibc's column only when its run was made (not with --no-ld-debug).
+        let glibc = p.ld_debug.as_ref();
+        let mut header = vec![
+            "object",
+            "phase",
+            "cpu ms",
+            "95% CI",
+            "min",
+            "max",
+            "faults",
+            "relocations",
+            "lookups (deps)",
+        ];
+        if glibc.is_some() {
+            header.push("bindings (glibc)");
+        }
         let mut t = Table::new();
         t.load_preset(presets::NOTHING)
             .set_content_arrangement(ContentArrangement::Disabled)
-            .set_header(vec![
-                "object",
-                "phase",
-                "cpu ms",
-                "95% CI",
-                "min",
-                "max",
-                "faults",
-                "relocations",
-                "lookups (deps)",
-                "bindings (glibc)",
-            ]);
+            .set_header(header);
         for r in per_obj {
             let pred = p
                 .prediction
                 .as_ref()
                 .and_then(|pr| pr.per_object.get(r.object.as_deref().unwrap_or("")));
-            t.add_row(vec![
+            let mut row = vec![
                 short(r.object.as_deref().unwrap_or("")).to_string(),
                 r.phase.label().to_string(),
                 ms(&r.task_clock_ns),
@@ -205,16 +210,18 @@ pub fn profile(p: &ProfileSection) -> String {
                 } else {
                     String::new()
                 },
-                if r.phase == Phase::Relocation {
-                    p.ld_debug
-                        .as_ref()
-                        .and_then(|g| g.bindings.get(r.object.as_deref().unwrap_or("")))
+            ];
+            if let Some(g) = glibc {
+                row.push(if r.phase == Phase::Relocation {
+                    g.bindings
+                        .get(r.object.as_deref().unwrap_or(""))
                         .map(|n| n.to_string())
                         .unwrap_or_default()
                 } else {
                     String::new()
-                },
-            ]);
+                });
+            }
+            t.add_row(row);
         }
         for i in 2..10 {
             if let Some(c) = t.column_mut(i) {
@@ -303,61 +310,87 @@ pub fn profile(p: &ProfileSection) -> String {
     }
 
     if p.ld_debug.is_some() || p.prediction.is_some() {
-        let _ = writeln!(
-            s,
-            "\nCross-check with glibc (LD_DEBUG=statistics, separate run) and ldcost deps"
-        );
-        if let Some(g) = &p.ld_debug {
-            if let (Some(tot), Some(rel)) = (g.startup_cycles, g.relocation_cycles) {
-                let _ = writeln!(
-                    s,
-                    "  glibc: {tot} cycles in ld.so, {rel} ({:.1}%) in relocation, {} ({:.1}%) loading objects",
-                    rel as f64 * 100.0 / tot.max(1) as f64,
-                    g.load_cycles.unwrap_or(0),
-                    g.load_cycles.unwrap_or(0) as f64 * 100.0 / tot.max(1) as f64
-                );
-            }
-        }
-        let g = p.ld_debug.clone().unwrap_or_default();
-        if let (Some(_), Detail::Static) = (&p.prediction, &p.detail) {
+        cross_check(&mut s, p);
+    }
+    s
+}
+
+/// glibc's own account (LD_DEBUG=statistics) beside `deps`' prediction. Without glibc's run
+/// (`--no-ld-debug`, or it failed) only the prediction is shown, under a title that says so:
+/// no "glibc n/a" lines.
+fn cross_check(s: &mut String, p: &ProfileSection) {
+    let Some(g) = &p.ld_debug else {
+        if let (Some(pr), false) = (&p.prediction, matches!(p.detail, Detail::Static)) {
             let _ = writeln!(
                 s,
-                "  static program: no ld.so, so no start-up symbol lookups for glibc to count"
+                "\nPredicted by ldcost deps (glibc's LD_DEBUG=statistics not gathered: no cross-check)"
             );
-        } else if let Some(pr) = &p.prediction {
-            let opt = |v: Option<u64>| v.map(|x| x.to_string()).unwrap_or_else(|| "n/a".into());
             let _ = writeln!(
                 s,
-                "  symbol lookups at start-up: glibc {} (+{} from cache); deps predicts {} (+{}) including ld.so's own {}",
-                opt(g.relocations),
-                opt(g.relocations_from_cache),
+                "  symbol lookups at start-up: {} (+{} from cache) including ld.so's own {}",
                 pr.lookups,
                 pr.cache_hits,
                 crate::attribute::link_cost::RTLD_INTERNAL_LOOKUPS
             );
-            let packed = pr.relative_total.saturating_sub(pr.relacount);
             let _ = writeln!(
                 s,
-                "  relative relocations (DT_RELACOUNT): glibc {}; deps {}{}",
-                opt(g.relative_relocations),
-                pr.relacount,
-                if packed > 0 {
-                    format!(
-                        " (glibc counts DT_RELACOUNT only: {packed} more relative relocations, DT_RELR-packed or past the count, {} in all)",
-                        pr.relative_total
-                    )
-                } else {
-                    String::new()
-                }
+                "  relative relocations: {} (DT_RELACOUNT {})",
+                pr.relative_total, pr.relacount
             );
             let _ = writeln!(s, "  PLT slots left to lazy binding: {}", pr.lazy_deferred);
-            let _ = writeln!(
-                s,
-                "  per object: 'lookups (deps)' counts every start-up lookup; glibc's bindings omit cache hits and failed weak lookups and add ld.so's own (malloc on the executable, __libc_early_init on libc)"
-            );
         }
+        return;
+    };
+    let _ = writeln!(
+        s,
+        "\nCross-check with glibc (LD_DEBUG=statistics, separate run) and ldcost deps"
+    );
+    if let (Some(tot), Some(rel)) = (g.startup_cycles, g.relocation_cycles) {
+        let _ = writeln!(
+            s,
+            "  glibc: {tot} cycles in ld.so, {rel} ({:.1}%) in relocation, {} ({:.1}%) loading objects",
+            rel as f64 * 100.0 / tot.max(1) as f64,
+            g.load_cycles.unwrap_or(0),
+            g.load_cycles.unwrap_or(0) as f64 * 100.0 / tot.max(1) as f64
+        );
     }
-    s
+    if let (Some(_), Detail::Static) = (&p.prediction, &p.detail) {
+        let _ = writeln!(
+            s,
+            "  static program: no ld.so, so no start-up symbol lookups for glibc to count"
+        );
+    } else if let Some(pr) = &p.prediction {
+        let opt = |v: Option<u64>| v.map(|x| x.to_string()).unwrap_or_else(|| "n/a".into());
+        let _ = writeln!(
+            s,
+            "  symbol lookups at start-up: glibc {} (+{} from cache); deps predicts {} (+{}) including ld.so's own {}",
+            opt(g.relocations),
+            opt(g.relocations_from_cache),
+            pr.lookups,
+            pr.cache_hits,
+            crate::attribute::link_cost::RTLD_INTERNAL_LOOKUPS
+        );
+        let packed = pr.relative_total.saturating_sub(pr.relacount);
+        let _ = writeln!(
+            s,
+            "  relative relocations (DT_RELACOUNT): glibc {}; deps {}{}",
+            opt(g.relative_relocations),
+            pr.relacount,
+            if packed > 0 {
+                format!(
+                    " (glibc counts DT_RELACOUNT only: {packed} more relative relocations, DT_RELR-packed or past the count, {} in all)",
+                    pr.relative_total
+                )
+            } else {
+                String::new()
+            }
+        );
+        let _ = writeln!(s, "  PLT slots left to lazy binding: {}", pr.lazy_deferred);
+        let _ = writeln!(
+            s,
+            "  per object: 'lookups (deps)' counts every start-up lookup; glibc's bindings omit cache hits and failed weak lookups and add ld.so's own (malloc on the executable, __libc_early_init on libc)"
+        );
+    }
 }
 
 /// The phase × category table: for each phase (and its top objects), how its sampled time

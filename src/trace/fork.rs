@@ -153,6 +153,9 @@ pub enum ForkError {
     Inject(#[from] InjectError),
     #[error("the target ran past --timeout before the fork loop finished")]
     TimedOut,
+    /// The timeout fired before the target reached the injection point: no fork ran.
+    #[error("the target ran past --timeout before reaching --at {at}; no fork was made")]
+    TimedOutBeforeAt { at: String },
     #[error("{0}")]
     Unsupported(String),
 }
@@ -318,7 +321,9 @@ pub fn run(cmd: &Command, opts: &ForkOptions) -> Result<ForkRun, ForkError> {
             r.ending = ending;
             Ok(r)
         }
-        None if ending == Ending::TimedOut => Err(ForkError::TimedOut),
+        None if ending == Ending::TimedOut => Err(ForkError::TimedOutBeforeAt {
+            at: opts.at.label(),
+        }),
         None => Err(ForkError::NotReached {
             at: opts.at.label(),
             ending: ending.describe(),
