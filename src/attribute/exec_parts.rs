@@ -29,8 +29,9 @@ pub enum ExecPart {
     /// `load_elf_binary`'s `elf_map`/`elf_load`/`vm_mmap`/`vm_brk_flags`, `load_elf_interp`,
     /// `load_elf_phdrs`, the vDSO's mapping.
     ElfMapping,
-    /// `copy_strings` (and `strnlen_user` counting the strings), `setup_arg_pages`,
-    /// `bprm_mm_init`, `create_elf_tables`: argv, envp and the new stack.
+    /// `count` and `strnlen_user` (counting argv and envp), `copy_strings`, `setup_arg_pages`,
+    /// `bprm_mm_init`/`create_init_stack_vma`, `create_elf_tables` (or its `__put_user_*`
+    /// stores where inlined): argv, envp and the new stack.
     ArgumentsAndStack,
     /// The rest: opening the file, credentials, `de_thread`, the syscall's own frames.
     Other,
@@ -85,9 +86,12 @@ const ARGUMENTS: &[&str] = &[
     "copy_string_kernel",
     "copy_strings_kernel",
     "strnlen_user",
+    "count",
+    "count_strings_kernel",
     "setup_arg_pages",
     "bprm_mm_init",
     "__bprm_mm_init",
+    "create_init_stack_vma",
     "create_elf_tables",
 ];
 
@@ -101,7 +105,9 @@ pub fn exec_part<F: StackFrame>(stack: &[F]) -> ExecPart {
         if MAPPING.contains(&name) {
             return ExecPart::ElfMapping;
         }
-        if ARGUMENTS.contains(&name) {
+        // `create_elf_tables` inlined into load_elf_binary leaves its stores to the new stack:
+        // `load_elf_binary → __put_user_8` (6.18).
+        if ARGUMENTS.contains(&name) || name.starts_with("__put_user_") {
             return ExecPart::ArgumentsAndStack;
         }
     }
@@ -187,7 +193,7 @@ mod tests {
             v.extend_from_slice(rest);
             k(&v)
         };
-        let cases: [(&[&'static str], ExecPart); 7] = [
+        let cases: [(&[&'static str], ExecPart); 9] = [
             (
                 &[
                     "load_elf_binary",
@@ -226,6 +232,14 @@ mod tests {
                 ExecPart::ArgumentsAndStack,
             ),
             (&["prepare_exec_creds", "prepare_creds"], ExecPart::Other),
+            (
+                &["count.constprop.0.isra.0", "__get_user_8"],
+                ExecPart::ArgumentsAndStack,
+            ),
+            (
+                &["load_elf_binary", "__put_user_8"],
+                ExecPart::ArgumentsAndStack,
+            ),
         ];
         for (rest, want) in cases {
             let s = with(rest);
