@@ -80,7 +80,11 @@ fn parts_add_up(cat: &serde_json::Value, parts: &serde_json::Value) -> Vec<(Stri
     let parts = parts.as_array().expect("exec_kernel_parts");
     let n = |v: &serde_json::Value| v["samples"].as_u64().unwrap();
     let samples: u64 = parts.iter().map(n).sum();
-    assert_eq!(samples, n(cat), "parts' samples vs exec_kernel's: {parts:?}");
+    assert_eq!(
+        samples,
+        n(cat),
+        "parts' samples vs exec_kernel's: {parts:?}"
+    );
     let share: f64 = parts.iter().map(|p| p["share"].as_f64().unwrap()).sum();
     let cat_share = cat["share"].as_f64().unwrap();
     assert!((share - cat_share).abs() < 1e-9, "{share} vs {cat_share}");
@@ -97,7 +101,10 @@ fn parts_add_up(cat: &serde_json::Value, parts: &serde_json::Value) -> Vec<(Stri
         .iter()
         .map(|p| (p["part"].as_str().unwrap().to_string(), n(p)))
         .collect();
-    assert!(v.windows(2).all(|w| w[0].1 >= w[1].1), "largest first: {v:?}");
+    assert!(
+        v.windows(2).all(|w| w[0].1 >= w[1].1),
+        "largest first: {v:?}"
+    );
     v
 }
 
@@ -405,7 +412,10 @@ fn argument_samples(folded: &str) -> u64 {
         .filter(|(stack, _)| {
             stack.split(';').map(frame_name).any(|f| {
                 let f = f.split('.').next().unwrap_or(f);
-                matches!(f, "count" | "copy_strings" | "copy_string_kernel" | "strnlen_user")
+                matches!(
+                    f,
+                    "count" | "copy_strings" | "copy_string_kernel" | "strnlen_user"
+                )
             })
         })
         .map(|(_, n)| n.parse::<u64>().unwrap_or(0))
