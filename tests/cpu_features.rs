@@ -8,9 +8,10 @@
 //!   program.
 //! - The note: present, and naming the hypervisor exit exactly when /proc/cpuinfo has the
 //!   `hypervisor` flag (the oracle); the same sentence in the text and the JSON.
-//! - Sampled (`--sample`, root): (a) `cpu_features` is the top category of the exec samples
-//!   once `exec_kernel` is left out (today exec: kernel holds the teardown of the launcher's
-//!   image, issue 12 item 1, which a shell loop does not pay); (b) the category and the phase
+//! - Sampled (`--sample`, root): (a) `cpu_features` is the top category of the exec samples,
+//!   at twice the next at least, once `exec_kernel` is left out (a shell's exec, perf's side,
+//!   is not ldcost's launch; ldcost's own ptrace stops are out of the shares already);
+//!   (b) the category and the phase
 //!   agree on the same samples: most of the category's samples fall in the phase's spans and
 //!   most of the phase's samples are the category's (the names and the breakpoints are
 //!   independent), and the measured phase share and the category share are both ≥ 10% and
@@ -23,6 +24,12 @@
 //! ms, 31-33% of the phases (dynamic), 47-49% (static); category 9.1% of all samples, 21-31%
 //! without exec: kernel; perf record of a loop 23% (dynamic), 37% (static; 43% with the cpuid
 //! inlined into `__libc_start_main`, which has no name of its own and is `application`).
+//! With ldcost's own ptrace stops set apart (`instrumentation`, 2026-12-02, this kernel 6.18):
+//! (a) is the top category among all the exec samples less exec: kernel, nothing else left out,
+//! at 4× the next (static 151 vs exit teardown 34, dynamic 164 vs ld.so mapping 41; `kernel:
+//! other`, which held the stops and was left out, is now 7 and 3 samples); the test asks 2×.
+//! Shares less exec: kernel 53.9% (static) and 47.3% (dynamic), 49.0% and 40.7% with the stops
+//! counted; perf record of a loop 72.6% and 57.8%.
 //!
 //! Needs cc and a static libc; the sampled tests need root and perf. Otherwise each test prints
 //! `SKIP name: reason`. Artefacts in `target/tmp/cpu_features/`.
@@ -340,7 +347,10 @@ fn sampled_cpu_feature_detection_is_the_top_category_and_agrees_with_its_phase()
         eprintln!("{tag}:\n{text}");
         // (a) The top category once exec's kernel work (the launcher's teardown) is left out.
         let (share, top, which) = ldcost_share(doc).expect("a breakdown");
-        assert!(top, "{tag}: the top category is {which}, not cpu_features");
+        assert!(
+            top,
+            "{tag}: the top category is {which}, not cpu_features at twice the next"
+        );
         // (b) The same samples, by name and by breakpoint: in the phase's spans and named.
         let cats = doc["profile"]["breakdown"]["categories"]
             .as_array()

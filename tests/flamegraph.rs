@@ -403,6 +403,20 @@ fn profile() -> Vec<(&'static str, Category, Vec<Frame>, u64)> {
             40,
         ),
         ("exec", LdsoOther, frames(&[], &rtld), 60),
+        (
+            "exec",
+            Instrumentation,
+            frames(
+                &[
+                    "ptrace_stop",
+                    "get_signal",
+                    "irqentry_exit_to_user_mode",
+                    "asm_exc_int3",
+                ],
+                &rtld,
+            ),
+            15,
+        ),
         ("exec", Unknown, frames(&[], &["[unknown]@[unknown]"]), 5),
     ]
 }

@@ -161,6 +161,8 @@ struct Slice {
 #[derive(Debug, Clone)]
 struct Breakdown {
     samples: u64,
+    /// ldcost's own ptrace stops: in the folded file, not in `samples`.
+    own: u64,
     slices: BTreeMap<String, Slice>,
     notes: Vec<String>,
 }
@@ -194,6 +196,7 @@ impl Breakdown {
         let notes = b["notes"].as_array().into_iter().flatten();
         Breakdown {
             samples: b["samples"].as_u64().expect("samples"),
+            own: b["instrumentation"]["samples"].as_u64().unwrap_or(0),
             slices: slices.collect(),
             notes: notes.filter_map(|n| n.as_str().map(String::from)).collect(),
         }
@@ -402,7 +405,11 @@ fn forktest_run() -> &'static Result<ForktestRun, String> {
         let _ = std::fs::remove_file(&data); // tens of MB
         Ok(ForktestRun {
             fork: Breakdown::of(&doc, "fork"),
-            exec_samples: doc["profile"]["breakdown"]["samples"].as_u64(),
+            exec_samples: doc["profile"]["breakdown"]["samples"].as_u64().map(|n| {
+                n + doc["profile"]["breakdown"]["instrumentation"]["samples"]
+                    .as_u64()
+                    .unwrap_or(0)
+            }),
             dir,
             oracle,
             oracle_kept,
@@ -571,7 +578,7 @@ fn flamegraph_of_forktest_counts_every_sample_and_renders() {
         *roots.entry(label).or_default() += count.parse::<u64>().expect(&at);
     }
     let total: u64 = roots.values().sum();
-    let expected = run.fork.samples + run.exec_samples.unwrap_or(0);
+    let expected = run.fork.samples + run.fork.own + run.exec_samples.unwrap_or(0);
     assert_eq!(
         total, expected,
         "samples: folded file {total}, breakdowns {expected}"

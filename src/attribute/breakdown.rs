@@ -18,6 +18,8 @@ use std::collections::{BTreeMap, HashMap};
 use serde::{Deserialize, Serialize};
 
 use super::categories::{classify, in_phase, Category, StackFrame};
+use super::exec_parts::{exec_part, part_shares, ExecPart};
+pub use super::exec_parts::{ExecPartShare, Instrumentation};
 pub use super::phase_table::{PhaseCell, PhaseRow, SpanInfo};
 use super::stats::{summarize, Summary};
 use super::FoldedStack;
@@ -107,10 +109,18 @@ pub struct Breakdown {
     /// Samples of the recordings that fell outside every unit (left out of the shares).
     #[serde(default)]
     pub outside_units: u64,
+    /// ldcost's own ptrace stops in the units (the `instrumentation` category): counted here and
+    /// left out of `samples`, every share and every time.
+    #[serde(default)]
+    pub instrumentation: Instrumentation,
     /// Execs or forks the units cover (a count: written as an integer, issue 16).
     #[serde(serialize_with = "count")]
     pub covered: f64,
     pub categories: Vec<CategoryShare>,
+    /// `exec_kernel` in parts (old image teardown, ELF mapping, arguments and stack, other),
+    /// largest first; they add up to the category (same samples, same estimator).
+    #[serde(default)]
+    pub exec_kernel_parts: Vec<ExecPartShare>,
     /// The phase × category table: each span (phase and object) split into categories, by
     /// the same pooled shares × CPU ([`super::phase_table`]).
     #[serde(default)]
@@ -203,6 +213,8 @@ pub fn breakdown_in_phases(
     let mut folded_index: HashMap<(Category, usize), usize> = HashMap::new();
     let mut phase_counts: HashMap<(Category, &str), (u64, u64)> = HashMap::new();
     let mut by_phase: BTreeMap<Category, u64> = BTreeMap::new();
+    let mut parts: BTreeMap<ExecPart, (u64, u64)> = BTreeMap::new();
+    let mut own = Instrumentation::default();
     let mut total = 0u64;
     let mut key: Vec<(usize, bool)> = Vec::new();
     let mut by_ptr: HashMap<usize, usize> = HashMap::new();
@@ -264,6 +276,18 @@ pub fn breakdown_in_phases(
             folded_counts.push(0);
             folded_keys.len() - 1
         });
+        folded_counts[fi] += 1;
+        // ldcost's own ptrace stops: in the folded stacks, out of the target's shares.
+        if cat == Category::Instrumentation {
+            own.samples += 1;
+            *own.phases.entry(label.to_string()).or_insert(0) += 1;
+            continue;
+        }
+        if cat == Category::ExecKernel {
+            let e = parts.entry(exec_part(&s.frames)).or_insert((0, 0));
+            e.0 += 1;
+            e.1 += s.weight_ns;
+        }
         total += 1;
         let e = per_unit[ui].entry(cat).or_insert((0, 0));
         e.0 += 1;
@@ -271,8 +295,8 @@ pub fn breakdown_in_phases(
         let pc = phase_counts.entry((cat, label)).or_insert((0, 0));
         pc.0 += 1;
         pc.1 += s.weight_ns;
-        folded_counts[fi] += 1;
     }
+    own.share_of_sampled = own.samples as f64 / (total + own.samples).max(1) as f64;
     let covered: f64 = units.iter().map(|u| u.per_unit.max(1.0)).sum();
     let span_order: Vec<&str> = order
         .iter()
@@ -359,9 +383,11 @@ pub fn breakdown_in_phases(
             samples: total,
             units: units.len(),
             units_with_samples,
-            outside_units: stacks.len() as u64 - total,
+            outside_units: stacks.len() as u64 - total - own.samples,
+            instrumentation: own,
             covered: units.iter().map(|u| u.per_unit).sum(),
             categories: cats,
+            exec_kernel_parts: part_shares(&parts, total, covered),
             phase_table,
             cpu_ns_per_unit: None,
             notes: phase_note(&by_phase).into_iter().collect(),
@@ -448,6 +474,9 @@ pub fn scale_to_measured(b: &mut Breakdown, cpu_ns: f64) {
             value: c.share * cpu_ns,
             ci95: c.share_ci95.map(|(lo, hi)| (lo * cpu_ns, hi * cpu_ns)),
         });
+    }
+    for p in &mut b.exec_kernel_parts {
+        p.ns_per_exec_or_fork = p.share * cpu_ns;
     }
     super::phase_table::scale(&mut b.phase_table, cpu_ns);
     b.cpu_ns_per_unit = Some(cpu_ns);

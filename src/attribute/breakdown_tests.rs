@@ -323,3 +323,110 @@ fn the_phase_decides_only_what_the_stack_left_undecided() {
     assert_eq!(m(Category::Application), 4);
     assert_eq!(m(Category::LdsoOther), 1);
 }
+
+/// ldcost's own ptrace stops are in the folded stacks, counted apart, and in no share, time or
+/// phase-table cell; `exec: kernel`'s parts add up to it, before and after scaling.
+#[test]
+fn instrumentation_is_left_out_and_exec_parts_add_up() {
+    let k = |names: &[&str]| -> Vec<Frame> {
+        names.iter().rev().map(|n| frame(n, true, None)).collect()
+    };
+    let execve = [
+        "__x64_sys_execve",
+        "do_execveat_common.isra.0",
+        "bprm_execve",
+    ];
+    let with = |rest: &[&str]| {
+        let mut v = execve.to_vec();
+        v.extend_from_slice(rest);
+        k(&v)
+    };
+    let stop = with(&[
+        "ptrace_notify",
+        "ptrace_do_notify",
+        "ptrace_stop",
+        "schedule",
+    ]);
+    let trap = {
+        let mut v = k(&["asm_exc_int3", "exc_int3", "do_trap"]);
+        v.push(frame("dl_main", false, Some("ld-linux-x86-64.so.2")));
+        v
+    };
+    let args = with(&["copy_strings.isra.0", "strnlen_user"]);
+    let map = with(&["load_elf_binary", "elf_load", "vm_mmap_pgoff"]);
+    let app = vec![frame("main", false, Some("/tmp/a"))];
+    let units: Vec<Unit> = (0..5u64)
+        .map(|i| Unit {
+            start_ns: i * 1000,
+            end_ns: i * 1000 + 999,
+            per_unit: 1.0,
+            phases: vec![Span {
+                label: "kernel exec".into(),
+                start_ns: i * 1000,
+                end_ns: i * 1000 + 500,
+            }],
+            main_pid: 7,
+        })
+        .collect();
+    let mut stacks = Vec::new();
+    for i in 0..5u64 {
+        let t = i * 1000;
+        stacks.push(stack(7, t + 10, stop.clone()));
+        stacks.push(stack(7, t + 20, trap.clone()));
+        stacks.push(stack(7, t + 30, args.clone()));
+        stacks.push(stack(7, t + 40, args.clone()));
+        stacks.push(stack(7, t + 50, map.clone()));
+        stacks.push(stack(7, t + 600, app.clone()));
+    }
+    let (mut b, folded) = breakdown("exec", &stacks, &units, "threads", false);
+    assert_eq!(b.instrumentation.samples, 10);
+    assert_eq!(b.samples, 20, "the target's samples only");
+    assert_eq!(b.outside_units, 0);
+    assert!((b.instrumentation.share_of_sampled - 10.0 / 30.0).abs() < 1e-12);
+    assert!(b
+        .categories
+        .iter()
+        .all(|c| c.category != Category::Instrumentation));
+    let shares: f64 = b.categories.iter().map(|c| c.share).sum();
+    assert!((shares - 1.0).abs() < 1e-12, "shares add up to 1: {shares}");
+    let in_table: u64 = b.phase_table.iter().map(|r| r.samples).sum();
+    assert_eq!(in_table, 20);
+    let own: u64 = folded
+        .iter()
+        .filter(|f| f.category == Category::Instrumentation)
+        .map(|f| f.count)
+        .sum();
+    assert_eq!(own, 10, "the folded stacks keep them");
+    let exec = b
+        .categories
+        .iter()
+        .find(|c| c.category == Category::ExecKernel)
+        .unwrap()
+        .clone();
+    assert_eq!(exec.samples, 15);
+    let parts = |b: &Breakdown| -> Vec<(ExecPart, u64)> {
+        b.exec_kernel_parts
+            .iter()
+            .map(|p| (p.part, p.samples))
+            .collect()
+    };
+    assert_eq!(
+        parts(&b),
+        [(ExecPart::ArgumentsAndStack, 10), (ExecPart::ElfMapping, 5)]
+    );
+    scale_to_measured(&mut b, 1_000_000.0);
+    let exec_ns = b
+        .categories
+        .iter()
+        .find(|c| c.category == Category::ExecKernel)
+        .and_then(|c| c.ns_per_exec_or_fork.as_ref())
+        .unwrap()
+        .value;
+    let sum: f64 = b
+        .exec_kernel_parts
+        .iter()
+        .map(|p| p.ns_per_exec_or_fork)
+        .sum();
+    assert!((sum - exec_ns).abs() < 1e-6, "{sum} vs {exec_ns}");
+    assert!((exec_ns - 750_000.0).abs() < 1e-6);
+}

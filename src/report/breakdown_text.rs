@@ -1,7 +1,9 @@
 //! The category breakdown as text: one row per category with its pooled share, the CPU time
 //! per exec or per fork (share × the measured CPU), one 95% interval for both (the same
 //! bootstrap over runs or blocks of forks; none when there are too few of them, and the report
-//! says so), and the phase most of its samples fell in.
+//! says so), and the phase most of its samples fell in. `exec: kernel` is followed by its parts
+//! (old image teardown, ELF mapping, arguments and stack, other: same estimator, so they add up
+//! to its row), and ldcost's own ptrace stops, left out of every share, get a line of their own.
 
 use std::fmt::Write as _;
 
@@ -69,6 +71,23 @@ pub fn breakdown(b: &Breakdown, unit: &str) -> String {
             per_ci,
             top,
         ]);
+        if c.category == crate::attribute::categories::Category::ExecKernel {
+            for p in &b.exec_kernel_parts {
+                let per = if c.ns_per_exec_or_fork.is_some() {
+                    format!("{:.1}", p.ns_per_exec_or_fork / 1e3)
+                } else {
+                    "n/a".into()
+                };
+                t.add_row(vec![
+                    format!("  · {}", p.label),
+                    format!("{:.1}%", p.share * 100.0),
+                    String::new(),
+                    per,
+                    String::new(),
+                    format!("{} samples", p.samples),
+                ]);
+            }
+        }
     }
     for i in 1..5 {
         if let Some(c) = t.column_mut(i) {
@@ -87,6 +106,27 @@ pub fn breakdown(b: &Breakdown, unit: &str) -> String {
             } else {
                 "a longer --fork loop"
             }
+        );
+    }
+    let own = &b.instrumentation;
+    if own.samples > 0 {
+        let top = own
+            .phases
+            .iter()
+            .max_by_key(|(_, n)| **n)
+            .map(|(p, n)| {
+                format!(
+                    ", mostly in {} ({:.0}%)",
+                    super::text::clean(p),
+                    *n as f64 * 100.0 / own.samples as f64
+                )
+            })
+            .unwrap_or_default();
+        let _ = writeln!(
+            s,
+            "  ldcost's own ptrace stops: {} samples, {:.1}% of the sampled CPU{top}; left out of the shares above",
+            own.samples,
+            own.share_of_sampled * 100.0
         );
     }
     for n in &b.notes {

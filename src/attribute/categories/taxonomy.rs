@@ -33,6 +33,7 @@ pub enum Category {
     LdsoOther,
     Application,
     KernelOther,
+    Instrumentation,
     Unknown,
 }
 
@@ -67,7 +68,7 @@ use Category::*;
 
 /// The taxonomy, in display order (families together). docs/taxonomy.md mirrors it.
 #[rustfmt::skip]
-pub(super) const INFO: [Info; 20] = [
+pub(super) const INFO: [Info; 21] = [
     Info { category: PageTableCopy, name: "page_table_copy", label: "fork: page-table copy", colour: Rgb(226, 86, 66),
         about: "copy_page_range and below: the parent's page tables copied into the child" },
     Info { category: VmaDup, name: "vma_dup", label: "fork: VMA & mm duplication", colour: Rgb(238, 124, 62),
@@ -106,6 +107,8 @@ pub(super) const INFO: [Info; 20] = [
         about: "the program and its libraries after the entry point" },
     Info { category: KernelOther, name: "kernel_other", label: "kernel: other", colour: Rgb(196, 190, 176),
         about: "kernel work that is not process creation: the program's other syscalls, interrupts" },
+    Info { category: Instrumentation, name: "instrumentation", label: "instrumentation", colour: Rgb(112, 112, 112),
+        about: "ldcost's own tracing in the target: breakpoint traps (exc_int3), single-steps (exc_debug), ptrace_stop/ptrace_notify; left out of the shares" },
     Info { category: Unknown, name: "unknown", label: "unknown", colour: Rgb(222, 222, 222),
         about: "no usable frame" },
 ];
@@ -114,8 +117,8 @@ impl Category {
     /// Every category, in display order (families together): the order of the table above,
     /// which is also the enum's (checked when this constant is built: a misordered row does
     /// not compile).
-    pub const ALL: [Category; 20] = {
-        let mut all = [Unknown; 20];
+    pub const ALL: [Category; 21] = {
+        let mut all = [Unknown; 21];
         let mut i = 0;
         while i < all.len() {
             assert!(

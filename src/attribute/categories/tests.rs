@@ -122,7 +122,9 @@ fn colour_families() {
             ExitTeardown | Wait => b > g + 20 && r > g,
             ExecKernel | LdsoMapping | LdsoRelocation | SymbolLookup | LazyBinding
             | Initializers | TlsSetup | CpuFeatures | LdsoOther => r < g.max(b) - 30,
-            Application | KernelOther | Unknown => (r - g).abs() < 25 && (g - b).abs() < 25,
+            Application | KernelOther | Instrumentation | Unknown => {
+                (r - g).abs() < 25 && (g - b).abs() < 25
+            }
         };
         assert!(ok, "{c:?} {:?} is out of its family", c.colour());
         // Relative luminance (approximate) high enough for black 12px text.
