@@ -151,7 +151,11 @@ fn a_missing_library_is_named_before_anything_runs() {
         .filter(|l| l.path.is_none())
         .map(|l| l.name.as_str())
         .collect();
-    assert_eq!(missing, ["libh4gone_a.so", "libh4gone_b.so"], "ldd: not found");
+    assert_eq!(
+        missing,
+        ["libh4gone_a.so", "libh4gone_b.so"],
+        "ldd: not found"
+    );
     let out = Command::new(env!("CARGO_BIN_EXE_ldcost"))
         .args(["profile", "-n", "2", "--no-ld-debug"])
         .arg(&app)
@@ -161,7 +165,11 @@ fn a_missing_library_is_named_before_anything_runs() {
     let (deps_code, _) = ldcost(&["deps"], &app);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert_eq!(deps_code, 1, "deps calls it a finding too");
-    assert!(out.stdout.is_empty(), "the target must not run: {:?}", out.stdout);
+    assert!(
+        out.stdout.is_empty(),
+        "the target must not run: {:?}",
+        out.stdout
+    );
     let lines: Vec<&str> = err.lines().collect();
     assert_eq!(lines.len(), 2, "one error line and a hint: {err}");
     assert!(
@@ -176,5 +184,8 @@ fn a_missing_library_is_named_before_anything_runs() {
             && lines[1].contains("LD_LIBRARY_PATH"),
         "{err}"
     );
-    assert!(!err.contains("127") && !err.contains("cannot open shared object"), "{err}");
+    assert!(
+        !err.contains("127") && !err.contains("cannot open shared object"),
+        "{err}"
+    );
 }

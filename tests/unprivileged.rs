@@ -68,14 +68,8 @@ fn profile(
     let json = dir.join(format!("{unprivileged}-{pages}.json"));
     let mut cmd = if unprivileged {
         let mut c = Command::new("setpriv");
-        c.args([
-            "--reuid",
-            "nobody",
-            "--regid",
-            "nogroup",
-            "--clear-groups",
-        ])
-        .arg(ldcost);
+        c.args(["--reuid", "nobody", "--regid", "nogroup", "--clear-groups"])
+            .arg(ldcost);
         c
     } else {
         Command::new(ldcost)
@@ -102,7 +96,12 @@ fn phases(doc: &Value) -> Vec<(String, Option<String>)> {
         .as_array()
         .unwrap()
         .iter()
-        .map(|p| (p["phase"].as_str().unwrap().to_string(), p["object"].as_str().map(String::from)))
+        .map(|p| {
+            (
+                p["phase"].as_str().unwrap().to_string(),
+                p["object"].as_str().map(String::from),
+            )
+        })
         .collect()
 }
 
@@ -146,10 +145,22 @@ fn nobody_profiles_from_proc_at_paranoid_2() {
 
     // The sources, and what is missing with the setting that gives it.
     let counting = &p["counting"];
-    assert_eq!(counting["sources"]["task-clock"], "proc-schedstat", "{counting}");
-    assert_eq!(counting["sources"]["page-faults"], "proc-stat", "{counting}");
-    assert_eq!(counting["sources"]["page-faults:u"], "perf-user-mode", "{counting}");
-    assert!(counting["sources"].get("page-faults:k").is_none(), "{counting}");
+    assert_eq!(
+        counting["sources"]["task-clock"], "proc-schedstat",
+        "{counting}"
+    );
+    assert_eq!(
+        counting["sources"]["page-faults"], "proc-stat",
+        "{counting}"
+    );
+    assert_eq!(
+        counting["sources"]["page-faults:u"], "perf-user-mode",
+        "{counting}"
+    );
+    assert!(
+        counting["sources"].get("page-faults:k").is_none(),
+        "{counting}"
+    );
     assert_eq!(counting["fallback"]["paranoid"], 2, "{counting}");
     assert!(root_doc["profile"]["counting"]["fallback"].is_null());
     let missing = text
@@ -175,7 +186,11 @@ fn nobody_profiles_from_proc_at_paranoid_2() {
         assert!(median(&ph["page_faults"]).is_some(), "{ph}");
     }
     // No reference without ptrace: not available, not zero.
-    assert!(p["overhead"]["uninstrumented_ns"].is_null(), "{}", p["overhead"]);
+    assert!(
+        p["overhead"]["uninstrumented_ns"].is_null(),
+        "{}",
+        p["overhead"]
+    );
 
     // Main's faults against the program's own count (see FIXTURE), within a page or two.
     let (text0, doc0) = profile(dir, &ldcost, &fixture, "0", true);

@@ -30,6 +30,9 @@ enum ProcField {
     MajorFaults,
 }
 
+/// How a counter is read and where its figures come from, or why it is not counted.
+type Opened = Result<(Reader, Source), String>;
+
 /// The perf fds counting one task (and, if opened with [`CounterSet::open_inherited`], its
 /// descendants), or, where perf refuses the kernel's share, the task's /proc entries
 /// ([`super::sources`]). Dropping it closes them.
@@ -38,7 +41,7 @@ pub struct CounterSet {
     pid: i32,
     inherited: bool,
     /// One entry per [`Counter::ALL`], in that order: how it is read, or why it is not.
-    counters: Vec<(Counter, Result<(Reader, Source), String>)>,
+    counters: Vec<(Counter, Opened)>,
     /// Subtracted from every reading (set by [`CounterSet::rebase`]).
     baseline: Option<Snapshot>,
     /// The main thread's /proc directory (an fd: once the task is reaped, reads fail rather
@@ -111,7 +114,12 @@ impl CounterSet {
                     let fallback = sources::fallback(read_paranoid_level(), &refusal);
                     let counters = Counter::ALL
                         .into_iter()
-                        .map(|c| (c, user_mode_reader(c, inherit, &fallback, |c| open(c, true))))
+                        .map(|c| {
+                            (
+                                c,
+                                user_mode_reader(c, inherit, &fallback, |c| open(c, true)),
+                            )
+                        })
                         .collect();
                     return Ok(CounterSet {
                         pid,
@@ -238,7 +246,7 @@ fn user_mode_reader(
     inherit: bool,
     fallback: &Fallback,
     open_user_mode: impl Fn(Counter) -> io::Result<perf_event::Counter>,
-) -> Result<(Reader, Source), String> {
+) -> Opened {
     let level = fallback
         .paranoid
         .map_or("unknown".to_string(), |l| l.to_string());

@@ -162,8 +162,7 @@ mod tests {
             fallback: Some(fallback(Some(2), "EACCES")),
             ..Default::default()
         };
-        c.sources
-            .insert("task-clock".into(), Source::ProcSchedstat);
+        c.sources.insert("task-clock".into(), Source::ProcSchedstat);
         c.sources.insert("page-faults".into(), Source::ProcStat);
         c.sources.insert("minor-faults".into(), Source::ProcStat);
         c.sources
