@@ -427,6 +427,59 @@ mod tests {
     }
 
     #[test]
+    fn the_fallback_reads_cpu_and_faults_from_proc_and_names_the_rest() {
+        let f = sources::fallback(Some(2), "EACCES");
+        let refuse = |_| Err(io::Error::from_raw_os_error(Errno::EACCES as i32));
+        let src = |c, inherit| user_mode_reader(c, inherit, &f, refuse).map(|(_, s)| s);
+        assert_eq!(src(Counter::TaskClock, false), Ok(Source::ProcSchedstat));
+        assert_eq!(src(Counter::PageFaults, false), Ok(Source::ProcStat));
+        assert_eq!(src(Counter::MinorFaults, false), Ok(Source::ProcStat));
+        assert_eq!(src(Counter::MajorFaults, false), Ok(Source::ProcStat));
+        // /proc has no running total of the descendants: not counted, not zero.
+        assert!(src(Counter::TaskClock, true).is_err());
+        for c in [
+            Counter::PageFaultsKernel,
+            Counter::ContextSwitches,
+            Counter::CpuMigrations,
+        ] {
+            let why = src(c, false).unwrap_err();
+            assert!(why.contains("perf_event_paranoid 2"), "{c}: {why}");
+            assert!(
+                why.contains("sysctl kernel.perf_event_paranoid=1"),
+                "{c}: {why}"
+            );
+        }
+        // User-mode perf counters are tried, and a refusal is a reason.
+        let why = src(Counter::PageFaultsUser, false).unwrap_err();
+        assert!(why.contains("EACCES"), "{why}");
+    }
+
+    #[test]
+    fn proc_figures_of_a_live_task_and_of_a_reaped_one() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .expect("spawn sleep");
+        let pid = child.id() as i32;
+        let task = procfs::process::Process::new(pid)
+            .and_then(|p| p.task_main_thread())
+            .expect("our child's /proc entry");
+        let live = read_proc(&task);
+        assert!(
+            live.runtime_ns.is_some() && live.minflt.is_some(),
+            "{live:?}"
+        );
+        let _ = child.kill();
+        let _ = child.wait();
+        // Reaped: the directory fd no longer reads, whatever process gets the pid next.
+        let gone = read_proc(&task);
+        assert_eq!(
+            (gone.runtime_ns, gone.minflt, gone.majflt),
+            (None, None, None)
+        );
+    }
+
+    #[test]
     fn software_counters_are_available_here() {
         // Every Linux kernel with perf events has these; the machine must be allowed to count
         // its own process (we run the tests as root or with paranoid <= 1).
