@@ -58,8 +58,8 @@ impl CounterSet {
     /// children, and count user and kernel mode.
     ///
     /// Hardware counters the machine refuses are recorded as unavailable (see
-    /// [`CounterSet::availability`]). When perf refuses to count the kernel's share (EACCES,
-    /// EPERM: perf_event_paranoid 2 for an unprivileged user; ENOSYS), CPU time and faults
+    /// [`CounterSet::availability`]). When perf refuses to count the kernel's share (EACCES
+    /// or EPERM at perf_event_paranoid 2 or more, for an unprivileged user), CPU time and faults
     /// come from /proc instead and the rest is user mode only or unavailable
     /// ([`super::sources`], [`CounterSet::fallback`]). Another failure to open a software
     /// counter is an error, whose [`PerfError::hint`] names the setting to change.
@@ -99,9 +99,16 @@ impl CounterSet {
                 }
                 Err(e) => {
                     let err = PerfError::from_open(counter, pid, e);
+                    // Only the paranoid level's rule for an unprivileged user (2: user mode
+                    // only; 3+, Debian's: nothing) is worked around; a refusal by seccomp, an
+                    // LSM or a kernel without perf events stays an error with its hint.
                     let refusal = match &err {
-                        PerfError::Denied { errno, .. } => format!("{errno:?}"),
-                        PerfError::NoPerfEvents => "ENOSYS".into(),
+                        PerfError::Denied {
+                            errno,
+                            paranoid: Some(level),
+                            privileged: false,
+                            ..
+                        } if *level >= 2 => format!("{errno:?}"),
                         _ => return Err(err),
                     };
                     // The first software counter refused: the unprivileged fallback, if
