@@ -68,6 +68,14 @@
 //!   time_enabled), its value is scaled by time_enabled / time_running and the counter is
 //!   listed in [`Snapshot::scaled`].
 //!
+//! # Unprivileged
+//!
+//! At `perf_event_paranoid` 2 or more an unprivileged user may not count kernel mode: the
+//! counters are refused (EACCES) and [`CounterSet::open`] falls back to the task's /proc
+//! entries, read at each stop (CPU time from schedstat, faults from stat), with `page-faults:u`
+//! from perf in user mode; [`Counting`] says where each figure came from and what is missing
+//! (`sources.rs`).
+//!
 //! Raw perf_event_open calls go through the `perf-event2` crate (imported as `perf_event`).
 
 mod counters;
