@@ -226,6 +226,17 @@ pub enum Error {
     /// hints for one document).
     #[error(transparent)]
     Saved(CompareError),
+    /// `profile`: a DT_NEEDED library ld.so would not find (deps' resolver, before anything
+    /// runs): every run would end in ld.so's "cannot open shared object file", status 127.
+    #[error("cannot profile: {name}, needed by {needed_by}, is not found by ld.so's search{} ({})", reason.as_deref().map(|r| format!(": {r}")).unwrap_or_default(), target.display())]
+    MissingLibrary {
+        target: PathBuf,
+        name: String,
+        needed_by: String,
+        reason: Option<String>,
+        /// How many more DT_NEEDED names are missing.
+        more: usize,
+    },
     /// `experiment NAME`: no experiment of that name.
     #[error("unknown experiment `{name}` (the experiments are: {known})")]
     UnknownExperiment { name: String, known: String },
@@ -289,6 +300,8 @@ impl Error {
                 }
             }
             Error::AddressSpace { .. } => ExitCode::Refused,
+            // The same finding, and code, as `deps` on the target.
+            Error::MissingLibrary { .. } => ExitCode::Finding,
             Error::UnknownExperiment { .. } => ExitCode::Usage,
             Error::ExperimentOutput { .. } => ExitCode::Output,
         }
@@ -337,6 +350,17 @@ impl Error {
                 "lower --sample-budget MB to fit, or raise the limit (`ulimit -v unlimited`)"
                     .into(),
             ),
+            Error::MissingLibrary { target, more, .. } => Some(format!(
+                "{}`ldcost deps {}` shows where ld.so looked (RPATH, LD_LIBRARY_PATH, RUNPATH, \
+                 ld.so.cache, default path); install the library or add its directory to \
+                 LD_LIBRARY_PATH",
+                if *more > 0 {
+                    format!("{more} more not found; ")
+                } else {
+                    String::new()
+                },
+                target.display()
+            )),
             Error::UnknownExperiment { .. } => None,
             Error::ExperimentOutput { .. } => {
                 Some("give --out a directory that can be created and written".into())

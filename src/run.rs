@@ -85,6 +85,16 @@ fn profile_checked(cfg: &crate::config::ProfileRun) -> Result<ExitCode, Error> {
         }
         Err(e) => return Err(e.into()),
     };
+    // A library ld.so would not find: every run would end with status 127.
+    if let Some(m) = closure.as_ref().and_then(|c| c.missing.first()) {
+        return Err(Error::MissingLibrary {
+            target: target.clone(),
+            name: m.name.clone(),
+            needed_by: m.needed_by.clone(),
+            reason: m.reason.clone(),
+            more: closure.as_ref().map_or(0, |c| c.missing.len() - 1),
+        });
+    }
     if let Some(s) = &cfg.sampling {
         check_address_space(s)?;
     }

@@ -116,3 +116,76 @@ fn a_script_is_still_profiled_through_its_interpreter() {
         common::skip(NAME, &format!("ptrace or perf refused: {err}"));
     }
 }
+
+/// Issue 16: a target whose DT_NEEDED library is missing used to run anyway and end with
+/// "status 127" and ld.so's message once per run, naming no library. Now profile asks the deps
+/// resolver first and stops with one line naming the library and who needs it, deps' exit
+/// code for the same finding (1), and a hint; the target never runs. Fixture: an executable
+/// linked against two libraries built beside it (`cc -shared -fPIC`), then deleted; the
+/// oracle for "missing" is `ldd` ("not found").
+#[test]
+fn a_missing_library_is_named_before_anything_runs() {
+    const NAME: &str = "a_missing_library_is_named_before_anything_runs";
+    if !common::tools(NAME, &["cc", "ldd"]) {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    common::write(d, "a.c", "int fa(void) { return 0; }\n");
+    common::write(d, "b.c", "int fb(void) { return 0; }\n");
+    common::write(
+        d,
+        "m.c",
+        "#include <stdio.h>\nint fa(void); int fb(void);\n\
+         int main(void) { puts(\"the target ran\"); return fa() + fb(); }\n",
+    );
+    common::cc(d, &["-shared", "-fPIC", "-o", "libh4gone_a.so", "a.c"]);
+    common::cc(d, &["-shared", "-fPIC", "-o", "libh4gone_b.so", "b.c"]);
+    common::cc(d, &["-o", "app", "m.c", "-L.", "-lh4gone_a", "-lh4gone_b"]);
+    std::fs::remove_file(d.join("libh4gone_a.so")).expect("rm");
+    std::fs::remove_file(d.join("libh4gone_b.so")).expect("rm");
+    let app = d.join("app");
+    let ldd = common::ldd(&app, &[]).expect("ldd runs");
+    let missing: Vec<&str> = ldd
+        .iter()
+        .filter(|l| l.path.is_none())
+        .map(|l| l.name.as_str())
+        .collect();
+    assert_eq!(
+        missing,
+        ["libh4gone_a.so", "libh4gone_b.so"],
+        "ldd: not found"
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_ldcost"))
+        .args(["profile", "-n", "2", "--no-ld-debug"])
+        .arg(&app)
+        .output()
+        .expect("run ldcost");
+    let err = String::from_utf8_lossy(&out.stderr);
+    let (deps_code, _) = ldcost(&["deps"], &app);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(deps_code, 1, "deps calls it a finding too");
+    assert!(
+        out.stdout.is_empty(),
+        "the target must not run: {:?}",
+        out.stdout
+    );
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 2, "one error line and a hint: {err}");
+    assert!(
+        lines[0].starts_with("ldcost: error: ")
+            && lines[0].contains("libh4gone_a.so")
+            && lines[0].contains(&format!("needed by {}", app.display())),
+        "{err}"
+    );
+    assert!(
+        lines[1].contains("1 more not found")
+            && lines[1].contains(&format!("ldcost deps {}", app.display()))
+            && lines[1].contains("LD_LIBRARY_PATH"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("127") && !err.contains("cannot open shared object"),
+        "{err}"
+    );
+}

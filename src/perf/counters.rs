@@ -8,18 +8,47 @@ use perf_event::events::{Event, Hardware, Software};
 use perf_event::Builder;
 
 use super::error::{is_perf_privileged, paranoid_hint, read_paranoid_level, PerfError};
+use super::sources::{self, Counting, Fallback, Source};
 use super::{Availability, Counter, Snapshot};
 
+/// How one counter is read.
+#[derive(Debug)]
+enum Reader {
+    Perf(perf_event::Counter),
+    /// From /proc at each read (the unprivileged fallback, [`super::sources`]).
+    Proc(ProcField),
+}
+
+/// A figure the kernel keeps per task in /proc.
+#[derive(Debug, Clone, Copy)]
+enum ProcField {
+    /// schedstat's run time, ns.
+    Runtime,
+    /// stat's min_flt + maj_flt.
+    Faults,
+    MinorFaults,
+    MajorFaults,
+}
+
+/// How a counter is read and where its figures come from, or why it is not counted.
+type Opened = Result<(Reader, Source), String>;
+
 /// The perf fds counting one task (and, if opened with [`CounterSet::open_inherited`], its
-/// descendants). Dropping it closes them.
+/// descendants), or, where perf refuses the kernel's share, the task's /proc entries
+/// ([`super::sources`]). Dropping it closes them.
 #[derive(Debug)]
 pub struct CounterSet {
     pid: i32,
     inherited: bool,
-    /// One entry per [`Counter::ALL`], in that order: the open fd or why there is none.
-    counters: Vec<(Counter, Result<perf_event::Counter, String>)>,
+    /// One entry per [`Counter::ALL`], in that order: how it is read, or why it is not.
+    counters: Vec<(Counter, Opened)>,
     /// Subtracted from every reading (set by [`CounterSet::rebase`]).
     baseline: Option<Snapshot>,
+    /// The main thread's /proc directory (an fd: once the task is reaped, reads fail rather
+    /// than read a new process that got the pid), when a figure comes from /proc.
+    task: Option<procfs::process::Task>,
+    /// Why perf could not count the kernel's share, if it could not.
+    fallback: Option<Fallback>,
 }
 
 impl CounterSet {
@@ -29,8 +58,11 @@ impl CounterSet {
     /// children, and count user and kernel mode.
     ///
     /// Hardware counters the machine refuses are recorded as unavailable (see
-    /// [`CounterSet::availability`]); a software counter that cannot be opened is an error,
-    /// whose [`PerfError::hint`] names the setting to change.
+    /// [`CounterSet::availability`]). When perf refuses to count the kernel's share (EACCES
+    /// or EPERM at perf_event_paranoid 2 or more, for an unprivileged user), CPU time and faults
+    /// come from /proc instead and the rest is user mode only or unavailable
+    /// ([`super::sources`], [`CounterSet::fallback`]). Another failure to open a software
+    /// counter is an error, whose [`PerfError::hint`] names the setting to change.
     pub fn open(pid: i32, enable_on_exec: bool) -> Result<CounterSet, PerfError> {
         CounterSet::open_with(pid, enable_on_exec, false)
     }
@@ -38,26 +70,73 @@ impl CounterSet {
     /// Like [`CounterSet::open`], but with `inherit` set: children the task forks after this
     /// call are counted too (their counts are added when they exit, and at each read while they
     /// live). Use it to report "the process and its children" next to "the process itself".
+    /// In the unprivileged fallback only the user-mode perf counters are inherited (/proc
+    /// has no running total of a task's descendants).
     pub fn open_inherited(pid: i32, enable_on_exec: bool) -> Result<CounterSet, PerfError> {
         CounterSet::open_with(pid, enable_on_exec, true)
     }
 
     fn open_with(pid: i32, enable_on_exec: bool, inherit: bool) -> Result<CounterSet, PerfError> {
-        let mut counters = Vec::with_capacity(Counter::ALL.len());
-        for counter in Counter::ALL {
+        let open = |counter: Counter, user_only: bool| {
             let mut builder = builder_for(counter);
+            if user_only {
+                builder.exclude_kernel(true);
+            }
             builder
                 .observe_pid(pid)
                 .any_cpu()
                 .inherit(inherit)
                 .enabled(!enable_on_exec)
                 .enable_on_exec(enable_on_exec);
-            match builder.build() {
-                Ok(fd) => counters.push((counter, Ok(fd))),
+            builder.build()
+        };
+        let mut counters = Vec::with_capacity(Counter::ALL.len());
+        for counter in Counter::ALL {
+            match open(counter, false) {
+                Ok(fd) => counters.push((counter, Ok((Reader::Perf(fd), Source::Perf)))),
                 Err(e) if counter.is_hardware() => {
                     counters.push((counter, Err(unavailable_reason(&e))))
                 }
-                Err(e) => return Err(PerfError::from_open(counter, pid, e)),
+                Err(e) => {
+                    let err = PerfError::from_open(counter, pid, e);
+                    // Only the paranoid level's rule for an unprivileged user (2: user mode
+                    // only; 3+, Debian's: nothing) is worked around; a refusal by seccomp, an
+                    // LSM or a kernel without perf events stays an error with its hint.
+                    let refusal = match &err {
+                        PerfError::Denied {
+                            errno,
+                            paranoid: Some(level),
+                            privileged: false,
+                            ..
+                        } if *level >= 2 => format!("{errno:?}"),
+                        _ => return Err(err),
+                    };
+                    // The first software counter refused: the unprivileged fallback, if
+                    // /proc can stand in (otherwise the refusal is the error).
+                    let Ok(task) =
+                        procfs::process::Process::new(pid).and_then(|p| p.task_main_thread())
+                    else {
+                        return Err(err);
+                    };
+                    let fallback = sources::fallback(read_paranoid_level(), &refusal);
+                    let counters = Counter::ALL
+                        .into_iter()
+                        .map(|c| {
+                            (
+                                c,
+                                user_mode_reader(c, inherit, &fallback, |c| open(c, true)),
+                            )
+                        })
+                        .collect();
+                    return Ok(CounterSet {
+                        pid,
+                        inherited: inherit,
+                        counters,
+                        baseline: None,
+                        task: Some(task),
+                        fallback: Some(fallback),
+                    });
+                }
             }
         }
         Ok(CounterSet {
@@ -65,6 +144,8 @@ impl CounterSet {
             inherited: inherit,
             counters,
             baseline: None,
+            task: None,
+            fallback: None,
         })
     }
 
@@ -78,13 +159,46 @@ impl CounterSet {
         self.inherited
     }
 
+    /// Why perf could not count the kernel's share and what is missing, when the counters
+    /// are the unprivileged fallback.
+    pub fn fallback(&self) -> Option<&Fallback> {
+        self.fallback.as_ref()
+    }
+
+    /// Where each counted figure comes from, and the fallback if any.
+    pub fn counting(&self) -> Counting {
+        Counting {
+            sources: self
+                .counters
+                .iter()
+                .filter_map(|(c, r)| Some((c.perf_name().to_string(), r.as_ref().ok()?.1)))
+                .collect(),
+            fallback: self.fallback.clone(),
+        }
+    }
+
     /// Reads every counter now. Read while the task is stopped (or after it has exited) so that
     /// all values describe the same instant. Unavailable counters read as `None`; multiplexed
-    /// hardware counters are scaled and listed in [`Snapshot::scaled`].
+    /// hardware counters are scaled and listed in [`Snapshot::scaled`]. A figure from /proc
+    /// reads as `None` once the task has been reaped (its /proc entry is gone).
     pub fn read(&mut self) -> Result<Snapshot, PerfError> {
         let mut snap = Snapshot::default();
-        for (counter, fd) in &mut self.counters {
-            let Ok(fd) = fd else { continue };
+        let proc_figures = self.task.as_ref().map(read_proc);
+        for (counter, reader) in &mut self.counters {
+            let Ok((reader, _)) = reader else { continue };
+            let fd = match reader {
+                Reader::Perf(fd) => fd,
+                Reader::Proc(field) => {
+                    let v = proc_figures.as_ref().and_then(|f| match field {
+                        ProcField::Runtime => f.runtime_ns,
+                        ProcField::Faults => f.minflt.zip(f.majflt).map(|(a, b)| a + b),
+                        ProcField::MinorFaults => f.minflt,
+                        ProcField::MajorFaults => f.majflt,
+                    });
+                    snap.set(*counter, v);
+                    continue;
+                }
+            };
             let data = fd.read_full().map_err(|source| PerfError::Read {
                 counter: *counter,
                 source,
@@ -130,6 +244,74 @@ impl CounterSet {
                 (*c, a)
             })
             .collect()
+    }
+}
+
+/// How `counter` is read in the unprivileged fallback, or why it is not available.
+fn user_mode_reader(
+    counter: Counter,
+    inherit: bool,
+    fallback: &Fallback,
+    open_user_mode: impl Fn(Counter) -> io::Result<perf_event::Counter>,
+) -> Opened {
+    let level = fallback
+        .paranoid
+        .map_or("unknown".to_string(), |l| l.to_string());
+    let proc = |field, source| {
+        if inherit {
+            Err("not counted for threads and children without perf's kernel-mode counting                  (/proc has no running total of a task's descendants)"
+                .to_string())
+        } else {
+            Ok((Reader::Proc(field), source))
+        }
+    };
+    match counter {
+        Counter::TaskClock => proc(ProcField::Runtime, Source::ProcSchedstat),
+        Counter::PageFaults => proc(ProcField::Faults, Source::ProcStat),
+        Counter::MinorFaults => proc(ProcField::MinorFaults, Source::ProcStat),
+        Counter::MajorFaults => proc(ProcField::MajorFaults, Source::ProcStat),
+        Counter::PageFaultsKernel | Counter::ContextSwitches | Counter::CpuMigrations => {
+            Err(format!(
+                "counted in kernel mode, which perf_event_paranoid {level} does not allow                  ({})",
+                fallback.fix
+            ))
+        }
+        Counter::PageFaultsUser
+        | Counter::Cycles
+        | Counter::Instructions
+        | Counter::CacheMisses => match open_user_mode(counter) {
+            Ok(fd) => Ok((Reader::Perf(fd), Source::PerfUserMode)),
+            Err(e) => Err(unavailable_reason(&e)),
+        },
+    }
+}
+
+/// One reading of a task's /proc figures; a field is `None` if its file could not be read
+/// (the task is gone) or parsed.
+#[derive(Debug, Default)]
+struct ProcFigures {
+    runtime_ns: Option<u64>,
+    minflt: Option<u64>,
+    majflt: Option<u64>,
+}
+
+fn read_proc(task: &procfs::process::Task) -> ProcFigures {
+    let stat = task.stat().ok();
+    ProcFigures {
+        runtime_ns: task.schedstat().ok().map(|s| s.sum_exec_runtime),
+        minflt: stat.as_ref().map(|s| s.minflt),
+        majflt: stat.as_ref().map(|s| s.majflt),
+    }
+}
+
+/// Where each counter would come from for a process of ours, and which are available (and
+/// why not), probed by opening the counters (disabled) on this process: the profile's
+/// `counting` and `counters`. Never fails: when perf refuses and /proc cannot stand in, the
+/// sources are empty and the availability is [`machine_support`]'s.
+pub fn machine_counting() -> (Counting, Vec<(Counter, Availability)>) {
+    match CounterSet::open(std::process::id() as i32, true) {
+        Ok(c) => (c.counting(), c.availability()),
+        Err(_) => (Counting::default(), machine_support()),
     }
 }
 
@@ -249,6 +431,59 @@ mod tests {
         );
         let r = unavailable_reason(&io::Error::new(io::ErrorKind::Unsupported, "E2BIG"));
         assert!(r.contains("does not accept"), "{r}");
+    }
+
+    #[test]
+    fn the_fallback_reads_cpu_and_faults_from_proc_and_names_the_rest() {
+        let f = sources::fallback(Some(2), "EACCES");
+        let refuse = |_| Err(io::Error::from_raw_os_error(Errno::EACCES as i32));
+        let src = |c, inherit| user_mode_reader(c, inherit, &f, refuse).map(|(_, s)| s);
+        assert_eq!(src(Counter::TaskClock, false), Ok(Source::ProcSchedstat));
+        assert_eq!(src(Counter::PageFaults, false), Ok(Source::ProcStat));
+        assert_eq!(src(Counter::MinorFaults, false), Ok(Source::ProcStat));
+        assert_eq!(src(Counter::MajorFaults, false), Ok(Source::ProcStat));
+        // /proc has no running total of the descendants: not counted, not zero.
+        assert!(src(Counter::TaskClock, true).is_err());
+        for c in [
+            Counter::PageFaultsKernel,
+            Counter::ContextSwitches,
+            Counter::CpuMigrations,
+        ] {
+            let why = src(c, false).unwrap_err();
+            assert!(why.contains("perf_event_paranoid 2"), "{c}: {why}");
+            assert!(
+                why.contains("sysctl kernel.perf_event_paranoid=1"),
+                "{c}: {why}"
+            );
+        }
+        // User-mode perf counters are tried, and a refusal is a reason.
+        let why = src(Counter::PageFaultsUser, false).unwrap_err();
+        assert!(why.contains("EACCES"), "{why}");
+    }
+
+    #[test]
+    fn proc_figures_of_a_live_task_and_of_a_reaped_one() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .expect("spawn sleep");
+        let pid = child.id() as i32;
+        let task = procfs::process::Process::new(pid)
+            .and_then(|p| p.task_main_thread())
+            .expect("our child's /proc entry");
+        let live = read_proc(&task);
+        assert!(
+            live.runtime_ns.is_some() && live.minflt.is_some(),
+            "{live:?}"
+        );
+        let _ = child.kill();
+        let _ = child.wait();
+        // Reaped: the directory fd no longer reads, whatever process gets the pid next.
+        let gone = read_proc(&task);
+        assert_eq!(
+            (gone.runtime_ns, gone.minflt, gone.majflt),
+            (None, None, None)
+        );
     }
 
     #[test]

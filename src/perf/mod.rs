@@ -68,6 +68,14 @@
 //!   time_enabled), its value is scaled by time_enabled / time_running and the counter is
 //!   listed in [`Snapshot::scaled`].
 //!
+//! # Unprivileged
+//!
+//! At `perf_event_paranoid` 2 or more an unprivileged user may not count kernel mode: the
+//! counters are refused (EACCES) and [`CounterSet::open`] falls back to the task's /proc
+//! entries, read at each stop (CPU time from schedstat, faults from stat), with `page-faults:u`
+//! from perf in user mode; [`Counting`] says where each figure came from and what is missing
+//! (`sources.rs`).
+//!
 //! Raw perf_event_open calls go through the `perf-event2` crate (imported as `perf_event`).
 
 mod counters;
@@ -76,13 +84,15 @@ mod error;
 pub mod faults;
 pub mod sampler;
 mod snapshot;
+mod sources;
 pub mod tasks;
 
-pub use counters::{machine_support, CounterSet};
+pub use counters::{machine_counting, machine_support, CounterSet};
 pub use cputime::{cpu_times, user_kernel_split, CpuTimes};
 pub use error::{is_perf_privileged, paranoid_hint, read_paranoid_level, PerfError, PARANOID_PATH};
 pub use sampler::{Recording, Sampler, SamplerConfig, SamplerError, Scope};
 pub use snapshot::Snapshot;
+pub use sources::{Counting, Fallback, Source};
 
 use serde::{Deserialize, Serialize};
 

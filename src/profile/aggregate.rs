@@ -132,6 +132,7 @@ pub fn aggregate(
         runs: measured.len(),
         warmup: cfg.warmup,
         counters,
+        counting: Default::default(),
         phases,
         total_task_clock_ns: summarize(&sum_corrected),
         total_wall_ns: summarize(

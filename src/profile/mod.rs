@@ -14,7 +14,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::attribute::stats::{summarize, Summary};
-use crate::perf::{machine_support, Snapshot};
+use crate::perf::{machine_counting, Snapshot};
 use crate::record::{Detail, Instrumentation, Phase, Run};
 use crate::trace::launch::{Command, Ending};
 use crate::trace::startup::{run_once, run_uninstrumented, RunError, RunOptions};
@@ -122,6 +122,10 @@ pub struct ProfileSection {
     /// Counter -> `"available"` or `{"unavailable": why}`.
     #[serde(deserialize_with = "counters_any_version")]
     pub counters: BTreeMap<String, crate::perf::Availability>,
+    /// Where each counted figure comes from, and, when perf refused to count the kernel's
+    /// share (an unprivileged user), what is missing and the setting that would give it.
+    #[serde(default)]
+    pub counting: crate::perf::Counting,
     pub phases: Vec<PhaseStat>,
     pub total_task_clock_ns: Option<Summary>,
     pub total_wall_ns: Option<Summary>,
@@ -194,6 +198,7 @@ pub fn profile(cfg: &ProfileConfig) -> Result<ProfileSection, RunError> {
     } else {
         None
     };
+    let (counting, _) = machine_counting();
     let counters = counter_support();
     // CPU per exec (the target and its threads and children), without ptrace: what the
     // sampled shares are scaled to.
@@ -206,6 +211,7 @@ pub fn profile(cfg: &ProfileConfig) -> Result<ProfileSection, RunError> {
         })
         .collect();
     let mut section = aggregate(cfg, detail, raw, ld_debug, counters);
+    section.counting = counting;
     if let Some(sc) = &cfg.sample {
         let measured = summarize(&cpu)
             .or(section.total_task_clock_ns.clone())
@@ -413,10 +419,11 @@ pub(crate) fn interrupted() -> Result<(), RunError> {
     }
 }
 
-/// What this machine can count, by perf's event name: "available" or why not (the
-/// document's `counters`).
+/// What this machine can count, by perf's event name: "available" (from perf, or from /proc
+/// for an unprivileged user) or why not (the document's `counters`).
 pub fn counter_support() -> BTreeMap<String, crate::perf::Availability> {
-    machine_support()
+    machine_counting()
+        .1
         .into_iter()
         .map(|(c, a)| (c.perf_name().to_string(), a))
         .collect()

@@ -51,6 +51,9 @@ pub fn profile(p: &ProfileSection) -> String {
             Detail::Static => "static program: no ld.so".to_string(),
         }
     );
+    for line in p.counting.header_lines() {
+        let _ = writeln!(s, "{line}");
+    }
     let unavailable: Vec<String> = p
         .counters
         .iter()
@@ -72,7 +75,8 @@ pub fn profile(p: &ProfileSection) -> String {
     };
     let _ = writeln!(
         s,
-        "figures: CPU time of the target process (task-clock) {correction}, median of the runs with a 95% bootstrap CI; wall time excludes ldcost's own work at stops; threads and children are not included"
+        "figures: CPU time of the target process {} {correction}, median of the runs with a 95% bootstrap CI; wall time excludes ldcost's own work at stops; threads and children are not included",
+        p.counting.cpu_source()
     );
     s.push('\n');
 
