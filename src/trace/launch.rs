@@ -134,6 +134,8 @@ pub struct Tracee {
     exec_err: Option<OwnedFd>,
     /// What the child reads until its exec (see [`ChildData`]); dropped at the exec stop.
     child_data: Option<Box<ChildData>>,
+    /// The exec chain to follow before the measured execve; taken when it has been followed.
+    follow: Option<super::follow::FollowTo>,
 }
 
 /// What `launch` needs.
@@ -147,6 +149,9 @@ pub struct Command {
     pub env_remove: Vec<String>,
     /// Send the target's stdout and stderr to /dev/null.
     pub quiet: bool,
+    /// Follow the exec chain: the run starts at the final image's execve, the wrappers before
+    /// it run through ([`crate::trace::follow`]); `None`: the first image is measured.
+    pub follow: Option<super::follow::FollowTo>,
 }
 
 /// Refuses what we cannot or should not trace, before forking.
@@ -374,6 +379,7 @@ pub fn launch(cmd: &Command) -> Result<Tracee, TraceError> {
         alive: true,
         exec_err: Some(rd),
         child_data: Some(data),
+        follow: cmd.follow.clone(),
     };
     match waitpid(child, Some(WaitPidFlag::__WALL)) {
         Ok(WaitStatus::Stopped(_, Signal::SIGSTOP)) => {}
@@ -390,17 +396,26 @@ pub fn launch(cmd: &Command) -> Result<Tracee, TraceError> {
             })
         }
     }
-    let opts = ptrace::Options::PTRACE_O_EXITKILL
-        | ptrace::Options::PTRACE_O_TRACEEXEC
-        | ptrace::Options::PTRACE_O_TRACEEXIT
-        | ptrace::Options::PTRACE_O_TRACECLONE
-        | ptrace::Options::PTRACE_O_TRACEFORK
-        | ptrace::Options::PTRACE_O_TRACEVFORK
-        | ptrace::Options::PTRACE_O_TRACESYSGOOD;
-    ptrace::setoptions(child, opts).map_err(|e| TraceError::PtraceDenied {
+    ptrace::setoptions(child, ptrace_options(true)).map_err(|e| TraceError::PtraceDenied {
         what: format!("PTRACE_SETOPTIONS: {e}"),
     })?;
     Ok(t)
+}
+
+/// The ptrace options of a tracee; `children`: its threads and forked processes are traced
+/// too (off while the wrappers of an exec chain run: see [`crate::trace::follow`]).
+pub(super) fn ptrace_options(children: bool) -> ptrace::Options {
+    let opts = ptrace::Options::PTRACE_O_EXITKILL
+        | ptrace::Options::PTRACE_O_TRACEEXEC
+        | ptrace::Options::PTRACE_O_TRACEEXIT
+        | ptrace::Options::PTRACE_O_TRACESYSGOOD;
+    if children {
+        opts | ptrace::Options::PTRACE_O_TRACECLONE
+            | ptrace::Options::PTRACE_O_TRACEFORK
+            | ptrace::Options::PTRACE_O_TRACEVFORK
+    } else {
+        opts
+    }
 }
 
 impl Tracee {
@@ -431,7 +446,13 @@ impl Tracee {
     /// syscall-enter stop (PTRACE_SYSCALL, told apart by TRACESYSGOOD and
     /// PTRACE_GET_SYSCALL_INFO). Counters read here and at the exec stop bound the whole
     /// system call: see [`crate::perf::CounterSet::rebase`].
+    ///
+    /// With an exec chain to follow ([`Command::follow`]), the execve is the final image's:
+    /// the wrappers before it run through ([`crate::trace::follow::to_final_execve`]).
     pub fn stop_at_execve(&mut self) -> Result<(), TraceError> {
+        if let Some(to) = self.follow.take() {
+            return super::follow::to_final_execve(self, &to);
+        }
         ptrace::syscall(self.pid, None).map_err(|e| self.lost(format!("PTRACE_SYSCALL: {e}")))?;
         loop {
             match waitpid(self.pid, Some(WaitPidFlag::__WALL)) {
@@ -469,8 +490,12 @@ impl Tracee {
     }
 
     /// Continues the stopped child (at its SIGSTOP, or at its execve entry after
-    /// [`Tracee::stop_at_execve`]) into execve and waits for the PTRACE_EVENT_EXEC stop.
+    /// [`Tracee::stop_at_execve`]) into execve and waits for the PTRACE_EVENT_EXEC stop (of
+    /// the final image, with an exec chain to follow).
     pub fn run_to_exec(&mut self) -> Result<(), TraceError> {
+        if let Some(to) = self.follow.take() {
+            super::follow::to_final_execve(self, &to)?;
+        }
         ptrace::cont(self.pid, None).map_err(|e| self.lost(format!("PTRACE_CONT: {e}")))?;
         loop {
             match waitpid(self.pid, Some(WaitPidFlag::__WALL)) {
