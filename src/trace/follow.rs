@@ -220,12 +220,18 @@ pub(super) fn to_final_execve(t: &mut Tracee, to: &FollowTo) -> Result<(), Trace
                 t.reaped();
                 return Err(changed(
                     t,
-                    format!("it exited with status {code} after {execs}"),
+                    format!("it exited with status {code} after {execs} execs"),
                 ));
             }
             Ok(WaitStatus::Signaled(_, s, _)) => {
                 t.reaped();
-                return Err(changed(t, format!("it was killed by {s:?} after {execs}")));
+                let by = if s == Signal::SIGKILL {
+                    " (by --timeout, or from outside)"
+                } else {
+                    ""
+                };
+                let what = format!("it was killed by {s:?}{by} after {execs} execs");
+                return Err(changed(t, what));
             }
             Ok(WaitStatus::Stopped(_, sig)) => {
                 let _ = resume(execs, Some(sig));
