@@ -166,7 +166,12 @@ pub struct ProfileSection {
 pub fn with_chain(cfg: &ProfileConfig) -> Result<ProfileConfig, RunError> {
     let mut out = cfg.clone();
     if cfg.follow && cfg.chain.is_none() {
-        let chain = crate::trace::follow::discover(&cfg.later_command(), cfg.timeout)?;
+        // Not a run of the document: its output is never shown (not even --show-output).
+        let quiet = Command {
+            quiet: true,
+            ..cfg.command.clone()
+        };
+        let chain = crate::trace::follow::discover(&quiet, cfg.timeout)?;
         out.command.follow = crate::trace::follow::plan(&chain);
         out.chain = Some(chain);
     }
