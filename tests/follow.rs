@@ -122,18 +122,18 @@ fn profile(dir: &Path, options: &[&str], target: &Path) -> (String, ProfileSecti
     (text(&out.stdout), doc.profile.expect("a profile section"))
 }
 
-/// The files the first process of `strace -f -e trace=execve TARGET` exec'd, in order (its
+/// The files the first process of `strace -f -e trace=execve COMMAND` exec'd, in order (its
 /// successful execves; `-o` prefixes every line with its pid).
-fn strace_execs(dir: &Path, target: &Path) -> Vec<String> {
+fn strace_execs(dir: &Path, command: &[&Path]) -> Vec<String> {
     let log = dir.join("strace.log");
     let st = Command::new("strace")
         .args(["-f", "-qq", "-e", "trace=execve", "-o"])
         .arg(&log)
-        .arg(target)
+        .args(command)
         .stdout(std::process::Stdio::null())
         .status()
         .expect("run strace");
-    assert!(st.success(), "strace {}", target.display());
+    assert!(st.success(), "strace {command:?}");
     let log = std::fs::read_to_string(&log).unwrap();
     let first = log
         .split_whitespace()
@@ -195,7 +195,7 @@ fn a_wrapper_is_followed_to_the_program_that_runs() {
 
     // The chain, as strace saw the same wrapper exec.
     let paths: Vec<String> = p.followed.iter().map(|i| i.path.clone()).collect();
-    let strace = strace_execs(dir, &wrap);
+    let strace = strace_execs(dir, &[&wrap]);
     assert_eq!(paths, strace, "followed vs strace -f -e trace=execve");
     assert_eq!(p.followed[0].interpreter.as_deref(), Some("/bin/sh"));
     let last = p.followed.last().unwrap();
@@ -267,4 +267,94 @@ fn no_follow_measures_the_first_image() {
             relocation_objects(&p)
         );
     }
+}
+
+#[test]
+fn env_as_the_target_is_followed() {
+    const NAME: &str = "env_as_the_target_is_followed";
+    if !capable(NAME) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let (fx, _) = fixtures(dir);
+    let strace = strace_execs(dir, &[Path::new("/usr/bin/env"), &fx]);
+    let json = dir.join("env.json");
+    let out = run(&[
+        "profile",
+        "-n",
+        "1",
+        "--no-reference",
+        "--no-ld-debug",
+        "--timeout",
+        "30",
+        "--quiet-target",
+        "--json",
+        json.to_str().unwrap(),
+        "/usr/bin/env",
+        fx.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let doc: Document = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let p = doc.profile.expect("a profile section");
+    let paths: Vec<String> = p.followed.iter().map(|i| i.path.clone()).collect();
+    assert_eq!(paths, strace, "followed vs strace -f -e trace=execve");
+    assert!(
+        p.followed.iter().all(|i| i.interpreter.is_none()),
+        "{:?}",
+        p.followed
+    );
+}
+
+#[test]
+fn a_chain_that_changes_between_runs_is_an_error_not_another_measurement() {
+    const NAME: &str = "a_chain_that_changes_between_runs_is_an_error_not_another_measurement";
+    if !capable(NAME) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let (fx, _) = fixtures(dir);
+    // The first run (the discovery) execs the fixture, every later one /bin/true.
+    let seen = dir.join("seen");
+    let wrap = write(
+        dir,
+        "fickle",
+        &format!(
+            "#!/bin/sh\n[ -e {seen} ] && exec /bin/true\ntouch {seen}\nexec {fx}\n",
+            seen = seen.display(),
+            fx = fx.display()
+        ),
+    );
+    std::fs::set_permissions(&wrap, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = run(&[
+        "profile",
+        "-n",
+        "1",
+        "--timeout",
+        "30",
+        "--quiet-target",
+        wrap.to_str().unwrap(),
+    ]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(9), "{err}");
+    assert!(err.starts_with("ldcost: error: "), "{err}");
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 2, "an error line and a hint line: {err}");
+    assert!(
+        lines[0].contains("exec chain of") && lines[0].contains("/bin/true"),
+        "{err}"
+    );
+    assert!(
+        lines[1].trim_start().starts_with("hint: ") && lines[1].contains("--no-follow"),
+        "{err}"
+    );
+    // Nothing of the target is left: no process runs the fixture or the wrapper.
+    let left: Vec<String> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains(dir.to_str().unwrap()) && !c.contains("ldcost"))
+        .collect();
+    assert!(left.is_empty(), "left running: {left:?}");
 }

@@ -180,12 +180,13 @@ pub(super) fn to_final_execve(t: &mut Tracee, to: &FollowTo) -> Result<(), Trace
     // The launch's own execve: its failure is reported as for a direct target.
     t.run_to_exec()?;
     let mut execs = 1;
-    let changed = |t: &Tracee, what: String| {
-        t.lost(format!(
-            "its exec chain differs from the one discovered ({} execs, the last of {}): {what}",
+    let changed = |t: &Tracee, what: String| TraceError::ChainChanged {
+        path: t.path.clone(),
+        what: format!(
+            "{what} ({} execs expected, the last of {})",
             to.skip + 1,
             to.execfn
-        ))
+        ),
     };
     // PTRACE_CONT to the last wrapper's exec stop, then syscall stops to the final execve.
     let resume = |execs: usize, sig: Option<Signal>| {

@@ -59,6 +59,8 @@ pub enum TraceError {
     Lost { path: PathBuf, what: String },
     #[error("interrupted: the target was killed and reaped")]
     Interrupted,
+    #[error("the exec chain of {path} differs from the one found by its first run: {what}")]
+    ChainChanged { path: PathBuf, what: String },
 }
 
 impl TraceError {
@@ -74,6 +76,7 @@ TraceError::NotExecutable { reason, .. } if reason.contains("directory") => {
 
             TraceError::Setuid { .. } => Some("profile a copy without the set-ID bit (cp FILE /tmp/x && ldcost profile /tmp/x), or use `ldcost deps` which needs no tracing".into()),
             TraceError::PtraceDenied { .. } => Some(ptrace_hint()),
+            TraceError::ChainChanged { .. } => Some("a wrapper that execs another program from run to run cannot be followed: profile the program it runs directly, or its first image with --no-follow".into()),
             _ => None,
         }
     }
