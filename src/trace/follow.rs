@@ -35,7 +35,7 @@ use serde::{Deserialize, Serialize};
 
 use super::breakpoint::read_cstring;
 use super::inspect::auxv;
-use super::launch::{launch, ptrace_options, Command, TraceError, Tracee, Watchdog};
+use super::launch::{launch, Command, TraceError, Tracee, Watchdog};
 
 /// AT_EXECFN: the address of the file name the execve was given, in the new image's stack.
 const AT_EXECFN: u64 = 31;
@@ -162,6 +162,22 @@ fn shebang(file: &Path) -> Option<String> {
     let line = rest.split(|&b| b == b'\n').next().unwrap_or(&[]);
     let text = String::from_utf8_lossy(line).trim().to_string();
     (!text.is_empty()).then_some(text)
+}
+
+/// The ptrace options of a tracee ([`launch`] sets them all); `children`: its threads and
+/// forked processes are traced too (off while the wrappers of an exec chain run).
+pub(super) fn ptrace_options(children: bool) -> ptrace::Options {
+    let opts = ptrace::Options::PTRACE_O_EXITKILL
+        | ptrace::Options::PTRACE_O_TRACEEXEC
+        | ptrace::Options::PTRACE_O_TRACEEXIT
+        | ptrace::Options::PTRACE_O_TRACESYSGOOD;
+    if children {
+        opts | ptrace::Options::PTRACE_O_TRACECLONE
+            | ptrace::Options::PTRACE_O_TRACEFORK
+            | ptrace::Options::PTRACE_O_TRACEVFORK
+    } else {
+        opts
+    }
 }
 
 /// While wrappers run, their threads and children are not traced (`PTRACE_O_TRACE{CLONE,

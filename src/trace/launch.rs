@@ -399,26 +399,12 @@ pub fn launch(cmd: &Command) -> Result<Tracee, TraceError> {
             })
         }
     }
-    ptrace::setoptions(child, ptrace_options(true)).map_err(|e| TraceError::PtraceDenied {
-        what: format!("PTRACE_SETOPTIONS: {e}"),
+    ptrace::setoptions(child, super::follow::ptrace_options(true)).map_err(|e| {
+        TraceError::PtraceDenied {
+            what: format!("PTRACE_SETOPTIONS: {e}"),
+        }
     })?;
     Ok(t)
-}
-
-/// The ptrace options of a tracee; `children`: its threads and forked processes are traced
-/// too (off while the wrappers of an exec chain run: see [`crate::trace::follow`]).
-pub(super) fn ptrace_options(children: bool) -> ptrace::Options {
-    let opts = ptrace::Options::PTRACE_O_EXITKILL
-        | ptrace::Options::PTRACE_O_TRACEEXEC
-        | ptrace::Options::PTRACE_O_TRACEEXIT
-        | ptrace::Options::PTRACE_O_TRACESYSGOOD;
-    if children {
-        opts | ptrace::Options::PTRACE_O_TRACECLONE
-            | ptrace::Options::PTRACE_O_TRACEFORK
-            | ptrace::Options::PTRACE_O_TRACEVFORK
-    } else {
-        opts
-    }
 }
 
 impl Tracee {
