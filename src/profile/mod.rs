@@ -179,10 +179,15 @@ pub fn with_chain(cfg: &ProfileConfig) -> Result<ProfileConfig, RunError> {
 }
 
 impl ProfileSection {
-    /// The executable that was measured when an exec chain was followed (the final image's),
-    /// which `deps` and the cross-checks must describe; `None` with `--no-follow`.
+    /// The executable that was measured when an exec chain was followed (the final image's,
+    /// as /proc/PID/exe names it, which is also the name of its per-object rows), which `deps`
+    /// and the cross-checks must describe; `None` when nothing was followed (one image, or
+    /// `--no-follow`): the target as given is what ran.
     pub fn measured_exe(&self) -> Option<&Path> {
-        self.followed.last().map(|i| Path::new(&i.exe))
+        match self.followed.as_slice() {
+            [_, .., last] => Some(Path::new(&last.exe)),
+            _ => None,
+        }
     }
 }
 
