@@ -41,8 +41,7 @@ pub fn profile(p: &ProfileSection) -> String {
             s,
             "followed: {} (measured: {})",
             crate::trace::follow::describe(&p.followed),
-            p.measured_exe()
-                .map_or(String::new(), |e| e.display().to_string())
+            p.followed.last().map_or("", |i| i.exe.as_str())
         );
     }
     let mut endings: Vec<String> = p.endings.iter().map(|e| e.describe()).collect();
