@@ -90,6 +90,8 @@ fn profile_checked(cfg: &crate::config::ProfileRun) -> Result<ExitCode, Error> {
     }
     if let Some(f) = &cfg.fork {
         check_child(&f.child)?;
+        // Before the exec-chain discovery runs the target.
+        crate::trace::fork::check(f)?;
     }
     profile_inner(cfg, closure)
 }
