@@ -341,6 +341,11 @@ pub struct ProfileArgs {
     /// without glibc's cross-check).
     #[arg(long)]
     pub no_ld_debug: bool,
+    /// Measure the first program exec'd even when it is a wrapper (a `#!` script, `env`, a
+    /// shim) that execs another in the same process; by default the exec chain is followed
+    /// to the program that finally runs, and the report names the chain.
+    #[arg(long)]
+    pub no_follow: bool,
     /// Where build-id debug files are looked for (default /usr/lib/debug).
     #[arg(long, value_name = "DIR")]
     pub debug_root: Vec<PathBuf>,

@@ -131,6 +131,8 @@ impl ProfileRun {
                     env_remove: Vec::new(),
                     // With `--json -` the target must not write into the JSON stream.
                     quiet: a.quiet_target || !text,
+                    // Set by `profile` once the exec chain is known (unless --no-follow).
+                    follow: None,
                 },
                 runs: a.runs as usize,
                 warmup: a.warmup as usize,
@@ -141,6 +143,8 @@ impl ProfileRun {
                 sample: sampling.clone(),
                 sample_runs: a.sample_runs as usize,
                 show_output: a.show_output,
+                follow: !a.no_follow,
+                chain: None,
             },
             json: a.json,
             text,

@@ -273,7 +273,7 @@ fn trace_exit_code(t: &crate::trace::launch::TraceError) -> ExitCode {
     match t {
         T::NotFound { .. } | T::NotExecutable { .. } => ExitCode::Input,
         T::Setuid { .. } | T::PtraceDenied { .. } => ExitCode::Refused,
-        T::Spawn { .. } | T::Lost { .. } => ExitCode::TargetFailed,
+        T::Spawn { .. } | T::Lost { .. } | T::ChainChanged { .. } => ExitCode::TargetFailed,
         T::Interrupted => ExitCode::Interrupted,
     }
 }

@@ -100,6 +100,8 @@ fn profile_checked(cfg: &crate::config::ProfileRun) -> Result<ExitCode, Error> {
     }
     if let Some(f) = &cfg.fork {
         check_child(&f.child)?;
+        // Before the exec-chain discovery runs the target.
+        crate::trace::fork::check(f)?;
     }
     profile_inner(cfg, closure)
 }
@@ -168,13 +170,15 @@ fn profile_inner(
     closure: Option<deps::Closure>,
 ) -> Result<ExitCode, Error> {
     let mut folded = Vec::new();
+    // The exec chain through wrappers, discovered once for the fork and the exec runs.
+    let pcfg = crate::profile::with_chain(&cfg.profile)?;
     let fork = match &cfg.fork {
         Some(f) => {
             // With exec runs to follow, the fork run's output is not the one shown.
             let cmd = if cfg.exec {
-                cfg.profile.later_command()
+                pcfg.later_command()
             } else {
-                cfg.profile.command.clone()
+                pcfg.command.clone()
             };
             let run = crate::trace::fork::run(&cmd, f)?;
             let mut s = crate::attribute::fork_cost::section(&run, f.iterations);
@@ -191,11 +195,16 @@ fn profile_inner(
         write_graphs(cfg, &folded, fork.as_ref(), None)?;
         return fork_only(cfg, fork);
     }
-    let mut section = crate::profile::profile(&cfg.profile)?;
+    let mut section = crate::profile::profile(&pcfg)?;
     if crate::trace::interrupted() {
         return Err(interrupted());
     }
     let target = &cfg.profile.command.program;
+    // Followed through wrappers: the prediction describes the program that was measured.
+    let closure = match section.measured_exe() {
+        Some(exe) => deps::resolve(exe, &deps::ResolveOptions::from_env()).ok(),
+        None => closure,
+    };
     if let Some(c) = &closure {
         section.prediction = Some(crate::attribute::link_cost::prediction(c));
     }

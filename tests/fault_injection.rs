@@ -178,8 +178,10 @@ fn the_target_killed_from_outside_is_one_warning_and_nothing_is_left() {
     let marker = format!("ldcost-fi-killed-{}", std::process::id());
     let script = format!("sleep 300 & echo $$ $! > {}; wait; : {marker}", f.display());
     let err = dir.path().join("err");
+    // --no-follow: the target runs once (no exec-chain discovery run before the measured one).
     let mut child = Command::new(BIN)
         .args(QUICK)
+        .arg("--no-follow")
         .args(["/bin/sh", "-c", &script])
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(&err).expect("err file"))
@@ -355,7 +357,9 @@ fn a_low_ulimit_n_is_one_line_exit_8_and_nothing_left() {
         return;
     }
     let marker = format!("ldcost-fi-ulimit-n-{}", std::process::id());
+    // --no-follow: the measured run, which opens the counters, is the first.
     let mut args: Vec<&str> = QUICK.to_vec();
+    args.push("--no-follow");
     let script = format!("sleep 300; : {marker}");
     args.extend(["/bin/sh", "-c", &script]);
     let (code, err) = run(&args, "ulimit -n 10;");

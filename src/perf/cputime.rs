@@ -53,6 +53,17 @@ pub struct CpuTimes {
 }
 
 impl CpuTimes {
+    /// What was added since `earlier` (the same process read before; `None`: everything).
+    pub fn since(&self, earlier: Option<&CpuTimes>) -> CpuTimes {
+        let Some(e) = earlier else { return *self };
+        CpuTimes {
+            total_ns: self.total_ns.saturating_sub(e.total_ns),
+            utime_ticks: self.utime_ticks.saturating_sub(e.utime_ticks),
+            stime_ticks: self.stime_ticks.saturating_sub(e.stime_ticks),
+            tick_ns: self.tick_ns,
+        }
+    }
+
     /// `(user_ns, kernel_ns)`, summing to `total_ns`; `None` when no tick was recorded, i.e.
     /// the kernel has no evidence about the ratio.
     pub fn split(&self) -> Option<(u64, u64)> {

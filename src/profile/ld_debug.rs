@@ -3,6 +3,10 @@
 //! stderr stays its own.
 //!
 //! In: the target's command. Out: [`LdDebugStatistics`], the cross-check of the report.
+//!
+//! A wrapper's images would share the file (one per pid, and an exec keeps the pid): the
+//! wrappers' part is moved aside at the measured execve ([`ld_debug_run`]), and images exec'd
+//! after the measured one (`--no-follow`) are cut off by order ([`first_image`]).
 
 use std::time::Duration;
 
@@ -55,59 +59,137 @@ pub(super) fn ld_debug_statistics(
     timeout: Option<Duration>,
 ) -> Option<LdDebugStatistics> {
     let stats = ld_debug_run(cmd, "statistics", timeout)?;
-    let mut s = parse_ld_debug(&stats);
+    let mut s = parse_ld_debug(first_image(&stats, STATISTICS_START, true)?);
     s.relocations?;
     if let Some(b) = ld_debug_run(cmd, "bindings,libs", timeout) {
-        s.bindings = parse_ld_debug(&b).bindings;
+        if let Some(part) = first_image(&b, LIBS_END, false) {
+            s.bindings = parse_ld_debug(part).bindings;
+        }
     }
     Some(s)
 }
 
+/// With LD_DEBUG=statistics each image's ld.so writes one start-up block, opened by this
+/// line, when it hands over to the program (rtld.c's print_statistics); only the image that
+/// exits writes the exit block ("final number of relocations"), after its own.
+const STATISTICS_START: &str = "total startup time in dynamic loader:";
+/// With LD_DEBUG=libs each image's ld.so ends its start-up with this line (rtld.c,
+/// DL_DEBUG_IMPCALLS), after the "calling init" lines.
+const LIBS_END: &str = "transferring control:";
+
+/// The measured image's part of its LD_DEBUG file: up to where the next image's starts (a
+/// `--no-follow` target that execs another), cut at the lines holding `marker`, which open
+/// each image's part (`opens`) or close it. `None` when the file has no part that opens.
+pub fn first_image<'a>(text: &'a str, marker: &str, opens: bool) -> Option<&'a str> {
+    let mut cuts = Vec::new();
+    let mut off = 0;
+    for line in text.split_inclusive('\n') {
+        if line.contains(marker) {
+            cuts.push(if opens { off } else { off + line.len() });
+        }
+        off += line.len();
+    }
+    let (start, end) = if opens {
+        (*cuts.first()?, cuts.get(1))
+    } else {
+        (0, cuts.first())
+    };
+    Some(&text[start..end.copied().unwrap_or(text.len())])
+}
+
+/// One run with LD_DEBUG=`what` written to a file, the measured image's part of it.
+///
+/// The run is launched as the measured ones are, stopped at the entry of the measured
+/// execve (after a followed chain's wrappers, [`crate::trace::follow`]) and let go untraced.
+/// LD_DEBUG_OUTPUT names one file per process (`FILE.PID`) that each ld.so opens with
+/// O_APPEND, and an exec keeps the pid: the wrappers' ld.so write into the same file. It is
+/// moved aside at that stop, so the measured image's ld.so starts a file of its own: the
+/// exec boundary separates them, not the order of the lines.
 fn ld_debug_run(cmd: &Command, what: &str, timeout: Option<Duration>) -> Option<String> {
     let dir = std::env::temp_dir().join(format!("ldcost-lddebug-{}", std::process::id()));
     std::fs::create_dir_all(&dir).ok()?;
     let out = dir.join("debug");
-    let mut c = std::process::Command::new(&cmd.program);
-    c.args(&cmd.args)
-        .env("LD_DEBUG", what)
-        .env("LD_DEBUG_OUTPUT", &out)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
-    for (k, v) in &cmd.env {
-        c.env(k, v);
-    }
-    for k in &cmd.env_remove {
-        c.env_remove(k);
-    }
-    // The same --timeout as the measured runs; and ldcost's own SIGINT stops the wait.
-    let mut pid = 0;
-    let ok = match c.spawn() {
-        Ok(mut child) => {
-            pid = child.id();
-            let start = std::time::Instant::now();
-            loop {
-                match child.try_wait() {
-                    Ok(Some(_)) => break true,
-                    Ok(None)
-                        if timeout.is_none_or(|t| start.elapsed() < t)
-                            && !crate::trace::interrupted() =>
-                    {
-                        std::thread::sleep(Duration::from_millis(1))
-                    }
-                    _ => {
-                        let _ = child.kill();
-                        let _ = child.wait();
-                        break false;
-                    }
-                }
-            }
-        }
-        Err(_) => false,
-    };
-    // ld.so appends .PID: the target's own file, not those of its children or of programs
-    // it execs.
-    let text = std::fs::read_to_string(format!("{}.{pid}", out.display())).unwrap_or_default();
+    let mut c = cmd.clone();
+    c.quiet = true;
+    c.env
+        .retain(|(k, _)| k != "LD_DEBUG" && k != "LD_DEBUG_OUTPUT");
+    c.env.push(("LD_DEBUG".into(), what.into()));
+    c.env
+        .push(("LD_DEBUG_OUTPUT".into(), out.display().to_string()));
+    let text = run_detached(&c, timeout, |pid| {
+        let file = format!("{}.{pid}", out.display());
+        let _ = std::fs::rename(&file, format!("{file}.before"));
+        file
+    });
     let _ = std::fs::remove_dir_all(&dir);
-    ok.then_some(text)
+    text
+}
+
+/// Launches `cmd`, calls `at_exec` at the measured execve's entry, lets the target run
+/// untraced to its end (or `timeout`, or ldcost's SIGINT) and reads the file `at_exec` named.
+fn run_detached(
+    cmd: &Command,
+    timeout: Option<Duration>,
+    at_exec: impl FnOnce(i32) -> String,
+) -> Option<String> {
+    use nix::sys::wait::{waitpid, WaitStatus};
+    use nix::unistd::Pid;
+    let mut t = crate::trace::launch::launch(cmd).ok()?;
+    let pid = t.pid;
+    let watchdog = crate::trace::launch::Watchdog::start(pid, timeout);
+    t.stop_at_execve().ok()?;
+    let file = at_exec(pid.as_raw());
+    nix::sys::ptrace::detach(pid, None).ok()?;
+    let ok = loop {
+        match waitpid(Pid::from_raw(pid.as_raw()), None) {
+            Ok(WaitStatus::Exited(..)) => break !watchdog.fired(),
+            Ok(WaitStatus::Signaled(..)) => break false,
+            Err(nix::errno::Errno::EINTR) if crate::trace::interrupted() => {
+                t.kill();
+                return None;
+            }
+            Ok(_) | Err(nix::errno::Errno::EINTR) => continue,
+            Err(_) => break false,
+        }
+    };
+    t.reaped();
+    ok.then(|| std::fs::read_to_string(file).unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `LD_DEBUG=statistics LD_DEBUG_OUTPUT=F ./wrap` (`#!/bin/sh`, `exec /usr/bin/env fx`)
+    /// on Debian 12, untraced (every image in one file): sh's, env's and fx's start-up blocks,
+    /// then fx's exit block.
+    const CHAIN: &str = "     1:\t\n     1:\truntime linker statistics:\n     1:\t  total startup time in dynamic loader: 240587 cycles\n     1:\t                 number of relocations: 181\n     1:\t\n     1:\truntime linker statistics:\n     1:\t  total startup time in dynamic loader: 161127 cycles\n     1:\t                 number of relocations: 90\n     1:\t\n     1:\truntime linker statistics:\n     1:\t  total startup time in dynamic loader: 144462 cycles\n     1:\t                 number of relocations: 83\n     1:\t\n     1:\truntime linker statistics:\n     1:\t           final number of relocations: 86\n";
+
+    #[test]
+    fn the_first_image_statistics_stop_at_the_next_image() {
+        let first = parse_ld_debug(first_image(CHAIN, STATISTICS_START, true).unwrap());
+        assert_eq!(first.startup_cycles, Some(240587));
+        assert_eq!(first.relocations, Some(181));
+        // The exit block is the last image's, not the first's.
+        assert_eq!(first.final_relocations, None);
+        // Alone in its file (the wrappers' moved aside), the last image's own blocks.
+        let last = &CHAIN[CHAIN.find("144462").unwrap() - 40..];
+        let last = parse_ld_debug(first_image(last, STATISTICS_START, true).unwrap());
+        assert_eq!(last.relocations, Some(83));
+        assert_eq!(last.final_relocations, Some(86));
+        assert_eq!(first_image("no statistics\n", STATISTICS_START, true), None);
+    }
+
+    #[test]
+    fn bindings_stop_at_the_first_transfer_of_control() {
+        let t = "1:\tbinding file /bin/sh [0] to libc.so.6 [0]: normal symbol `a'\n\
+                 1:\tcalling init: libc.so.6\n1:\ttransferring control: /bin/sh\n\
+                 1:\tbinding file /bin/sh [0] to libc.so.6 [0]: normal symbol `late'\n\
+                 1:\tbinding file /tmp/fx [0] to libc.so.6 [0]: normal symbol `b'\n";
+        let part = first_image(t, LIBS_END, false).unwrap();
+        assert!(part.ends_with("transferring control: /bin/sh\n"), "{part}");
+        let b = parse_ld_debug(part).bindings;
+        assert_eq!(b.get("/bin/sh"), Some(&1));
+        assert_eq!(b.get("/tmp/fx"), None);
+    }
 }

@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use crate::attribute::stats::{summarize, Summary};
 use crate::perf::{machine_counting, Snapshot};
 use crate::record::{Detail, Instrumentation, Phase, Run};
+use crate::trace::follow::ExecImage;
 use crate::trace::launch::{Command, Ending};
 use crate::trace::startup::{run_once, run_uninstrumented, RunError, RunOptions};
 
@@ -46,6 +47,10 @@ pub struct ProfileConfig {
     /// Show the target's output in every run (`--show-output`); otherwise only the first
     /// measured run's output is shown and the rest discarded (hyperfine's convention).
     pub show_output: bool,
+    /// Follow the exec chain to the program that finally runs (off with `--no-follow`).
+    pub follow: bool,
+    /// The exec chain, once discovered ([`with_chain`]); `command.follow` is then its plan.
+    pub chain: Option<Vec<ExecImage>>,
 }
 
 impl ProfileConfig {
@@ -149,6 +154,11 @@ pub struct ProfileSection {
     /// ([`cpu_features::note`]).
     #[serde(default)]
     pub cpu_features_note: Option<String>,
+    /// The exec chain followed to the measured program: the target as given first, the
+    /// measured image last (one image when the target execs nothing); empty with
+    /// `--no-follow`.
+    #[serde(default)]
+    pub followed: Vec<ExecImage>,
     /// The sampled stacks, for --folded/--flamegraph (not in the JSON).
     #[serde(skip)]
     pub folded: Vec<crate::attribute::FoldedStack>,
@@ -156,8 +166,39 @@ pub struct ProfileSection {
     pub raw: Vec<Run>,
 }
 
-/// Runs everything and aggregates.
+/// The configuration with its exec chain discovered (one run of its own, see
+/// [`crate::trace::follow`]) and the runs' plan set, unless `--no-follow` or already done.
+pub fn with_chain(cfg: &ProfileConfig) -> Result<ProfileConfig, RunError> {
+    let mut out = cfg.clone();
+    if cfg.follow && cfg.chain.is_none() {
+        // Not a run of the document: its output is never shown (not even --show-output).
+        let quiet = Command {
+            quiet: true,
+            ..cfg.command.clone()
+        };
+        let chain = crate::trace::follow::discover(&quiet, cfg.timeout)?;
+        out.command.follow = crate::trace::follow::plan(&chain);
+        out.chain = Some(chain);
+    }
+    Ok(out)
+}
+
+impl ProfileSection {
+    /// The executable that was measured when an exec chain was followed (the final image's,
+    /// as /proc/PID/exe names it, which is also the name of its per-object rows), which `deps`
+    /// and the cross-checks must describe; `None` when nothing was followed (one image, or
+    /// `--no-follow`): the target as given is what ran.
+    pub fn measured_exe(&self) -> Option<&Path> {
+        match self.followed.as_slice() {
+            [_, .., last] => Some(Path::new(&last.exe)),
+            _ => None,
+        }
+    }
+}
+
+/// Runs everything and aggregates (following the exec chain first, unless `--no-follow`).
 pub fn profile(cfg: &ProfileConfig) -> Result<ProfileSection, RunError> {
+    let cfg = &with_chain(cfg)?;
     let per_obj = RunOptions {
         instrumentation: Instrumentation::PerObject,
         timeout: cfg.timeout,
@@ -212,6 +253,7 @@ pub fn profile(cfg: &ProfileConfig) -> Result<ProfileSection, RunError> {
         .collect();
     let mut section = aggregate(cfg, detail, raw, ld_debug, counters);
     section.counting = counting;
+    section.followed = cfg.chain.clone().unwrap_or_default();
     if let Some(sc) = &cfg.sample {
         let measured = summarize(&cpu)
             .or(section.total_task_clock_ns.clone())

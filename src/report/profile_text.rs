@@ -36,6 +36,14 @@ pub fn profile(p: &ProfileSection) -> String {
         if p.runs == 1 { "" } else { "s" },
         p.warmup
     );
+    if p.followed.len() > 1 || p.followed.iter().any(|i| i.interpreter.is_some()) {
+        let _ = writeln!(
+            s,
+            "followed: {} (measured: {})",
+            crate::trace::follow::describe(&p.followed),
+            p.followed.last().map_or("", |i| i.exe.as_str())
+        );
+    }
     let mut endings: Vec<String> = p.endings.iter().map(|e| e.describe()).collect();
     endings.dedup();
     let _ = writeln!(s, "target: {}", endings.join("; "));

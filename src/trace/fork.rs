@@ -163,8 +163,8 @@ pub enum ForkError {
 const TAG_ENTRY: u32 = 101;
 const TAG_AT: u32 = 102;
 
-/// Runs the target once with the fork probe.
-pub fn run(cmd: &Command, opts: &ForkOptions) -> Result<ForkRun, ForkError> {
+/// Refuses the option combinations that cannot run, before anything is launched.
+pub fn check(opts: &ForkOptions) -> Result<(), ForkError> {
     if opts.spawn == Spawn::Vfork && opts.child == ChildSpec::Exit {
         return Err(ForkError::Unsupported(
             "--spawn vfork with --child exit: a vfork child may only _exit or exec (it shares the parent's memory)".into(),
@@ -175,6 +175,12 @@ pub fn run(cmd: &Command, opts: &ForkOptions) -> Result<ForkRun, ForkError> {
             "--spawn posix_spawn needs --child exec:PATH (posix_spawn always execs)".into(),
         ));
     }
+    Ok(())
+}
+
+/// Runs the target once with the fork probe.
+pub fn run(cmd: &Command, opts: &ForkOptions) -> Result<ForkRun, ForkError> {
+    check(opts)?;
     let mut tracee = launch(cmd)?;
     let pid = tracee.pid;
     super::set_current_target(pid.as_raw());

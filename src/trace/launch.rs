@@ -59,6 +59,8 @@ pub enum TraceError {
     Lost { path: PathBuf, what: String },
     #[error("interrupted: the target was killed and reaped")]
     Interrupted,
+    #[error("the exec chain of {path} differs from the one found by its first run: {what}")]
+    ChainChanged { path: PathBuf, what: String },
 }
 
 impl TraceError {
@@ -74,6 +76,7 @@ TraceError::NotExecutable { reason, .. } if reason.contains("directory") => {
 
             TraceError::Setuid { .. } => Some("profile a copy without the set-ID bit (cp FILE /tmp/x && ldcost profile /tmp/x), or use `ldcost deps` which needs no tracing".into()),
             TraceError::PtraceDenied { .. } => Some(ptrace_hint()),
+            TraceError::ChainChanged { .. } => Some("a wrapper that execs another program from run to run cannot be followed: profile the program it runs directly, or its first image with --no-follow".into()),
             _ => None,
         }
     }
@@ -134,6 +137,8 @@ pub struct Tracee {
     exec_err: Option<OwnedFd>,
     /// What the child reads until its exec (see [`ChildData`]); dropped at the exec stop.
     child_data: Option<Box<ChildData>>,
+    /// The exec chain to follow before the measured execve; taken when it has been followed.
+    follow: Option<super::follow::FollowTo>,
 }
 
 /// What `launch` needs.
@@ -147,6 +152,9 @@ pub struct Command {
     pub env_remove: Vec<String>,
     /// Send the target's stdout and stderr to /dev/null.
     pub quiet: bool,
+    /// Follow the exec chain: the run starts at the final image's execve, the wrappers before
+    /// it run through ([`crate::trace::follow`]); `None`: the first image is measured.
+    pub follow: Option<super::follow::FollowTo>,
 }
 
 /// Refuses what we cannot or should not trace, before forking.
@@ -374,6 +382,7 @@ pub fn launch(cmd: &Command) -> Result<Tracee, TraceError> {
         alive: true,
         exec_err: Some(rd),
         child_data: Some(data),
+        follow: cmd.follow.clone(),
     };
     match waitpid(child, Some(WaitPidFlag::__WALL)) {
         Ok(WaitStatus::Stopped(_, Signal::SIGSTOP)) => {}
@@ -390,15 +399,10 @@ pub fn launch(cmd: &Command) -> Result<Tracee, TraceError> {
             })
         }
     }
-    let opts = ptrace::Options::PTRACE_O_EXITKILL
-        | ptrace::Options::PTRACE_O_TRACEEXEC
-        | ptrace::Options::PTRACE_O_TRACEEXIT
-        | ptrace::Options::PTRACE_O_TRACECLONE
-        | ptrace::Options::PTRACE_O_TRACEFORK
-        | ptrace::Options::PTRACE_O_TRACEVFORK
-        | ptrace::Options::PTRACE_O_TRACESYSGOOD;
-    ptrace::setoptions(child, opts).map_err(|e| TraceError::PtraceDenied {
-        what: format!("PTRACE_SETOPTIONS: {e}"),
+    ptrace::setoptions(child, super::follow::ptrace_options(true)).map_err(|e| {
+        TraceError::PtraceDenied {
+            what: format!("PTRACE_SETOPTIONS: {e}"),
+        }
     })?;
     Ok(t)
 }
@@ -431,7 +435,13 @@ impl Tracee {
     /// syscall-enter stop (PTRACE_SYSCALL, told apart by TRACESYSGOOD and
     /// PTRACE_GET_SYSCALL_INFO). Counters read here and at the exec stop bound the whole
     /// system call: see [`crate::perf::CounterSet::rebase`].
+    ///
+    /// With an exec chain to follow ([`Command::follow`]), the execve is the final image's:
+    /// the wrappers before it run through ([`crate::trace::follow::to_final_execve`]).
     pub fn stop_at_execve(&mut self) -> Result<(), TraceError> {
+        if let Some(to) = self.follow.take() {
+            return super::follow::to_final_execve(self, &to);
+        }
         ptrace::syscall(self.pid, None).map_err(|e| self.lost(format!("PTRACE_SYSCALL: {e}")))?;
         loop {
             match waitpid(self.pid, Some(WaitPidFlag::__WALL)) {
@@ -469,8 +479,12 @@ impl Tracee {
     }
 
     /// Continues the stopped child (at its SIGSTOP, or at its execve entry after
-    /// [`Tracee::stop_at_execve`]) into execve and waits for the PTRACE_EVENT_EXEC stop.
+    /// [`Tracee::stop_at_execve`]) into execve and waits for the PTRACE_EVENT_EXEC stop (of
+    /// the final image, with an exec chain to follow).
     pub fn run_to_exec(&mut self) -> Result<(), TraceError> {
+        if let Some(to) = self.follow.take() {
+            super::follow::to_final_execve(self, &to)?;
+        }
         ptrace::cont(self.pid, None).map_err(|e| self.lost(format!("PTRACE_CONT: {e}")))?;
         loop {
             match waitpid(self.pid, Some(WaitPidFlag::__WALL)) {

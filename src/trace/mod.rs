@@ -8,10 +8,13 @@
 //! the target to an injection point, reads its [`footprint`] and has the fork probe
 //! ([`inject`]) fork it N times. `inspect` holds what `startup` and `fork` both read from a
 //! live tracee (auxv, maps, symbols) and how they treat its other threads and children.
+//! [`follow`] finds a wrapper's exec chain (a `#!` script, `env`, a shim) and makes the runs
+//! start at the final image's execve.
 //! SIGINT/SIGTERM to ldcost set a flag ([`interrupted`]) that every wait loop checks, so the
 //! target is killed and reaped rather than left stopped.
 
 pub mod breakpoint;
+pub mod follow;
 pub mod footprint;
 pub mod fork;
 pub mod inject;

@@ -93,6 +93,9 @@ pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunEr
 
     tracee.stop_at_execve()?;
     counters.rebase()?;
+    // The process's CPU before the measured execve (a followed chain's wrappers): not the
+    // target's, left out of the user/kernel split read at its exit.
+    let cpu_at_exec = crate::perf::cpu_times(pid.as_raw());
     if let Some(c) = inherited.as_mut() {
         c.rebase()?;
     }
@@ -279,7 +282,9 @@ pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunEr
                     counters.read()?,
                 ));
                 // /proc/PID still describes the whole process here (it has not exited yet).
-                user_kernel_ns = crate::perf::cpu_times(pid.as_raw()).and_then(|c| c.split());
+                user_kernel_ns = crate::perf::cpu_times(pid.as_raw())
+                    .map(|c| c.since(cpu_at_exec.as_ref()))
+                    .and_then(|c| c.split());
                 if let Ok(msg) = ptrace::getevent(pid) {
                     // The exit status (wait(2) encoding), in case the final wait is lost.
                     let st = msg as i32;
