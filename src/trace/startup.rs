@@ -315,9 +315,26 @@ pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunEr
                 if per_object {
                     // The same stop once more with no work between: its cost, measured now, in
                     // this process, and left out of every later reading (see stopcost).
-                    let replayed = super::stopcost::replay(pid, addr)
-                        .map_err(|e| tracee.lost(format!("replayed stop: {e}")))?;
-                    if replayed {
+                    use super::stopcost::{replay, Replay};
+                    let replayed = match replay(pid, addr) {
+                        Ok(r) => r,
+                        Err(_) if super::interrupted() => {
+                            tracee.kill();
+                            return Err(TraceError::Interrupted.into());
+                        }
+                        Err(e) => return Err(tracee.lost(format!("replayed stop: {e}")).into()),
+                    };
+                    if let Replay::Ended(st) = replayed {
+                        tracee.reaped();
+                        ending = Some(match st {
+                            WaitStatus::Signaled(..) if watchdog.fired() => Ending::TimedOut,
+                            WaitStatus::Signaled(_, sig, _) => Ending::Killed(sig as i32),
+                            WaitStatus::Exited(_, code) => Ending::Exited(code),
+                            _ => Ending::Killed(Signal::SIGKILL as i32),
+                        });
+                        break;
+                    }
+                    if let Replay::Done = replayed {
                         let d = counters.read()?.delta(&snap);
                         stop_costs_ns.extend(d.task_clock_ns);
                         if let Some(c) = inherited.as_mut() {

@@ -22,25 +22,40 @@ use nix::unistd::Pid;
 /// The int3 opcode.
 const INT3: i64 = 0xcc;
 
-/// Replays a breakpoint stop at `addr`, where the stopped tracee's rip is. Returns false (and
-/// changes nothing) when rip is elsewhere (a persistent breakpoint already stepped over its
-/// instruction). A signal that arrives meanwhile is delivered (its handler's time then falls in
-/// the replay, which makes it an outlier the caller's median ignores). An error means the
-/// tracee is gone or refuses ptrace: the caller treats it as lost.
-pub(crate) fn replay(pid: Pid, addr: u64) -> nix::Result<bool> {
+/// What became of a replay.
+#[derive(Debug)]
+pub(crate) enum Replay {
+    /// Replayed: the tracee is stopped where it was, as it was.
+    Done,
+    /// Not replayed (rip is not at the breakpoint: a persistent one, already stepped over).
+    Skipped,
+    /// The tracee ended meanwhile (killed by the watchdog, a signal): its final status, which
+    /// this wait consumed, for the caller to record.
+    Ended(WaitStatus),
+}
+
+/// Replays a breakpoint stop at `addr`, where the stopped tracee's rip is (see the module
+/// doc). A signal that arrives meanwhile is delivered (its handler's time then falls in the
+/// replay, an outlier the run's median ignores). An error means the tracee refuses ptrace, or
+/// EINTR when ldcost was interrupted: the caller treats it as lost or interrupted.
+pub(crate) fn replay(pid: Pid, addr: u64) -> nix::Result<Replay> {
     let regs = ptrace::getregs(pid)?;
     if regs.rip != addr {
-        return Ok(false);
+        return Ok(Replay::Skipped);
     }
     let word = ptrace::read(pid, addr as ptrace::AddressType)?;
     ptrace::write(pid, addr as ptrace::AddressType, (word & !0xff) | INT3)?;
     ptrace::cont(pid, None)?;
     loop {
-        match waitpid(pid, Some(WaitPidFlag::__WALL))? {
-            WaitStatus::Stopped(_, Signal::SIGTRAP) => break,
-            WaitStatus::Stopped(_, sig) => ptrace::cont(pid, Some(sig))?,
-            WaitStatus::Exited(..) | WaitStatus::Signaled(..) => return Err(nix::Error::ESRCH),
-            _ => ptrace::cont(pid, None)?,
+        match waitpid(pid, Some(WaitPidFlag::__WALL)) {
+            Ok(WaitStatus::Stopped(_, Signal::SIGTRAP)) => break,
+            Ok(WaitStatus::Stopped(_, sig)) => ptrace::cont(pid, Some(sig))?,
+            Ok(st @ (WaitStatus::Exited(..) | WaitStatus::Signaled(..))) => {
+                return Ok(Replay::Ended(st))
+            }
+            Ok(_) => ptrace::cont(pid, None)?,
+            Err(nix::Error::EINTR) if !super::interrupted() => continue,
+            Err(e) => return Err(e),
         }
     }
     // Put the instruction back: the low byte as it was, the rest as the tracee has it now.
@@ -51,7 +66,7 @@ pub(crate) fn replay(pid: Pid, addr: u64) -> nix::Result<bool> {
         (now & !0xff) | (word & 0xff),
     )?;
     ptrace::setregs(pid, regs)?;
-    Ok(true)
+    Ok(Replay::Done)
 }
 
 /// The median of replayed stop costs (ns); None for none.
