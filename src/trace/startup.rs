@@ -312,7 +312,8 @@ pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunEr
                 stops += if tag == TAG_DEBUG_STATE { 2 } else { 1 };
                 let now = (running_ns, stops);
                 let snap = counters.read()?;
-                if per_object {
+                // Not in sampled runs: their samples would see the replays' kernel work.
+                if per_object && opts.sample.is_none() {
                     // The same stop once more with no work between: its cost, measured now, in
                     // this process, and left out of every later reading (see stopcost).
                     use super::stopcost::{replay, Replay};
