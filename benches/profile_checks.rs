@@ -35,8 +35,13 @@
 //!   printed beside (ldcost's launcher teardown is item 1's). `initializers`: the category's
 //!   share against the initializers phases' share less faults and kernel: within 5 points.
 //!
+//! - `stop correction`: the per-object phases' corrected sum (each run's stops at that run's
+//!   replayed cost, `overhead.ns_per_stop`) against the uninstrumented runs' 95% interval, for
+//!   /bin/true and ls (10 runs): inside it (tests/stop_cost.rs keeps the signs: no phase
+//!   corrected to zero, the sum never below the interval). The cross-run slope is printed beside.
+//!
 //! Environment: `LDCOST_BENCH_FORKS` (forks of the fork summary check, default 100000);
-//! `LDCOST_BENCH_ONLY` (checks to run, comma-separated by the names above: `cpu features`,
+//! `LDCOST_BENCH_ONLY` (checks to run, comma-separated by the names above: `cpu features`, `stop correction`,
 //! `phase groups`, ...; default all).
 
 #[path = "../tests/common/mod.rs"]
@@ -126,6 +131,9 @@ fn main() {
     }
     if wanted("cpu features") {
         rows.extend(cpu_features());
+    }
+    if wanted("stop correction") {
+        rows.extend(stop_correction());
     }
     for r in &rows {
         println!("{r}");
@@ -602,6 +610,50 @@ fn cpu_features() -> Vec<String> {
             }
             Err(e) => rows.push(skip_row(check, label, &e)),
         }
+    }
+    rows
+}
+
+/// The corrected per-object sum inside the uninstrumented runs' 95% interval.
+fn stop_correction() -> Vec<String> {
+    let check = "stop correction";
+    let mut rows = Vec::new();
+    for label in ["/bin/true", "/bin/ls"] {
+        let p = match profile(&tgt(label, &[]), &["-n", "10", "--no-ld-debug"]) {
+            Ok(p) => p,
+            Err(e) => {
+                rows.push(skip_row(check, label, &e));
+                continue;
+            }
+        };
+        let (Some(sum), Some(none)) = (&p.total_task_clock_ns, &p.overhead.uninstrumented_ns)
+        else {
+            rows.push(skip_row(
+                check,
+                label,
+                "no corrected sum or no reference runs",
+            ));
+            continue;
+        };
+        let us = |v: Option<f64>| v.map_or("n/a".to_string(), |v| format!("{:.1}", v / 1e3));
+        rows.push(row(
+            check,
+            label,
+            format!(
+                "corrected sum {:.0} µs ({} µs per stop in-run, slope across runs {})",
+                sum.median / 1e3,
+                us(p.overhead.ns_per_stop),
+                us(p.overhead.ns_per_stop_slope)
+            ),
+            format!(
+                "uninstrumented {:.0} µs [{:.0}, {:.0}]",
+                none.median / 1e3,
+                none.ci95.0 / 1e3,
+                none.ci95.1 / 1e3
+            ),
+            "corrected sum inside the interval",
+            none.ci95.0 <= sum.median && sum.median <= none.ci95.1,
+        ));
     }
     rows
 }

@@ -216,6 +216,11 @@ pub struct Run {
     /// Where the CPU-feature detection phase was cut in this run, or why it was not.
     #[serde(default)]
     pub cpu_features: Option<CpuFeatureCut>,
+    /// Per-object runs: what each breakpoint stop, replayed once with no work between, cost
+    /// the target (task-clock ns), in order; left out of the segments' counters. The per-stop
+    /// correction of this run's segments ([`crate::trace::stopcost`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stop_costs_ns: Vec<u64>,
 }
 
 /// Where a run's CPU-feature detection phase ([`Phase::CpuFeatures`]) was cut, or why not.

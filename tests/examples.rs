@@ -43,6 +43,8 @@ fn run_with(name: &str, test: &str, work: &Path, env: &[(&str, &str)]) -> Option
     let o = Command::new("sh")
         .arg(&script)
         .args(["--format", "json"])
+        // Both halves kept: a timed check that does not hold prints their per-run figures.
+        .args(["--save-base", "base.json", "--save-head", "head.json"])
         .env("LDCOST", env!("CARGO_BIN_EXE_ldcost"))
         .env("WORK", work)
         .env("RUNS", "20")
@@ -150,10 +152,41 @@ fn startup_change(c: &Comparison) -> f64 {
 /// investigation, not noise; `benches/examples_check.rs` (10 rounds) judges these. The test
 /// asserts what does not move with time: the attribution's exact arithmetic and readelf's
 /// counts as the fit's inputs.
-fn timed(holds: bool, what: &str) {
+fn timed(holds: bool, what: &str, work: &Path) {
     if !holds {
         eprintln!("TIMED CHECK DID NOT HOLD HERE (benches/examples_check.rs judges it): {what}");
+        eprint!("{}", per_run(work));
     }
+}
+
+/// Each side's runs in the order they ran: kind, start-up CPU (execve → main, the verdict's
+/// figure for boundaries-only runs), whole-process CPU, stops. What to look at when a timed
+/// check does not hold: which runs carry the change.
+fn per_run(work: &Path) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    for side in ["base", "head"] {
+        let Ok(text) = std::fs::read(work.join(format!("{side}.json"))) else {
+            continue;
+        };
+        let Ok(doc) = serde_json::from_slice::<ldcost::report::Document>(&text) else {
+            continue;
+        };
+        for r in doc.profile.iter().flat_map(|p| &p.raw) {
+            let startup: u64 = r
+                .segments
+                .iter()
+                .filter(|s| s.phase != ldcost::record::Phase::MainToExit)
+                .filter_map(|s| s.counters.task_clock_ns)
+                .sum();
+            let _ = writeln!(
+                out,
+                "  {side} {:?}: start-up {startup} ns, total {:?} ns, {} stops",
+                r.instrumentation, r.total.task_clock_ns, r.stops
+            );
+        }
+    }
+    out
 }
 
 #[test]
@@ -167,7 +200,7 @@ fn more_libraries_is_slower_and_the_generated_library_leads() {
     let Some(c) = run("more-libraries", name, dir.path()) else {
         return;
     };
-    timed(startup_change(&c) > 0.0, &c.verdict.summary);
+    timed(startup_change(&c) > 0.0, &c.verdict.summary, dir.path());
     let a = &c.attribution;
     adds_up(a);
     let (part, object, terms) = leader(a);
@@ -176,6 +209,7 @@ fn more_libraries_is_slower_and_the_generated_library_leads() {
             && matches!(terms.first(), Some(&"lookups") | Some(&"probes"))
             && a.parts[0].items[0].change == "added",
         &format!("leader {part} {object} {terms:?}"),
+        dir.path(),
     );
     // The fit's inputs are readelf's counts.
     let w = inputs(a, "head", "libwidgets.so");
@@ -212,7 +246,7 @@ fn visibility_hidden_is_faster_by_fewer_lookups() {
     let Some(c) = run("visibility", name, dir.path()) else {
         return;
     };
-    timed(startup_change(&c) < 0.0, &c.verdict.summary);
+    timed(startup_change(&c) < 0.0, &c.verdict.summary, dir.path());
     let a = &c.attribution;
     adds_up(a);
     let (part, object, terms) = leader(a);
@@ -225,6 +259,7 @@ fn visibility_hidden_is_faster_by_fewer_lookups() {
                 .iter()
                 .any(|t| (t.factor == "lookups" || t.factor == "probes") && t.delta < 0.0),
         &format!("leader {part} {object} {terms:?}"),
+        dir.path(),
     );
     let (b, h) = (
         inputs(a, "base", "libshapes.so"),
@@ -253,7 +288,7 @@ fn bind_now_starts_slower_and_its_children_exit_faster() {
     ) else {
         return;
     };
-    timed(startup_change(&c) > 0.0, &c.verdict.summary);
+    timed(startup_change(&c) > 0.0, &c.verdict.summary, dir.path());
     let a = &c.attribution;
     adds_up(a);
     let (part, object, terms) = leader(a);
@@ -261,6 +296,7 @@ fn bind_now_starts_slower_and_its_children_exit_faster() {
         (part, object) == ("relocation", "app")
             && matches!(terms.first(), Some(&"lookups") | Some(&"probes")),
         &format!("leader {part} {object} {terms:?}"),
+        dir.path(),
     );
     let r = readelf_reloc_counts(&dir.path().join("lazy/app"));
     let (b, h) = (inputs(a, "base", "app"), inputs(a, "head", "app"));

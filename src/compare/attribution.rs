@@ -247,13 +247,18 @@ pub(crate) fn side(doc: &Document, which: &str) -> Result<Side, String> {
                     .map(|i| objects[i].0.clone())
             })
     };
-    let per_stop = prof.overhead.ns_per_stop.unwrap_or(0.0);
+    // Older documents have no replayed stops: their document-wide figure.
+    let fallback = prof
+        .overhead
+        .ns_per_stop_slope
+        .or(prof.overhead.ns_per_stop);
     let (mut reloc, mut init, mut mapping) = (Vec::new(), Vec::new(), Vec::new());
     for r in prof
         .raw
         .iter()
         .filter(|r| r.instrumentation == Instrumentation::PerObject)
     {
+        let per_stop = crate::profile::per_stop_ns(r, fallback).unwrap_or(0.0);
         let (mut rl, mut it) = (BTreeMap::new(), BTreeMap::new());
         let mut map = None;
         for s in &r.segments {

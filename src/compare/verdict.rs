@@ -53,15 +53,15 @@ pub fn startup_samples(doc: &Document) -> Option<(Vec<f64>, Vec<f64>, &'static s
         .raw
         .iter()
         .any(|r| r.instrumentation == Instrumentation::Coarse);
-    let (inst, source, per_stop) = if coarse {
-        (Instrumentation::Coarse, "boundaries-only runs", 0.0)
+    let (inst, source) = if coarse {
+        (Instrumentation::Coarse, "boundaries-only runs")
     } else {
         (
             Instrumentation::PerObject,
             "per-object runs, less the ptrace stops' measured cost",
-            p.overhead.ns_per_stop.unwrap_or(0.0),
         )
     };
+    let fallback = p.overhead.ns_per_stop_slope.or(p.overhead.ns_per_stop);
     let (mut cpu, mut wall) = (Vec::new(), Vec::new());
     for r in p.raw.iter().filter(|r| r.instrumentation == inst) {
         let segs: Vec<_> = r
@@ -72,6 +72,11 @@ pub fn startup_samples(doc: &Document) -> Option<(Vec<f64>, Vec<f64>, &'static s
         if segs.is_empty() {
             continue;
         }
+        let per_stop = if coarse {
+            0.0
+        } else {
+            crate::profile::per_stop_ns(r, fallback).unwrap_or(0.0)
+        };
         if segs.iter().all(|s| s.counters.task_clock_ns.is_some()) {
             cpu.push(
                 segs.iter()

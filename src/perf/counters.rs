@@ -232,6 +232,16 @@ impl CounterSet {
         Ok(())
     }
 
+    /// Leaves `d` (counted since some earlier reading) out of every later reading: what the
+    /// tracer made the target do for its own sake (a replayed ptrace stop,
+    /// [`crate::trace::stopcost`]) is not the target's.
+    pub fn exclude(&mut self, d: &Snapshot) {
+        match &mut self.baseline {
+            Some(b) => b.add(d),
+            None => self.baseline = Some(d.clone()),
+        }
+    }
+
     /// Which counters are being counted, and why the others are not.
     pub fn availability(&self) -> Vec<(Counter, Availability)> {
         self.counters

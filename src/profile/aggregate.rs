@@ -2,8 +2,17 @@
 //! it is tested on recordings).
 //!
 //! In: the [`Run`]s of each kind, glibc's own account, the counters this machine offers.
-//! Out: a [`ProfileSection`]: phase medians with intervals, the cost per ptrace stop (a
-//! least-squares slope over runs with different stop counts) and the totals.
+//! Out: a [`ProfileSection`]: phase medians with intervals, each run's segments less the cost
+//! of their ptrace stops ([`per_stop_ns`]), and the totals.
+//!
+//! The cost of a stop is measured in the run it corrects: each breakpoint stop of a per-object
+//! run is replayed once with no work between ([`crate::trace::stopcost`]), and the run's
+//! correction is the median replay, bounded by the run's own evidence: no stop can have cost
+//! more than the run's cheapest segment per stop (a segment is its stops plus work ≥ 0). So
+//! no segment is corrected below zero, whatever the machine's load did between runs. The
+//! least-squares slope of total CPU over stop count across run kinds (what this used to
+//! apply) is kept in the JSON for comparison (`ns_per_stop_slope`): it mixes moments, and a
+//! loaded one inflated it past small segments (a relocation row read 0.0 ms once).
 
 use super::*;
 
@@ -34,17 +43,23 @@ pub fn aggregate(
     let coarse_ns = summarize(&totals(Instrumentation::Coarse));
     let stops: Vec<f64> = measured.iter().map(|r| r.stops as f64).collect();
     let per_object_stops = summarize(&stops).map_or(0.0, |s| s.median);
-    // The cost of one ptrace stop, as the target's CPU time sees it: the slope of a least
-    // squares fit of total task-clock against stops over every run (per-object, boundaries
-    // only, none), never negative (on a noisy machine the fit can come out below zero).
+    // The cross-run slope of total task-clock over stops (per-object, boundaries only, none):
+    // shown beside the in-run figure, and the fallback for recordings without replays.
     let points: Vec<(f64, f64)> = raw
         .iter()
         .filter_map(|r| ns(&r.total).map(|t| (r.stops as f64, t)))
         .collect();
-    let ns_per_stop = slope(&points).map(|c| c.max(0.0));
-    let c = ns_per_stop.unwrap_or(0.0);
-    let corrected = |s: &crate::record::Segment| -> Option<f64> {
-        ns(&s.counters).map(|v| (v - s.stops as f64 * c).max(0.0))
+    let ns_per_stop_slope = slope(&points).map(|c| c.max(0.0));
+    // Each run's own cost per stop (see the module doc), in the order of `measured`.
+    let per_run: Vec<Option<f64>> = measured
+        .iter()
+        .map(|r| per_stop_ns(r, ns_per_stop_slope))
+        .collect();
+    let ns_per_stop =
+        summarize(&per_run.iter().flatten().copied().collect::<Vec<_>>()).map(|s| s.median);
+    let corrected_in = |i: usize| {
+        let c = per_run[i].unwrap_or(0.0);
+        move |s: &crate::record::Segment| corrected(s, c)
     };
     // Phase keys in first-seen order.
     let mut keys: Vec<(Phase, Option<String>)> = Vec::new();
@@ -60,7 +75,8 @@ pub fn aggregate(
     for (phase, object) in keys {
         let (mut cpu, mut raw_cpu, mut wall, mut pf, mut shares) =
             (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        for r in &measured {
+        for (i, r) in measured.iter().enumerate() {
+            let corrected = corrected_in(i);
             let segs: Vec<_> = r
                 .segments
                 .iter()
@@ -74,9 +90,10 @@ pub fn aggregate(
                 let v: f64 = segs.iter().filter_map(|s| corrected(s)).sum();
                 let raw_v: f64 = segs.iter().filter_map(|s| ns(&s.counters)).sum();
                 raw_cpu.push(raw_v);
-                // A segment that ran (raw > 0) but that the per-stop correction takes to zero
-                // (a slope inflated by a loaded moment) was not measured as zero: it is left
-                // out, and a phase with no run left has no CPU figure rather than 0.
+                // The bound makes one segment of a run (its cheapest per stop) exactly zero
+                // when the replays cost more: its work is below what a stop resolves, not
+                // measured as zero. Such a run is left out of that phase, and a phase with no
+                // run left has no CPU figure rather than 0.
                 if v > 0.0 || raw_v <= 0.0 {
                     cpu.push(v);
                     if run_total > 0.0 {
@@ -107,7 +124,8 @@ pub fn aggregate(
     };
     let sum_corrected: Vec<f64> = measured
         .iter()
-        .map(|r| r.segments.iter().filter_map(corrected).sum())
+        .enumerate()
+        .map(|(i, r)| r.segments.iter().filter_map(corrected_in(i)).sum())
         .collect();
     let sum_raw: Vec<f64> = measured
         .iter()
@@ -147,6 +165,7 @@ pub fn aggregate(
             per_object_ns,
             per_object_stops,
             ns_per_stop,
+            ns_per_stop_slope,
             agreement,
             agreement_raw,
             agreement_coarse,
@@ -179,6 +198,26 @@ pub fn aggregate(
         cpu_features_note: None,
         folded: Vec::new(),
     }
+}
+
+/// The CPU cost of one ptrace stop to run `r`, as its segments are corrected: the median of
+/// its replayed stops ([`Run::stop_costs_ns`]; else `fallback`, the cross-run slope of a
+/// recording made before replays), never more than its cheapest segment per stop (so no
+/// segment goes below zero). None when there is neither a replay nor a fallback.
+pub fn per_stop_ns(r: &Run, fallback: Option<f64>) -> Option<f64> {
+    let measured = crate::trace::stopcost::median(&r.stop_costs_ns).or(fallback)?;
+    let bound = r
+        .segments
+        .iter()
+        .filter(|s| s.stops > 0)
+        .filter_map(|s| ns(&s.counters).map(|v| v / s.stops as f64))
+        .reduce(f64::min);
+    Some(bound.map_or(measured, |b| measured.min(b)).max(0.0))
+}
+
+/// A segment's task-clock less its stops at `per_stop` ns each (None: not counted).
+pub fn corrected(s: &crate::record::Segment, per_stop: f64) -> Option<f64> {
+    ns(&s.counters).map(|v| (v - s.stops as f64 * per_stop).max(0.0))
 }
 
 /// Least-squares slope of y on x; None without two distinct x values.

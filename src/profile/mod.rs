@@ -24,8 +24,8 @@ mod aggregate;
 pub mod cpu_features;
 mod ld_debug;
 
-pub use aggregate::aggregate;
 use aggregate::ns;
+pub use aggregate::{aggregate, per_stop_ns};
 use ld_debug::ld_debug_statistics;
 pub use ld_debug::parse_ld_debug;
 
@@ -106,9 +106,14 @@ pub struct Overhead {
     pub coarse_ns: Option<Summary>,
     pub per_object_ns: Option<Summary>,
     pub per_object_stops: f64,
-    /// CPU cost of one ptrace stop to the target: slope of total task-clock against the
-    /// number of stops over all runs (least squares).
+    /// CPU cost of one ptrace stop to the target, as the per-object runs are corrected: the
+    /// median over runs of each run's own figure (its replayed stops, bounded by its cheapest
+    /// segment per stop: [`per_stop_ns`]).
     pub ns_per_stop: Option<f64>,
+    /// The slope of total task-clock against stops across all runs (least squares): shown for
+    /// comparison, applied only to recordings without replayed stops.
+    #[serde(default)]
+    pub ns_per_stop_slope: Option<f64>,
     /// Sum of the corrected per-object phases / uninstrumented total (1.0 = agreement).
     pub agreement: Option<f64>,
     /// Sum of the phases before correction / uninstrumented total.

@@ -317,7 +317,7 @@ pub fn profile(p: &ProfileSection) -> String {
         );
         let _ = writeln!(
             s,
-            "  correction: each phase loses (stops charged to it) x (cost of a stop: slope of total CPU time over number of stops, all runs)"
+            "  correction: each phase loses (stops charged to it) x (cost of a stop in that run: its breakpoint stops replayed once with no work between, median, at most its cheapest segment per stop)"
         );
     }
 

@@ -22,6 +22,7 @@ mod inspect;
 pub mod launch;
 mod segments;
 pub mod startup;
+pub mod stopcost;
 pub mod tree;
 
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};

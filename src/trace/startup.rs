@@ -233,6 +233,8 @@ pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunEr
     // that meets one of our breakpoints is stepped over it, a forked child gets the original
     // bytes back and is let go. Pids of forked children not yet seen stopped:
     let mut forked: Vec<Forked> = Vec::new();
+    // What each replayed stop cost the target (per-object runs: stopcost).
+    let mut stop_costs_ns: Vec<u64> = Vec::new();
     loop {
         if super::interrupted() {
             tracee.kill();
@@ -315,6 +317,38 @@ pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunEr
                 stops += if tag == TAG_DEBUG_STATE { 2 } else { 1 };
                 let now = (running_ns, stops);
                 let snap = counters.read()?;
+                // Not in sampled runs: their samples would see the replays' kernel work.
+                if per_object && opts.sample.is_none() {
+                    // The same stop once more with no work between: its cost, measured now, in
+                    // this process, and left out of every later reading (see stopcost).
+                    use super::stopcost::{replay, Replay};
+                    let replayed = match replay(pid, addr) {
+                        Ok(r) => r,
+                        Err(_) if super::interrupted() => {
+                            tracee.kill();
+                            return Err(TraceError::Interrupted.into());
+                        }
+                        Err(e) => return Err(tracee.lost(format!("replayed stop: {e}")).into()),
+                    };
+                    if let Replay::Ended(st) = replayed {
+                        tracee.reaped();
+                        ending = Some(match st {
+                            WaitStatus::Signaled(..) if watchdog.fired() => Ending::TimedOut,
+                            WaitStatus::Signaled(_, sig, _) => Ending::Killed(sig as i32),
+                            WaitStatus::Exited(_, code) => Ending::Exited(code),
+                            _ => Ending::Killed(Signal::SIGKILL as i32),
+                        });
+                        break;
+                    }
+                    if let Replay::Done = replayed {
+                        let d = counters.read()?.delta(&snap);
+                        stop_costs_ns.extend(d.task_clock_ns);
+                        if let Some(c) = inherited.as_mut() {
+                            c.exclude(&d);
+                        }
+                        counters.exclude(&d);
+                    }
+                }
                 match tag {
                     TAG_TUNABLES => {
                         if let Some(ret) =
@@ -468,6 +502,7 @@ pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunEr
                 .take()
                 .map(|s| s.and_then(|s| s.stop().map_err(|e| e.to_string()))),
             cpu_features,
+            stop_costs_ns,
         },
         detail,
     ))
@@ -521,5 +556,6 @@ pub fn run_uninstrumented(cmd: &Command, timeout: Option<Duration>) -> Result<Ru
         exec: Some(crate::record::ExecAccount::CURRENT),
         sampled: None,
         cpu_features: None,
+        stop_costs_ns: Vec::new(),
     })
 }
