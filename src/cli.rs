@@ -19,7 +19,8 @@ Exit codes:
   8   the system refuses: ptrace or perf_event_open not permitted, a set-ID target, too few
       file descriptors (ulimit -n), or ulimit -v leaves less room than --sample-budget
   9   the target could not be measured to its end (killed by --timeout, or lost)
-  10  diff: a document is not JSON, truncated, or not a `profile --json` document
+  10  diff: a document is not JSON, truncated, or not a `profile --json` document; or
+      --flamegraph-diff/--folded-diff asked of documents (they hold no sampled stacks)
   11  diff: the documents are not comparable (another schema version, another machine)
   12  diff/compare --fail-above: a significant slow-down above the threshold
   13  experiment: one or more experiments could not run (the report names each and why; the
@@ -185,6 +186,16 @@ pub struct DiffArgs {
     /// PCT percent.
     #[arg(long, value_name = "PCT", value_parser = parse_pct)]
     pub fail_above: Option<f64>,
+    /// A differential flame graph (SVG, inferno) of the sampled stacks: samples per 1000 execs
+    /// (forks) of each side, red where HEAD spends more, blue where less, rooted by exec/fork
+    /// and category as --flamegraph. Needs sampled stacks: `diff` refuses (exit 10), since
+    /// `profile --json` does not save them.
+    #[arg(long, value_name = "FILE.svg")]
+    pub flamegraph_diff: Option<PathBuf>,
+    /// The same as two-column folded text (`stack BASE HEAD`, per 1000 execs/forks) for other
+    /// viewers (inferno-flamegraph, flamegraph.pl).
+    #[arg(long, value_name = "FILE")]
+    pub folded_diff: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -254,6 +265,23 @@ pub struct CompareArgs {
     /// PCT percent.
     #[arg(long, value_name = "PCT", value_parser = parse_pct)]
     pub fail_above: Option<f64>,
+    /// A differential flame graph (SVG, inferno) of the sampled stacks: samples per 1000 execs
+    /// (forks) of each side, red where HEAD spends more, blue where less, rooted by exec/fork
+    /// and category as --flamegraph. Needs sampled stacks: `diff` refuses (exit 10), since
+    /// `profile --json` does not save them.
+    #[arg(long, value_name = "FILE.svg")]
+    pub flamegraph_diff: Option<PathBuf>,
+    /// The same as two-column folded text (`stack BASE HEAD`, per 1000 execs/forks) for other
+    /// viewers (inferno-flamegraph, flamegraph.pl).
+    #[arg(long, value_name = "FILE")]
+    pub folded_diff: Option<PathBuf>,
+    /// Sample both sides (as `profile --sample`) and compare their category shares. Implied by
+    /// --flamegraph-diff and --folded-diff.
+    #[arg(long)]
+    pub sample: bool,
+    /// Sampled exec runs per side (as `profile --sample-runs`).
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub sample_runs: u32,
 }
 
 fn parse_child_text(s: &str) -> Result<String, String> {
