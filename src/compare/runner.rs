@@ -146,8 +146,13 @@ pub struct Measured {
     pub folded: [Vec<FoldedStack>; 2],
 }
 
-/// Runs both sides interleaved and builds their documents.
-pub fn measure(cfg: &CompareConfig) -> Result<Measured, Error> {
+/// Runs both sides interleaved and builds their documents (the sampled stacks dropped).
+pub fn measure(cfg: &CompareConfig) -> Result<(Document, Document), Error> {
+    measure_with_stacks(cfg).map(|m| (m.base, m.head))
+}
+
+/// Runs both sides interleaved and builds their documents, keeping the sampled stacks.
+pub fn measure_with_stacks(cfg: &CompareConfig) -> Result<Measured, Error> {
     crate::trace::install_signal_handlers();
     let sides = [&cfg.base, &cfg.head];
     let mut docs = Vec::new();
@@ -287,7 +292,7 @@ fn sample_side(
 
 /// `ldcost compare BASE HEAD [-- ARGS]`.
 pub fn compare(cfg: &CompareConfig) -> Result<ExitCode, Error> {
-    let Measured { base, head, folded } = measure(cfg)?;
+    let Measured { base, head, folded } = measure_with_stacks(cfg)?;
     if let Some(p) = &cfg.save_base {
         crate::report::write_json(&base, p)?;
     }
