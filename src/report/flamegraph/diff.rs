@@ -15,7 +15,9 @@
 //! instead, which would call a uniformly slower HEAD "no change"; it is not used.
 //!
 //! inferno merges the two profiles ([`inferno::differential`]) and draws the graph (widths from
-//! HEAD's column, colour from HEAD − BASE: red more, blue less, rgb(250,250,250) equal). A
+//! HEAD's column, colour from HEAD − BASE of the frame's *own* samples, as FlameGraph's
+//! differential graphs: red more, blue less, rgb(250,250,250) equal; a frame whose children
+//! changed but whose own samples did not stays neutral, the children carry the colour). A
 //! frame only BASE has is therefore not drawn (its width is HEAD's zero); the folded-diff file
 //! keeps it. Category roots carry `class="ldcost-category"` and `data-category`, as in the
 //! normal graph, but keep inferno's differential colours.
