@@ -11,7 +11,8 @@ Exit codes:
   1   finding: the analysis completed but a needed library was not found
   2   usage error (bad command line)
   3   the target does not exist, is not a regular file, or cannot be read (profile checks
-      its target as deps does, before launching: 3-6 mean the same for both)
+      its target as deps does, before launching: 3-6 mean the same for both); diff: a
+      document is missing, a directory or unreadable
   4   the target is not an ELF object (empty, text, a #! script, another format)
   5   the target is a malformed ELF object (truncated, corrupt headers)
   6   the target is an ELF object ldcost does not analyse (32-bit, foreign architecture)
@@ -19,7 +20,8 @@ Exit codes:
   8   the system refuses: ptrace or perf_event_open not permitted, a set-ID target, too few
       file descriptors (ulimit -n), or ulimit -v leaves less room than --sample-budget
   9   the target could not be measured to its end (killed by --timeout, or lost)
-  10  diff/report: a document is not JSON, truncated, or not a `profile --json` document
+  10  diff/report: a document is not JSON, truncated, or not a `profile --json` document;
+      or --flamegraph-diff/--folded-diff asked of documents (they hold no sampled stacks)
   11  diff: the documents are not comparable (another schema version, another machine);
       report: the document has another schema version
   12  diff/compare --fail-above: a significant slow-down above the threshold
@@ -207,6 +209,16 @@ pub struct DiffArgs {
     /// PCT percent.
     #[arg(long, value_name = "PCT", value_parser = parse_pct)]
     pub fail_above: Option<f64>,
+    /// A differential flame graph (SVG, inferno) of the sampled stacks: samples per 1000 execs
+    /// (forks) of each side, red where HEAD spends more, blue where less, rooted by exec/fork
+    /// and category as --flamegraph. Needs sampled stacks: `diff` refuses (exit 10), since
+    /// `profile --json` does not save them.
+    #[arg(long, value_name = "FILE.svg")]
+    pub flamegraph_diff: Option<PathBuf>,
+    /// The same as two-column folded text (`stack BASE HEAD`, per 1000 execs/forks) for other
+    /// viewers (inferno-flamegraph, flamegraph.pl).
+    #[arg(long, value_name = "FILE")]
+    pub folded_diff: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -276,6 +288,23 @@ pub struct CompareArgs {
     /// PCT percent.
     #[arg(long, value_name = "PCT", value_parser = parse_pct)]
     pub fail_above: Option<f64>,
+    /// A differential flame graph (SVG, inferno) of the sampled stacks: samples per 1000 execs
+    /// (forks) of each side, red where HEAD spends more, blue where less, rooted by exec/fork
+    /// and category as --flamegraph. Needs sampled stacks: `diff` refuses (exit 10), since
+    /// `profile --json` does not save them.
+    #[arg(long, value_name = "FILE.svg")]
+    pub flamegraph_diff: Option<PathBuf>,
+    /// The same as two-column folded text (`stack BASE HEAD`, per 1000 execs/forks) for other
+    /// viewers (inferno-flamegraph, flamegraph.pl).
+    #[arg(long, value_name = "FILE")]
+    pub folded_diff: Option<PathBuf>,
+    /// Sample both sides (as `profile --sample`) and compare their category shares. Implied by
+    /// --flamegraph-diff and --folded-diff.
+    #[arg(long)]
+    pub sample: bool,
+    /// Sampled exec runs per side (as `profile --sample-runs`).
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub sample_runs: u32,
 }
 
 fn parse_child_text(s: &str) -> Result<String, String> {

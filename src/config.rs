@@ -169,6 +169,8 @@ pub struct DiffConfig {
     pub format: Format,
     pub json: Option<PathBuf>,
     pub fail_above: Option<f64>,
+    pub flamegraph_diff: Option<PathBuf>,
+    pub folded_diff: Option<PathBuf>,
 }
 
 /// Everything `ldcost compare` needs.
@@ -182,6 +184,9 @@ pub struct CompareConfig {
     pub format: Format,
     pub json: Option<PathBuf>,
     pub fail_above: Option<f64>,
+    /// `--flamegraph-diff`, `--folded-diff` (they imply `--sample`).
+    pub flamegraph_diff: Option<PathBuf>,
+    pub folded_diff: Option<PathBuf>,
 }
 
 /// `ldcost diff`'s options.
@@ -193,6 +198,8 @@ pub fn diff_config(a: crate::cli::DiffArgs) -> DiffConfig {
         format: format(a.format),
         json: a.json,
         fail_above: a.fail_above,
+        flamegraph_diff: a.flamegraph_diff,
+        folded_diff: a.folded_diff,
     }
 }
 
@@ -276,6 +283,10 @@ pub fn compare_config(a: crate::cli::CompareArgs) -> CompareConfig {
         for d in &a.debug_root {
             opt("--debug-root", d.display().to_string());
         }
+        let sample = a.sample || a.flamegraph_diff.is_some() || a.folded_diff.is_some();
+        if sample {
+            opt("--sample-runs", a.sample_runs.to_string());
+        }
         if let Some(n) = a.fork {
             opt("--fork=", n.to_string());
             opt("--at", a.at.clone());
@@ -299,6 +310,9 @@ pub fn compare_config(a: crate::cli::CompareArgs) -> CompareConfig {
         if a.no_reference {
             argv.push("--no-reference".into());
         }
+        if sample {
+            argv.push("--sample".into());
+        }
         argv.push("--no-ld-debug".into());
         argv.push(target.as_os_str().to_owned());
         argv.push("--".into());
@@ -318,6 +332,8 @@ pub fn compare_config(a: crate::cli::CompareArgs) -> CompareConfig {
         format: format(a.format),
         json: a.json,
         fail_above: a.fail_above,
+        flamegraph_diff: a.flamegraph_diff,
+        folded_diff: a.folded_diff,
     }
 }
 

@@ -167,6 +167,9 @@ pub enum CompareError {
     },
     #[error("the documents come from different machines: {differences}")]
     OtherMachine { differences: String },
+    /// `diff --flamegraph-diff/--folded-diff`: `profile --json` does not save sampled stacks.
+    #[error("{path} holds no sampled stacks for --flamegraph-diff/--folded-diff (profile --json does not save them)")]
+    NoStacks { path: PathBuf },
 }
 
 impl CompareError {
@@ -175,7 +178,9 @@ impl CompareError {
             CompareError::Missing { .. }
             | CompareError::IsDirectory { .. }
             | CompareError::Unreadable { .. } => ExitCode::Input,
-            CompareError::BadDocument { .. } => ExitCode::BadDocument,
+            CompareError::BadDocument { .. } | CompareError::NoStacks { .. } => {
+                ExitCode::BadDocument
+            }
             CompareError::SchemaVersion { .. } | CompareError::OtherMachine { .. } => {
                 ExitCode::NotComparable
             }
@@ -194,6 +199,10 @@ impl CompareError {
             CompareError::SchemaVersion { .. } => {
                 Some("re-record both documents with the same ldcost version".into())
             }
+            CompareError::NoStacks { .. } => Some(
+                "run `ldcost compare BASE HEAD --flamegraph-diff FILE.svg`, or `profile --folded` each side and merge them with inferno-diff-folded"
+                    .into(),
+            ),
             CompareError::OtherMachine { .. } => Some(
                 "times from different machines are not comparable; --force compares them anyway"
                     .into(),

@@ -7,6 +7,7 @@
 //! | `/bin/true` vs itself with `--head-env LD_BIND_NOW=1` | lazy PLT slots: BASE = the JUMP_SLOT entries (`readelf -rW`) of the lazily bound objects (not ld.so, not BIND_NOW ones), HEAD = 0 |
 //! | `--fork` on both | the fork figures are compared loop by loop (6 interleaved loops of 50), every fork saved |
 //! | a missing BASE | exit 3, one line |
+//! | `--sample --fork` with `--flamegraph-diff`/`--folded-diff` | each side's saved breakdown: a folded-diff column sums to samples × 1000 / sampled execs (forks), to the lines' rounding; the factors' category shares are the column's shares |
 //!
 //! No timing magnitude is asserted: only the direction of a slow-down that is several times
 //! the noise (50,000 symbol lookups against a program that does nothing). Profiling needs
@@ -461,4 +462,126 @@ fn a_missing_base_is_one_line_and_exit_3() {
     assert!(o.stderr.starts_with("ldcost: error: "), "{}", o.stderr);
     assert!(o.stderr.contains("/nonexistent/base"), "{}", o.stderr);
     assert!(o.stderr.lines().count() <= 2);
+}
+
+/// `--sample` with `--fork`: both sides sampled (exec runs and the first fork loop), the
+/// category shares compared in the factors, and `--folded-diff` / `--flamegraph-diff` written.
+/// Oracles: each side's saved document (its breakdown's sample count, sampled execs and forks):
+/// a folded-diff column summed over a section is that section's samples × 1000 / its units
+/// (to the rounding of each line, ≤ 0.5 a line), and each category's share in the factors is
+/// its share of the folded-diff's column (to that rounding).
+#[test]
+fn sample_compares_category_shares_and_writes_the_differential_graph() {
+    let name = "sample_compares_category_shares_and_writes_the_differential_graph";
+    if !tools(name, &["cc"]) {
+        return;
+    }
+    let _g = serial();
+    let f = fixture();
+    let p = |n: &str| f.dir.join(n).to_str().unwrap().to_string();
+    let o = ldcost(&[
+        "compare",
+        f.base.to_str().unwrap(),
+        f.head.to_str().unwrap(),
+        "-n",
+        "3",
+        "--no-reference",
+        "--sample-runs",
+        "4",
+        "--fork=200",
+        "--flamegraph-diff",
+        &p("d.svg"),
+        "--folded-diff",
+        &p("d.folded"),
+        "--save-base",
+        &p("b.json"),
+        "--save-head",
+        &p("h.json"),
+        "--json",
+        &p("c.json"),
+    ]);
+    if o.code == 8 {
+        return skip(name, "ldcost is refused ptrace or perf here (exit 8)");
+    }
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let c = read(&f.dir.join("c.json"));
+    let folded = std::fs::read_to_string(f.dir.join("d.folded")).unwrap();
+    let svg = std::fs::read_to_string(f.dir.join("d.svg")).unwrap();
+    assert!(svg.contains("<svg") && svg.contains("samples per 1000 execs/forks"));
+    let doc = |n: &str| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(f.dir.join(n)).unwrap()).unwrap()
+    };
+    let labels: BTreeSet<&str> = ldcost::attribute::categories::Category::ALL
+        .iter()
+        .map(|c| c.label())
+        .collect();
+    // Per section and side: (sum of the column, lines).
+    let mut sums = std::collections::BTreeMap::<(&str, usize), (f64, f64)>::new();
+    let mut by_cat = std::collections::BTreeMap::<(String, usize), f64>::new();
+    for line in folded.lines() {
+        let mut it = line.rsplitn(3, ' ');
+        let head: f64 = it.next().unwrap().parse().unwrap();
+        let base: f64 = it.next().unwrap().parse().unwrap();
+        let mut frames = it.next().unwrap().split(';');
+        let section = frames.next().unwrap();
+        let cat = frames.next().unwrap();
+        assert!(labels.contains(cat), "not a category root: {line}");
+        let section = match section {
+            "exec" => "exec",
+            "fork" => "fork",
+            s => panic!("section {s}: {line}"),
+        };
+        for (side, v) in [(0, base), (1, head)] {
+            let e = sums.entry((section, side)).or_default();
+            e.0 += v;
+            e.1 += 1.0;
+            if section == "exec" {
+                *by_cat.entry((cat.to_string(), side)).or_default() += v;
+            }
+        }
+    }
+    for (side, file) in [(0, "b.json"), (1, "h.json")] {
+        let d = doc(file);
+        for (section, b, units) in [
+            ("exec", &d["profile"]["breakdown"], "units"),
+            ("fork", &d["fork"]["breakdown"], "covered"),
+        ] {
+            let samples = b["samples"].as_f64().unwrap();
+            let units = b[units].as_f64().unwrap().round();
+            let (sum, lines) = sums[&(section, side)];
+            let want = samples * 1000.0 / units;
+            assert!(
+                (sum - want).abs() <= 0.5 * lines,
+                "{file} {section}: column sums to {sum}, {samples} samples / {units} = {want}"
+            );
+        }
+    }
+    // The factors compare the sampled category shares (exec), as the folded-diff has them.
+    let shares = &c.factors.categories;
+    assert!(!shares.is_empty(), "no category shares in the factors");
+    let total = |side| {
+        by_cat
+            .iter()
+            .filter(|(k, _)| k.1 == side)
+            .map(|(_, v)| v)
+            .sum::<f64>()
+    };
+    let (tb, th) = (total(0), total(1));
+    for s in shares {
+        let from =
+            |side, t: f64| 100.0 * by_cat.get(&(s.name.clone(), side)).copied().unwrap_or(0.0) / t;
+        let (b, h) = (s.base.unwrap(), s.head.unwrap());
+        assert!(
+            (b - from(0, tb)).abs() < 0.5,
+            "{}: {b} vs {}",
+            s.name,
+            from(0, tb)
+        );
+        assert!(
+            (h - from(1, th)).abs() < 0.5,
+            "{}: {h} vs {}",
+            s.name,
+            from(1, th)
+        );
+    }
 }

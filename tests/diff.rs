@@ -281,3 +281,194 @@ fn help_documents_the_new_exit_codes() {
         assert!(o.stdout.contains("--fail-above"), "{cmd} --help");
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// The differential flame graph (src/report/flamegraph/diff.rs) on a fixture pair: BASE sampled
+// over 10 execs, HEAD over 20; HEAD has a library BASE lacks (`libextra.so`'s initializer), and
+// `do_lookup_x` costs the same per exec on both sides (20 samples / 10 execs, 40 / 20).
+
+use ldcost::attribute::categories::Category;
+use ldcost::attribute::FoldedStack;
+use ldcost::report::flamegraph::diff::{folded_diff, write_diff_svg, Units};
+use ldcost::report::flamegraph::FlameOptions;
+
+fn st(category: Category, frames: &[&str], count: u64) -> FoldedStack {
+    FoldedStack {
+        category,
+        section: "exec".into(),
+        frames: frames.iter().map(|f| f.to_string()).collect(),
+        count,
+    }
+}
+
+const LOOKUP: &[&str] = &["_dl_start", "_dl_relocate_object", "do_lookup_x"];
+const EXTRA: &[&str] = &["_dl_init", "call_init", "extra_init"];
+const KERNEL: &[&str] = &["do_syscall_64", "__x64_sys_execve", "load_elf_binary"];
+
+fn pair() -> (Vec<FoldedStack>, Units, Vec<FoldedStack>, Units) {
+    let base = vec![
+        st(Category::SymbolLookup, LOOKUP, 20),
+        st(Category::ExecKernel, KERNEL, 30),
+    ];
+    let head = vec![
+        st(Category::SymbolLookup, LOOKUP, 40),
+        st(Category::ExecKernel, KERNEL, 90),
+        st(Category::Initializers, EXTRA, 50),
+    ];
+    let u = |exec| Units { exec, fork: 0 };
+    (base, u(10), head, u(20))
+}
+
+/// The folded-diff's columns, against the fixture's own counts: samples per 1000 execs.
+#[test]
+fn folded_diff_columns_are_the_fixture_counts_per_thousand_execs() {
+    let (b, bu, h, hu) = pair();
+    let text = folded_diff(&b, bu, &h, hu).unwrap();
+    let rows: Vec<(String, u64, u64)> = text
+        .lines()
+        .map(|l| {
+            let mut it = l.rsplitn(3, ' ');
+            let head: u64 = it.next().unwrap().parse().unwrap();
+            let base: u64 = it.next().unwrap().parse().unwrap();
+            (it.next().unwrap().to_string(), base, head)
+        })
+        .collect();
+    let row = |leaf: &str| rows.iter().find(|r| r.0.ends_with(leaf)).unwrap().clone();
+    assert_eq!(rows.len(), 3, "{text}");
+    // 20 / 10 execs and 40 / 20: 2000 per 1000 execs on both sides.
+    assert_eq!(row("do_lookup_x").1, 20 * 1000 / 10);
+    assert_eq!(row("do_lookup_x").2, 40 * 1000 / 20);
+    assert_eq!(row("load_elf_binary").1, 30 * 1000 / 10);
+    assert_eq!(row("load_elf_binary").2, 90 * 1000 / 20);
+    assert_eq!(
+        (row("extra_init").1, row("extra_init").2),
+        (0, 50 * 1000 / 20)
+    );
+    // Rooted as --flamegraph: section, then the category's label.
+    let label = Category::Initializers.label();
+    assert_eq!(
+        row("extra_init").0,
+        format!("exec;{label};_dl_init;call_init;extra_init")
+    );
+}
+
+/// inferno-flamegraph and FlameGraph's flamegraph.pl read the folded-diff as a differential
+/// profile: extra_init's title carries a positive delta, do_lookup_x's none.
+#[test]
+fn flamegraph_tools_read_the_folded_diff() {
+    let name = "flamegraph_tools_read_the_folded_diff";
+    let tools: Vec<&str> = ["flamegraph.pl", "inferno-flamegraph"]
+        .into_iter()
+        .filter(|t| common::have(t))
+        .collect();
+    if tools.is_empty() {
+        return skip(
+            name,
+            "neither flamegraph.pl nor inferno-flamegraph is installed",
+        );
+    }
+    let (b, bu, h, hu) = pair();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("d.folded");
+    std::fs::write(&path, folded_diff(&b, bu, &h, hu).unwrap()).unwrap();
+    for tool in tools {
+        let res = Command::new(tool).arg(&path).output().unwrap();
+        let stderr = String::from_utf8_lossy(&res.stderr);
+        assert!(res.status.success(), "{tool}: {stderr}");
+        let svg = String::from_utf8_lossy(&res.stdout);
+        let title = |leaf: &str| {
+            let i = svg
+                .find(&format!("<title>{leaf} ("))
+                .unwrap_or_else(|| panic!("{tool}: no {leaf}"));
+            svg[i..i + svg[i..].find("</title>").unwrap()].to_string()
+        };
+        // 2500 of HEAD's 9000 per 1000 execs (27.78%), all of it new.
+        assert!(
+            title("extra_init").contains("+27.78%"),
+            "{tool}: {}",
+            title("extra_init")
+        );
+        let lookup = title("do_lookup_x");
+        assert!(
+            lookup.contains("2,000") || lookup.contains("2000"),
+            "{tool}: {lookup}"
+        );
+        assert!(
+            !lookup.contains('+') && !lookup.contains("-"),
+            "{tool}: {lookup}"
+        );
+    }
+}
+
+/// The differential graph renders in headless Chromium, search and zoom work
+/// (scripts/check-flamegraph --diff), the frame only HEAD has is red and the frame that costs
+/// the same per exec is neutral.
+#[test]
+fn chromium_renders_the_differential_graph_head_only_red() {
+    let name = "chromium_renders_the_differential_graph_head_only_red";
+    if !common::have("chromium") {
+        return skip(name, "chromium is not installed (apt-get install chromium)");
+    }
+    let (b, bu, h, hu) = pair();
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("diff.svg");
+    let opts = FlameOptions {
+        title: "fixture".into(),
+        subtitle: None,
+    };
+    let mut out = Vec::new();
+    write_diff_svg(&b, bu, &h, hu, &opts, &mut out).unwrap();
+    std::fs::write(&svg, &out).unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/check-flamegraph");
+    let res = Command::new(&script)
+        .arg(&svg)
+        .args(["--term", "do_lookup_x", "--diff"])
+        .args(["--red", "extra_init", "--neutral", "do_lookup_x"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&res.stdout);
+    let stderr = String::from_utf8_lossy(&res.stderr);
+    assert!(
+        res.status.success(),
+        "check-flamegraph failed:\n{stdout}\n{stderr}"
+    );
+    for line in [
+        "search: \"do_lookup_x\" highlighted 1 of 1",
+        "zoom:",
+        "reset:",
+        "colour: \"extra_init\" is red in all 1 frames",
+        "colour: \"do_lookup_x\" is neutral in all 1 frames",
+    ] {
+        assert!(stdout.contains(line), "no `{line}` in:\n{stdout}");
+    }
+    // The script itself can fail: asked to call the neutral frame red, it must.
+    let res = Command::new(&script)
+        .arg(&svg)
+        .args(["--diff", "--red", "do_lookup_x"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        res.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&res.stdout)
+    );
+}
+
+/// `diff --flamegraph-diff`: documents hold no sampled stacks; one line, exit 10, nothing
+/// written.
+#[test]
+fn diff_flamegraph_diff_of_documents_is_refused() {
+    let Some(doc) = doc_or_skip("diff_flamegraph_diff_of_documents_is_refused") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("d.svg");
+    let d = doc.to_str().unwrap();
+    for flag in ["--flamegraph-diff", "--folded-diff"] {
+        let o = ldcost(&["diff", d, d, flag, svg.to_str().unwrap()]);
+        assert_eq!(o.code, 10, "{}", o.stderr);
+        one_error_line(&o, "holds no sampled stacks");
+        assert!(!svg.exists());
+    }
+}

@@ -11,6 +11,7 @@ pub mod attribution;
 pub mod explain;
 pub mod factors;
 pub mod fit;
+pub mod graphs;
 pub mod markdown;
 pub mod runner;
 pub mod stats;
@@ -113,9 +114,17 @@ pub fn read_value(path: &Path) -> Result<serde_json::Value, CompareError> {
         path: p.clone(),
         source: e,
     })?;
+    parse(&text, path)
+}
+
+/// Reads the bytes of one `profile --json` document (the file `path` names, for the messages):
+/// [`load`] after the file is read, and the fuzz target's entry (fuzz/fuzz_targets/diff_json.rs).
+/// Any bytes give a [`Document`] or a [`CompareError`] (exit 10 or 11), never a panic.
+pub fn parse(text: &[u8], path: &Path) -> Result<Document, CompareError> {
+    let p = path.to_path_buf();
     // First as untyped JSON: a document of another schema version is refused as such, not as
     // a field this version does not know.
-    let value: serde_json::Value = serde_json::from_slice(&text).map_err(|e| {
+    let value: serde_json::Value = serde_json::from_slice(text).map_err(|e| {
         let what = if e.classify() == serde_json::error::Category::Eof {
             format!("truncated: the JSON ends early (line {})", e.line())
         } else {
@@ -220,11 +229,33 @@ pub fn report(
     forced: bool,
     out: &Output,
 ) -> Result<Comparison, crate::error::Error> {
+    let cmp = comparison(
+        command,
+        (base, base_src),
+        (head, head_src),
+        differences,
+        forced,
+        out.fail_above,
+    );
+    write(&cmp, out)?;
+    Ok(cmp)
+}
+
+/// One side for [`comparison`]: the document, and where it came from.
+pub type Side<'a> = (&'a Document, (Option<&'a Path>, &'a [(String, String)]));
+
+/// The [`Comparison`] of two documents (pure: nothing is written).
+pub fn comparison(
+    command: &str,
+    (base, base_src): Side,
+    (head, head_src): Side,
+    differences: Vec<String>,
+    forced: bool,
+    fail_above: Option<f64>,
+) -> Comparison {
     let (verdict, factors, attribution) = compare_documents(base, head);
-    let failed = out
-        .fail_above
-        .is_some_and(|pct| verdict::fails_above(&verdict, pct));
-    let cmp = Comparison {
+    let failed = fail_above.is_some_and(|pct| verdict::fails_above(&verdict, pct));
+    Comparison {
         schema_version: SCHEMA_VERSION,
         tool: Tool {
             name: "ldcost".into(),
@@ -238,12 +269,16 @@ pub fn report(
         verdict,
         factors,
         attribution,
-        fail_above_pct: out.fail_above,
+        fail_above_pct: fail_above,
         failed,
         command_line: command_line(),
-    };
+    }
+}
+
+/// Writes a [`Comparison`] as `out` asks.
+fn write(cmp: &Comparison, out: &Output) -> Result<(), crate::error::Error> {
     let json = || -> Result<String, crate::error::Error> {
-        Ok(serde_json::to_string_pretty(&cmp).map_err(crate::error::ReportError::Json)? + "\n")
+        Ok(serde_json::to_string_pretty(cmp).map_err(crate::error::ReportError::Json)? + "\n")
     };
     let stdout = Path::new("-");
     // `--json -`: standard output carries the JSON alone.
@@ -254,13 +289,13 @@ pub fn report(
     };
     match format {
         Format::Text => {
-            let mut t = text::comparison(&cmp);
+            let mut t = text::comparison(cmp);
             if crate::report::color::wanted() {
                 t = crate::report::color::paint(&t);
             }
             crate::report::write_text(&t, stdout)?
         }
-        Format::Markdown => crate::report::write_text(&markdown::comparison(&cmp), stdout)?,
+        Format::Markdown => crate::report::write_text(&markdown::comparison(cmp), stdout)?,
         Format::Json => crate::report::write_text(&json()?, stdout)?,
     }
     if let Some(path) = out.json {
@@ -268,13 +303,16 @@ pub fn report(
             crate::report::write_text(&json()?, path)?;
         }
     }
-    Ok(cmp)
+    Ok(())
 }
 
 /// `ldcost diff BASE.json HEAD.json`.
 pub fn diff(cfg: &DiffConfig) -> Result<crate::error::ExitCode, crate::error::Error> {
     let base = load(&cfg.base)?;
     let head = load(&cfg.head)?;
+    if cfg.flamegraph_diff.is_some() || cfg.folded_diff.is_some() {
+        return Err(graphs::no_stacks(&cfg.base));
+    }
     let differences = machine_differences(&base, &head);
     if !differences.is_empty() && !cfg.force {
         return Err(CompareError::OtherMachine {

@@ -8,9 +8,18 @@
 //! the machine over the run (a neighbour's build starting, the CPU's clock) falls on both
 //! sides alike, and a linear drift cancels in each pair of rounds. Each side's round is the
 //! profile's unit: a per-object run and, unless `--no-reference`, a boundaries-only run and an
-//! uninstrumented run. The fork loops are interleaved too (`fork_loops`). Not done here (yet):
-//! LD_DEBUG=statistics runs and sampling.
+//! uninstrumented run. The fork loops are interleaved too (`fork_loops`).
+//!
+//! `--sample`: after the measured rounds, each side's sampled exec runs (as `profile
+//! --sample`: the measured runs' boundaries, shares scaled to the side's own uninstrumented
+//! CPU per exec, which *was* measured interleaved), BASE's block then HEAD's: a breakdown is
+//! pooled over one block of runs and two blocks cannot be merged, so these runs are not
+//! interleaved (the shares, not times, come from them). With `--fork`, the first fork loop of
+//! each side, which is interleaved, is the sampled one. The folded stacks of each side are
+//! returned beside the documents (they are not in the JSON) for `--flamegraph-diff`.
+//! Not done here: LD_DEBUG=statistics runs.
 
+use crate::attribute::FoldedStack;
 pub use crate::config::CompareConfig;
 use crate::config::ProfileRun;
 use crate::deps::{self, ResolveOptions};
@@ -52,6 +61,7 @@ fn progress(what: &str) {
 /// `samples` of all loops.
 fn fork_loops(
     sides: &[&ProfileRun; 2],
+    folded: &mut [Vec<FoldedStack>; 2],
 ) -> Result<[Option<crate::attribute::fork_cost::ForkSection>; 2], Error> {
     let (Some(fb), Some(fh)) = (&sides[0].fork, &sides[1].fork) else {
         return Ok([None, None]);
@@ -74,6 +84,9 @@ fn fork_loops(
             let opts = crate::trace::fork::ForkOptions {
                 iterations: size,
                 lazy_ab_iterations: f.lazy_ab_iterations.min(size.max(1)),
+                // `--sample`: the first loop of each side is sampled, the others are not.
+                sample: if round == 0 { f.sample.clone() } else { None },
+                sample_iterations: f.sample_iterations.min(size.max(1)),
                 ..f.clone()
             };
             progress(&format!(
@@ -82,7 +95,16 @@ fn fork_loops(
                 ["BASE", "HEAD"][i]
             ));
             let run = crate::trace::fork::run(&sides[i].profile.command, &opts)?;
-            let s = crate::attribute::fork_cost::section(&run, size);
+            let mut s = crate::attribute::fork_cost::section(&run, size);
+            if round == 0 {
+                let (b, e, stacks) = crate::attribute::fork_cost::fork_breakdown(
+                    &run,
+                    &sides[i].profile.debug_roots,
+                );
+                s.breakdown = b;
+                s.breakdown_error = e;
+                folded[i].extend(stacks);
+            }
             if let Some(x) = &s.samples {
                 samples[i].round_trip_ns.extend(&x.round_trip_ns);
                 samples[i].parent_cpu_ns.extend(&x.parent_cpu_ns);
@@ -117,12 +139,25 @@ fn fork_loops(
 /// At most this many interleaved fork loops per side.
 pub const FORK_CHUNKS: u64 = 10;
 
-/// Runs both sides interleaved and builds their documents.
+/// Both sides' documents, and their sampled stacks (empty without `--sample`).
+pub struct Measured {
+    pub base: Document,
+    pub head: Document,
+    pub folded: [Vec<FoldedStack>; 2],
+}
+
+/// Runs both sides interleaved and builds their documents (the sampled stacks dropped).
 pub fn measure(cfg: &CompareConfig) -> Result<(Document, Document), Error> {
+    measure_with_stacks(cfg).map(|m| (m.base, m.head))
+}
+
+/// Runs both sides interleaved and builds their documents, keeping the sampled stacks.
+pub fn measure_with_stacks(cfg: &CompareConfig) -> Result<Measured, Error> {
     crate::trace::install_signal_handlers();
     let sides = [&cfg.base, &cfg.head];
     let mut docs = Vec::new();
-    let forks = fork_loops(&sides)?;
+    let mut folded: [Vec<FoldedStack>; 2] = Default::default();
+    let forks = fork_loops(&sides, &mut folded)?;
     let mut raws: [Vec<Run>; 2] = [Vec::new(), Vec::new()];
     let mut details = [Detail::Static, Detail::Static];
     let exec = cfg.base.exec && cfg.head.exec;
@@ -180,9 +215,11 @@ pub fn measure(cfg: &CompareConfig) -> Result<(Document, Document), Error> {
                 let mut d = Document::deps(&target.to_string_lossy(), c, Some(m));
                 if exec {
                     let raw = std::mem::take(&mut raws[i]);
+                    let cpu = uninstrumented_cpu(&raw);
                     let mut sec =
                         aggregate(&s.profile, details[i].clone(), raw, None, counters.clone());
                     sec.prediction = Some(pred);
+                    sample_side(s, cpu, &mut sec, &mut folded[i]);
                     d.profile = Some(sec);
                 }
                 d
@@ -191,13 +228,11 @@ pub fn measure(cfg: &CompareConfig) -> Result<(Document, Document), Error> {
                 let mut d = Document::empty(&target.to_string_lossy());
                 if exec {
                     let raw = std::mem::take(&mut raws[i]);
-                    d.profile = Some(aggregate(
-                        &s.profile,
-                        details[i].clone(),
-                        raw,
-                        None,
-                        counters.clone(),
-                    ));
+                    let cpu = uninstrumented_cpu(&raw);
+                    let mut sec =
+                        aggregate(&s.profile, details[i].clone(), raw, None, counters.clone());
+                    sample_side(s, cpu, &mut sec, &mut folded[i]);
+                    d.profile = Some(sec);
                 }
                 d
             }
@@ -209,12 +244,55 @@ pub fn measure(cfg: &CompareConfig) -> Result<(Document, Document), Error> {
     }
     let head = docs.pop().expect("two sides");
     let base = docs.pop().expect("two sides");
-    Ok((base, head))
+    Ok(Measured { base, head, folded })
+}
+
+/// CPU per exec of the uninstrumented runs (the target, its threads and children): what the
+/// sampled shares are scaled to, as in `profile`.
+fn uninstrumented_cpu(raw: &[Run]) -> Vec<f64> {
+    let ns = |s: &crate::perf::Snapshot| s.task_clock_ns.map(|v| v as f64);
+    raw.iter()
+        .filter(|r| r.instrumentation == Instrumentation::None)
+        .filter_map(|r| Some(ns(&r.total)? + r.children.as_ref().and_then(ns).unwrap_or(0.0)))
+        .collect()
+}
+
+/// `--sample`: one side's sampled exec runs, into its section's breakdown (or the reason
+/// there is none) and its folded stacks.
+fn sample_side(
+    side: &ProfileRun,
+    cpu: Vec<f64>,
+    sec: &mut crate::profile::ProfileSection,
+    folded: &mut Vec<FoldedStack>,
+) {
+    let Some(sc) = &side.profile.sample else {
+        return;
+    };
+    let measured = crate::attribute::stats::summarize(&cpu)
+        .or(sec.total_task_clock_ns.clone())
+        .map(|s| s.median);
+    let per_obj = RunOptions {
+        instrumentation: Instrumentation::PerObject,
+        timeout: side.profile.timeout,
+        debug_roots: side.profile.debug_roots.clone(),
+        sample: None,
+    };
+    progress(&format!(
+        "sampled runs of {}",
+        side.profile.command.program.display()
+    ));
+    match crate::profile::sampled_runs(&side.profile, sc, &per_obj, measured) {
+        Ok((b, f)) => {
+            sec.breakdown = Some(b);
+            folded.extend(f);
+        }
+        Err(e) => sec.breakdown_error = Some(e),
+    }
 }
 
 /// `ldcost compare BASE HEAD [-- ARGS]`.
 pub fn compare(cfg: &CompareConfig) -> Result<ExitCode, Error> {
-    let (base, head) = measure(cfg)?;
+    let Measured { base, head, folded } = measure_with_stacks(cfg)?;
     if let Some(p) = &cfg.save_base {
         crate::report::write_json(&base, p)?;
     }
@@ -226,6 +304,12 @@ pub fn compare(cfg: &CompareConfig) -> Result<ExitCode, Error> {
         json: cfg.json.as_deref(),
         fail_above: cfg.fail_above,
     };
+    super::graphs::write(
+        (&base, &folded[0]),
+        (&head, &folded[1]),
+        cfg.flamegraph_diff.as_deref(),
+        cfg.folded_diff.as_deref(),
+    )?;
     let cmp = super::report(
         "compare",
         &base,

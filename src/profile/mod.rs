@@ -282,7 +282,7 @@ pub fn profile(cfg: &ProfileConfig) -> Result<ProfileSection, RunError> {
 /// debug symbols allow), so that each sample falls into a phase and object by time, sorted into
 /// categories per run; the phase decides a user-mode sample that no frame decided
 /// (initializers in a `call_init` span, relocation in a `_dl_relocate_object` span).
-fn sampled_runs(
+pub(crate) fn sampled_runs(
     cfg: &ProfileConfig,
     sc: &crate::perf::SamplerConfig,
     instrumented: &RunOptions,

@@ -20,10 +20,11 @@
 //! which inferno's script never looks at.
 //!
 //! Where things are: `cap.rs` (runaway stacks cut before drawing), `folded.rs` (the folded
-//! text, both ways), `svg.rs` (inferno's drawing and
+//! text, both ways), `diff.rs` (the differential graph of BASE and HEAD, per exec), `svg.rs` (inferno's drawing and
 //! the recolouring), `legend.rs` (the legend below the graph), `tests.rs`.
 
 mod cap;
+pub mod diff;
 mod folded;
 mod legend;
 mod svg;
