@@ -257,7 +257,8 @@ fn format(f: crate::cli::FormatArg) -> Format {
 
 /// `ldcost compare`'s options: each side's [`ProfileRun`] is built by `profile`'s own option
 /// parsing (from the forwarded options), so both get exactly profile's defaults.
-pub fn compare_config(a: crate::cli::CompareArgs) -> CompareConfig {
+/// A forwarded option clap refuses is a usage error (exit 2), as on profile's command line.
+pub fn compare_config(a: crate::cli::CompareArgs) -> Result<CompareConfig, clap::Error> {
     use clap::Parser;
     #[derive(Parser)]
     struct P {
@@ -318,15 +319,15 @@ pub fn compare_config(a: crate::cli::CompareArgs) -> CompareConfig {
         argv.push("--".into());
         argv.extend(a.args.iter().cloned());
         // Every forwarded option was validated by clap already.
-        let p = P::try_parse_from(argv).expect("compare's options are profile's");
+        let p = P::try_parse_from(argv)?;
         let mut run = ProfileRun::from_args(p.profile);
         run.profile.command.env = env.to_vec();
         run.json = None;
-        run
+        Ok::<_, clap::Error>(run)
     };
-    CompareConfig {
-        base: side(&a.base, &a.base_env),
-        head: side(&a.head, &a.head_env),
+    Ok(CompareConfig {
+        base: side(&a.base, &a.base_env)?,
+        head: side(&a.head, &a.head_env)?,
         save_base: a.save_base,
         save_head: a.save_head,
         format: format(a.format),
@@ -334,7 +335,7 @@ pub fn compare_config(a: crate::cli::CompareArgs) -> CompareConfig {
         fail_above: a.fail_above,
         flamegraph_diff: a.flamegraph_diff,
         folded_diff: a.folded_diff,
-    }
+    })
 }
 
 #[cfg(test)]

@@ -68,6 +68,10 @@
 //! - `ldcost compare BASE HEAD` ([`run::compare`]): [`profile`] for both sides, interleaved,
 //!   then the same report as `diff`.
 
+// No unwrap()/expect() outside tests: bad input and vanished processes are errors with an
+// exit code, never a panic (STYLE.md). `cargo clippy` (CI) enforces it.
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
 pub mod attribute;
 pub mod cli;
 pub mod compare;

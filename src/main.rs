@@ -1,6 +1,10 @@
 //! The `ldcost` binary: parse the command line, resolve options, run one command, print any
 //! error as one line (plus a hint), and exit with the documented code.
 
+// No unwrap()/expect() outside tests: bad input and vanished processes are errors with an
+// exit code, never a panic (STYLE.md). `cargo clippy` (CI) enforces it.
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
 use clap::Parser;
 
 use ldcost::cli::{Cli, Command};
@@ -43,7 +47,10 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
         Command::Profile(args) => ldcost::run::profile(&ProfileRun::from_args(*args)),
         Command::Diff(args) => ldcost::run::diff(&ldcost::config::diff_config(args)),
         Command::Report(args) => ldcost::run::report(&ldcost::config::report_config(args)),
-        Command::Compare(args) => ldcost::run::compare(&ldcost::config::compare_config(*args)),
+        Command::Compare(args) => {
+            let cfg = ldcost::config::compare_config(*args).unwrap_or_else(|e| e.exit());
+            ldcost::run::compare(&cfg)
+        }
         Command::Experiment(args) => {
             ldcost::run::experiment(&ldcost::config::experiment_config(args))
         }

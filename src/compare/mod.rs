@@ -89,7 +89,11 @@ pub fn load(path: &Path) -> Result<Document, CompareError> {
 /// Reads one ldcost JSON document of this schema version (`diff`, `report`): missing, not JSON,
 /// truncated, another version and not an ldcost document are each refused as such.
 pub fn read(path: &Path) -> Result<Document, CompareError> {
-    let value = read_value(path)?;
+    typed(read_value(path)?, path)
+}
+
+/// The untyped, version-checked document as the typed one.
+fn typed(value: serde_json::Value, path: &Path) -> Result<Document, CompareError> {
     serde_json::from_value(value).map_err(|e| CompareError::BadDocument {
         path: path.to_path_buf(),
         what: format!("not an ldcost document ({e})"),
@@ -114,13 +118,18 @@ pub fn read_value(path: &Path) -> Result<serde_json::Value, CompareError> {
         path: p.clone(),
         source: e,
     })?;
-    parse(&text, path)
+    parse_value(&text, path)
 }
 
 /// Reads the bytes of one `profile --json` document (the file `path` names, for the messages):
-/// [`load`] after the file is read, and the fuzz target's entry (fuzz/fuzz_targets/diff_json.rs).
+/// [`read`] after the file is read, and the fuzz target's entry (fuzz/fuzz_targets/diff_json.rs).
 /// Any bytes give a [`Document`] or a [`CompareError`] (exit 10 or 11), never a panic.
 pub fn parse(text: &[u8], path: &Path) -> Result<Document, CompareError> {
+    typed(parse_value(text, path)?, path)
+}
+
+/// [`parse`] up to the schema version check: untyped JSON.
+fn parse_value(text: &[u8], path: &Path) -> Result<serde_json::Value, CompareError> {
     let p = path.to_path_buf();
     // First as untyped JSON: a document of another schema version is refused as such, not as
     // a field this version does not know.

@@ -242,9 +242,10 @@ pub fn measure_with_stacks(cfg: &CompareConfig) -> Result<Measured, Error> {
         doc.machine = Some(machine.clone());
         docs.push(doc);
     }
-    let head = docs.pop().expect("two sides");
-    let base = docs.pop().expect("two sides");
-    Ok(Measured { base, head, folded })
+    match <[Document; 2]>::try_from(docs) {
+        Ok([base, head]) => Ok(Measured { base, head, folded }),
+        Err(_) => unreachable!("one document per side, two sides"),
+    }
 }
 
 /// CPU per exec of the uninstrumented runs (the target, its threads and children): what the

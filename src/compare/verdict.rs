@@ -291,9 +291,9 @@ pub fn verdict(base: &Document, head: &Document) -> Verdict {
         }
     } else {
         sig.iter()
-            .map(|m| {
-                let c = m.change.as_ref().expect("significant implies a change");
-                format!(
+            .filter_map(|m| {
+                let c = m.change.as_ref()?;
+                Some(format!(
                     "{} {} ({})",
                     m.label,
                     if c.change_pct > 0.0 {
@@ -302,7 +302,7 @@ pub fn verdict(base: &Document, head: &Document) -> Verdict {
                         "faster"
                     },
                     describe(c)
-                )
+                ))
             })
             .collect::<Vec<_>>()
             .join("; ")
