@@ -276,9 +276,17 @@ pub fn profile(p: &ProfileSection) -> String {
         "\nInstrumentation's own cost (total CPU time of the target)"
     );
     if o.uninstrumented_ns.is_none() && o.coarse_ns.is_none() {
+        let fate = match o.ns_per_stop {
+            // Each stop replayed in the same run (src/trace/stopcost.rs): no reference needed.
+            Some(c) => format!(
+                "their cost ({:.1} µs per stop, replayed in the same runs) subtracted from the phases",
+                c / 1e3
+            ),
+            None => "their cost included in the phases".to_string(),
+        };
         let _ = writeln!(
             s,
-            "  not measured (no reference runs, --no-reference): per object {} ms with {:.0} ptrace stops, their cost included in the phases",
+            "  not measured (no reference runs, --no-reference): per object {} ms with {:.0} ptrace stops, {fate}",
             ms(&o.per_object_ns),
             o.per_object_stops
         );
