@@ -589,3 +589,71 @@ fn sample_compares_category_shares_and_writes_the_differential_graph() {
         );
     }
 }
+
+/// The objects of the per-object relocation rows of a saved side.
+fn relocated_objects(doc: &Path) -> BTreeSet<String> {
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(doc).unwrap()).unwrap();
+    v["profile"]["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["phase"] == "relocation")
+        .filter_map(|p| {
+            let o = Path::new(p["object"].as_str()?);
+            Some(o.file_name()?.to_str()?.to_string())
+        })
+        .collect()
+}
+
+/// A wrapper (a `#!/bin/sh` script exec'ing `env PROGRAM`) is followed on each side as
+/// `profile` follows it: HEAD's per-object rows are the program's own (`ldd` lists its
+/// libraries), not the shell's.
+#[test]
+fn each_side_follows_its_wrapper_to_the_program() {
+    let name = "each_side_follows_its_wrapper_to_the_program";
+    if !tools(name, &["cc", "ldd"]) {
+        return;
+    }
+    let _g = serial();
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "main.c", MAIN);
+    cc(dir.path(), &["-o", "a", "main.c"]);
+    let a = dir.path().join("a");
+    let wrap = dir.path().join("wrap.sh");
+    std::fs::write(
+        &wrap,
+        format!("#!/bin/sh\nexec /usr/bin/env {} \"$@\"\n", a.display()),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&wrap, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (b, h) = (dir.path().join("b.json"), dir.path().join("h.json"));
+    let o = ldcost(&[
+        "compare",
+        a.to_str().unwrap(),
+        wrap.to_str().unwrap(),
+        "-n",
+        "2",
+        "--quiet-target",
+        "--format",
+        "json",
+        "--save-base",
+        b.to_str().unwrap(),
+        "--save-head",
+        h.to_str().unwrap(),
+    ]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let ldd = Command::new("ldd").arg(&a).output().unwrap();
+    let mut want: BTreeSet<String> = String::from_utf8_lossy(&ldd.stdout)
+        .lines()
+        .filter_map(|l| {
+            let first = l.split_whitespace().next()?;
+            let base = Path::new(first).file_name()?.to_str()?.to_string();
+            (!base.starts_with("linux-vdso")).then_some(base)
+        })
+        .collect();
+    want.insert("a".into());
+    assert_eq!(relocated_objects(&h), want, "HEAD's objects");
+    assert_eq!(relocated_objects(&b), want, "BASE's objects");
+}

@@ -154,7 +154,14 @@ pub fn measure(cfg: &CompareConfig) -> Result<(Document, Document), Error> {
 /// Runs both sides interleaved and builds their documents, keeping the sampled stacks.
 pub fn measure_with_stacks(cfg: &CompareConfig) -> Result<Measured, Error> {
     crate::trace::install_signal_handlers();
-    let sides = [&cfg.base, &cfg.head];
+    // Each side measures the program its exec chain ends in, as `profile` does (wrappers).
+    let followed = |side: &crate::config::ProfileRun| -> Result<_, Error> {
+        let mut side = side.clone();
+        side.profile = crate::profile::with_chain(&side.profile)?;
+        Ok(side)
+    };
+    let (base, head) = (followed(&cfg.base)?, followed(&cfg.head)?);
+    let sides = [&base, &head];
     let mut docs = Vec::new();
     let mut folded: [Vec<FoldedStack>; 2] = Default::default();
     let forks = fork_loops(&sides, &mut folded)?;
