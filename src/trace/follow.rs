@@ -269,26 +269,8 @@ pub(super) fn to_final_execve(t: &mut Tracee, to: &FollowTo) -> Result<(), Trace
 
 /// At a syscall stop: the file an execve is about to run, when this is an execve's entry.
 fn execve_entry(pid: Pid) -> Option<String> {
-    // SAFETY: an all-zero ptrace_syscall_info is valid; the kernel fills at most its size.
-    let mut info: nix::libc::ptrace_syscall_info = unsafe { std::mem::zeroed() };
-    let size = std::mem::size_of::<nix::libc::ptrace_syscall_info>();
-    // SAFETY: PTRACE_GET_SYSCALL_INFO writes at most `size` bytes into `info`.
-    let r = unsafe {
-        nix::libc::ptrace(
-            nix::libc::PTRACE_GET_SYSCALL_INFO,
-            pid.as_raw(),
-            size,
-            &mut info as *mut nix::libc::ptrace_syscall_info,
-        )
-    };
-    if r <= 0 || info.op != nix::libc::PTRACE_SYSCALL_INFO_ENTRY {
-        return None;
-    }
-    // SAFETY: `entry` is the union member the kernel filled when op is ENTRY.
-    let entry = unsafe { info.u.entry };
-    (entry.nr == nix::libc::SYS_execve as u64)
-        .then(|| read_cstring(pid, entry.args[0]))
-        .flatten()
+    let args = crate::trace::launch::execve_entry_args(pid)?;
+    read_cstring(pid, args[0])
 }
 
 #[cfg(test)]

@@ -570,6 +570,12 @@ impl Tracee {
 
 /// Whether the syscall stop `pid` is in is the entry of execve (PTRACE_GET_SYSCALL_INFO).
 fn is_execve_entry(pid: Pid) -> bool {
+    execve_entry_args(pid).is_some()
+}
+
+/// At a syscall stop: the execve's arguments when the stop is an execve's entry
+/// (PTRACE_GET_SYSCALL_INFO), None at any other stop.
+pub(crate) fn execve_entry_args(pid: Pid) -> Option<[u64; 6]> {
     // SAFETY: an all-zero ptrace_syscall_info is valid; the kernel fills at most its size.
     let mut info: nix::libc::ptrace_syscall_info = unsafe { std::mem::zeroed() };
     let size = std::mem::size_of::<nix::libc::ptrace_syscall_info>();
@@ -582,10 +588,12 @@ fn is_execve_entry(pid: Pid) -> bool {
             &mut info as *mut nix::libc::ptrace_syscall_info,
         )
     };
+    if r <= 0 || info.op != nix::libc::PTRACE_SYSCALL_INFO_ENTRY {
+        return None;
+    }
     // SAFETY: `entry` is the union member the kernel filled when op is ENTRY.
-    r > 0
-        && info.op == nix::libc::PTRACE_SYSCALL_INFO_ENTRY
-        && unsafe { info.u.entry.nr } == nix::libc::SYS_execve as u64
+    let entry = unsafe { info.u.entry };
+    (entry.nr == nix::libc::SYS_execve as u64).then_some(entry.args)
 }
 
 impl Drop for Tracee {

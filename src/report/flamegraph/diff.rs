@@ -22,7 +22,6 @@
 //! keeps it. Category roots carry `class="ldcost-category"` and `data-category`, as in the
 //! normal graph, but keep inferno's differential colours.
 
-use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use inferno::flamegraph::{self, FuncFrameAttrsMap, TextTruncateDirection};
@@ -113,16 +112,8 @@ pub fn write_diff_svg<W: Write>(
             "no samples to draw a differential flame graph from",
         ));
     }
-    let mut attrs = String::new();
     let both: Vec<FoldedStack> = base.iter().chain(head).cloned().collect();
-    for (c, _) in category_totals(&both) {
-        let _ = writeln!(
-            attrs,
-            "{}\tclass=ldcost-category\tg_extra=data-category=\"{}\"",
-            c.label(),
-            c.name()
-        );
-    }
+    let attrs = super::svg::category_attrs(&category_totals(&both));
     let mut opt = flamegraph::Options::default();
     opt.title = options.title.clone();
     opt.subtitle = Some(match &options.subtitle {

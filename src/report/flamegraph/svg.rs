@@ -38,15 +38,7 @@ pub fn write_svg<W: Write>(
         ));
     }
     let totals = category_totals(stacks);
-    let mut attrs = String::new();
-    for (c, _) in &totals {
-        let _ = writeln!(
-            attrs,
-            "{}\tclass=ldcost-category\tg_extra=data-category=\"{}\"",
-            c.label(),
-            c.name()
-        );
-    }
+    let attrs = category_attrs(&totals);
     // inferno's Options is non-exhaustive: start from its defaults.
     let mut opt = flamegraph::Options::default();
     opt.title = options.title.clone();
@@ -67,6 +59,21 @@ pub fn write_svg<W: Write>(
     let svg = add_legend(&svg, &totals, &sections)?;
     writer.write_all(svg.as_bytes())?;
     writer.flush()
+}
+
+/// inferno's frame attributes for the category roots: a class and the category's name, which
+/// the legend and scripts/check-flamegraph find them by.
+pub(super) fn category_attrs(totals: &[(Category, u64)]) -> String {
+    let mut attrs = String::new();
+    for (c, _) in totals {
+        let _ = writeln!(
+            attrs,
+            "{}\tclass=ldcost-category\tg_extra=data-category=\"{}\"",
+            c.label(),
+            c.name()
+        );
+    }
+    attrs
 }
 
 pub(super) fn malformed(what: &str) -> io::Error {
