@@ -45,6 +45,11 @@ pub const SAMPLE_DEADLINE_S: f64 = 60.0;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// Never draw progress bars. They are drawn on standard error only when it is a terminal,
+    /// NO_COLOR is unset and standard output does not carry a document (`--json -`,
+    /// `--format json`), by profile, compare and experiment.
+    #[arg(long, global = true)]
+    pub no_progress: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -175,7 +180,8 @@ pub enum FormatArg {
 
 #[derive(Debug, clap::Args)]
 pub struct ReportArgs {
-    /// The document (`ldcost profile TARGET --json FILE`).
+    /// The document (`ldcost profile TARGET --json FILE`); `-` reads it from standard input
+    /// (`ldcost profile TARGET --json - | ldcost report -`).
     pub file: PathBuf,
     /// How the report is printed: text (as `profile` printed it) or markdown.
     #[arg(long, value_enum, default_value_t = ReportFormatArg::Text)]

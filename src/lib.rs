@@ -45,6 +45,8 @@
 //!   [`trace`]'s recordings into the profile section of the document.
 //! - [`experiment`] — the seed experiments: builds the seeds' programs and reads the figures
 //!   they print (used by the tests as an oracle).
+//! - [`progress`] — the progress bar (and a delayed spinner for long fork loops) that
+//!   `profile`, `compare` and `experiment` draw on standard error, only on a terminal.
 //! - [`cli`] (clap only) is turned at once into [`config`] (the resolved options of each
 //!   command, no clap types); [`run`] holds one function per command, which `main` calls;
 //!   [`error`] composes each layer's errors into one [`error::Error`] with the documented
@@ -82,6 +84,7 @@ pub mod error;
 pub mod experiment;
 pub mod perf;
 pub mod profile;
+pub mod progress;
 pub mod record;
 pub mod report;
 pub mod run;

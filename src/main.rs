@@ -13,6 +13,9 @@ use ldcost::error::{Error, ExitCode};
 
 fn main() {
     let cli = Cli::parse_from(ldcost::cli::normalize_args(std::env::args_os()));
+    if cli.no_progress {
+        ldcost::progress::disable();
+    }
     // A panic is a bug; it must still end as one line and a documented exit code.
     std::panic::set_hook(Box::new(|info| {
         let what = info

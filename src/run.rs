@@ -36,6 +36,10 @@ pub fn profile(cfg: &crate::config::ProfileRun) -> Result<ExitCode, Error> {
     crate::trace::install_signal_handlers();
     crate::trace::tree::adopt_orphans();
     crate::trace::tree::watch_interrupts();
+    if !cfg.text {
+        // Standard output carries a document (`--json -`, `--folded -`, `--flamegraph -`).
+        crate::progress::disable();
+    }
     let result = match profile_checked(cfg) {
         Ok(_) if crate::trace::interrupted() => Err(interrupted()),
         other => other,
@@ -180,7 +184,17 @@ fn profile_inner(
             } else {
                 pcfg.command.clone()
             };
-            let run = crate::trace::fork::run(&cmd, f)?;
+            let spinner = crate::progress::Spinner::after(
+                std::time::Duration::from_secs(1),
+                format!(
+                    "fork loop: {} forks of {}",
+                    f.iterations,
+                    cmd.program.display()
+                ),
+            );
+            let run = crate::trace::fork::run(&cmd, f);
+            drop(spinner);
+            let run = run?;
             let mut s = crate::attribute::fork_cost::section(&run, f.iterations);
             let (b, e, stacks) =
                 crate::attribute::fork_cost::fork_breakdown(&run, &cfg.profile.debug_roots);
@@ -367,19 +381,36 @@ pub fn diff(cfg: &crate::compare::DiffConfig) -> Result<ExitCode, Error> {
     crate::compare::diff(cfg)
 }
 
-/// `ldcost report FILE`: a saved document printed again, without running anything. A
+/// `ldcost report FILE` (`-`: standard input): a saved document printed again, without running anything. A
 /// comparison (it has a verdict) by `compare`'s renderers, a profile or deps document by the
 /// functions `profile` and `deps` print with ([`report::reader`]).
 pub fn report(cfg: &crate::config::ReportConfig) -> Result<ExitCode, Error> {
     use crate::config::Format;
     use crate::error::CompareError;
+    // `-`: the document comes from standard input (`profile --json - | ldcost report -`).
+    let stdin = cfg.file.as_os_str() == "-";
+    let file = match stdin {
+        true => std::path::PathBuf::from(report::reader::STDIN),
+        false => cfg.file.clone(),
+    };
     let bad = |what: String| {
         Error::Saved(CompareError::BadDocument {
-            path: cfg.file.clone(),
+            path: file.clone(),
             what,
         })
     };
-    let value = crate::compare::read_value(&cfg.file).map_err(Error::Saved)?;
+    let value = match stdin {
+        true => match report::reader::read_stdin() {
+            Ok(b) if b.is_empty() => return Err(bad("empty: nothing was written to it".into())),
+            Ok(b) => crate::compare::parse_value(&b, &file),
+            Err(source) => Err(CompareError::Unreadable {
+                path: file.clone(),
+                source,
+            }),
+        },
+        false => crate::compare::read_value(&cfg.file),
+    }
+    .map_err(Error::Saved)?;
     let markdown = cfg.format == Format::Markdown;
     let text = if value.get("verdict").is_some() {
         let c: crate::compare::Comparison = serde_json::from_value(value)
@@ -447,6 +478,9 @@ pub fn experiment(cfg: &crate::config::ExperimentConfig) -> Result<ExitCode, Err
     let _ = std::fs::remove_file(&probe);
     let work = make_work_dir().map_err(|(p, e)| out_err(&p, e))?;
     let start = std::time::Instant::now();
+    if cfg.format == crate::config::Format::Json {
+        crate::progress::disable(); // plain lines on stderr; stdout is the JSON
+    }
     let progress = experiment::progress::Reporter::for_stderr(names.len());
     let outcomes = experiment::run_all(&names, &work, cfg.quick, cfg.runs, &progress);
     if cfg.keep {

@@ -129,7 +129,7 @@ pub fn parse(text: &[u8], path: &Path) -> Result<Document, CompareError> {
 }
 
 /// [`parse`] up to the schema version check: untyped JSON.
-fn parse_value(text: &[u8], path: &Path) -> Result<serde_json::Value, CompareError> {
+pub fn parse_value(text: &[u8], path: &Path) -> Result<serde_json::Value, CompareError> {
     let p = path.to_path_buf();
     // First as untyped JSON: a document of another schema version is refused as such, not as
     // a field this version does not know.

@@ -31,6 +31,7 @@ use crate::trace::launch::Ending;
 use crate::trace::startup::{run_once, run_uninstrumented, RunOptions};
 
 use crate::profile::interrupted;
+use crate::progress::Bar;
 
 /// The resolve options a process started with `env` on top of ours would get.
 fn resolve_options(env: &[(String, String)]) -> ResolveOptions {
@@ -45,13 +46,6 @@ fn resolve_options(env: &[(String, String)]) -> ResolveOptions {
     o
 }
 
-fn progress(what: &str) {
-    use std::io::IsTerminal;
-    if std::io::stderr().is_terminal() {
-        eprint!("\r\x1b[Kldcost compare: {what}");
-    }
-}
-
 /// The fork loops, interleaved: each side's N forks in up to [`FORK_CHUNKS`] loops of at
 /// least 50 forks (at least 2 loops), in the order B H, H B, B H, … (one loop per side per round; each loop is
 /// a fresh start of the target). A single loop per side, one after the other, compares the
@@ -62,12 +56,14 @@ fn progress(what: &str) {
 fn fork_loops(
     sides: &[&ProfileRun; 2],
     folded: &mut [Vec<FoldedStack>; 2],
+    bar: &Bar,
 ) -> Result<[Option<crate::attribute::fork_cost::ForkSection>; 2], Error> {
     let (Some(fb), Some(fh)) = (&sides[0].fork, &sides[1].fork) else {
         return Ok([None, None]);
     };
     let n = fb.iterations.min(fh.iterations);
     let chunks = (n / 50).clamp(2, FORK_CHUNKS).min(n.max(1));
+    bar.add(2 * chunks);
     let mut sections: [Option<crate::attribute::fork_cost::ForkSection>; 2] = [None, None];
     let mut samples: [crate::attribute::fork_cost::ForkSamples; 2] = Default::default();
     for round in 0..chunks {
@@ -89,12 +85,14 @@ fn fork_loops(
                 sample_iterations: f.sample_iterations.min(size.max(1)),
                 ..f.clone()
             };
-            progress(&format!(
+            bar.step(format!(
                 "fork loop {}/{chunks} of {} ({size} forks)",
                 round + 1,
                 ["BASE", "HEAD"][i]
             ));
-            let run = crate::trace::fork::run(&sides[i].profile.command, &opts)?;
+            // The loop runs in the target; the bar's clock moves from ldcost's side.
+            let run = bar.ticking(|| crate::trace::fork::run(&sides[i].profile.command, &opts))?;
+            bar.inc();
             let mut s = crate::attribute::fork_cost::section(&run, size);
             if round == 0 {
                 let (b, e, stacks) = crate::attribute::fork_cost::fork_breakdown(
@@ -164,7 +162,8 @@ pub fn measure_with_stacks(cfg: &CompareConfig) -> Result<Measured, Error> {
     let sides = [&base, &head];
     let mut docs = Vec::new();
     let mut folded: [Vec<FoldedStack>; 2] = Default::default();
-    let forks = fork_loops(&sides, &mut folded)?;
+    let bar = run_bar(cfg);
+    let forks = fork_loops(&sides, &mut folded, &bar)?;
     let mut raws: [Vec<Run>; 2] = [Vec::new(), Vec::new()];
     let mut details = [Detail::Static, Detail::Static];
     let exec = cfg.base.exec && cfg.head.exec;
@@ -179,29 +178,53 @@ pub fn measure_with_stacks(cfg: &CompareConfig) -> Result<Measured, Error> {
         for w in 0..warmup {
             for (i, s) in sides.iter().enumerate() {
                 interrupted()?;
-                progress(&format!("warm-up {}/{warmup}", w + 1));
-                let (_, d) = run_once(
-                    &s.profile.command,
-                    &opts(&s.profile, Instrumentation::Coarse),
-                )?;
+                bar.step(format!(
+                    "warm-up run {}/{warmup} of {}",
+                    w + 1,
+                    ["BASE", "HEAD"][i]
+                ));
+                let (_, d) = bar.around(!s.profile.command.quiet, || {
+                    run_once(
+                        &s.profile.command,
+                        &opts(&s.profile, Instrumentation::Coarse),
+                    )
+                })?;
+                bar.inc();
                 details[i] = d;
             }
         }
         let runs = cfg.base.profile.runs.max(1);
         'rounds: for round in 0..runs {
             let order: [usize; 2] = if round % 2 == 0 { [0, 1] } else { [1, 0] };
-            progress(&format!("round {}/{runs}", round + 1));
             for i in order {
                 let p = &sides[i].profile;
+                let side = ["BASE", "HEAD"][i];
+                let shown = !p.command.quiet;
                 interrupted()?;
-                let (r, d) = run_once(&p.command, &opts(p, Instrumentation::PerObject))?;
+                bar.step(format!(
+                    "round {}/{runs}: measured run of {side}",
+                    round + 1
+                ));
+                let (r, d) = bar.around(shown, || {
+                    run_once(&p.command, &opts(p, Instrumentation::PerObject))
+                })?;
+                bar.inc();
                 details[i] = d;
                 raws[i].push(r);
                 if p.reference {
                     interrupted()?;
-                    raws[i].push(run_once(&p.command, &opts(p, Instrumentation::Coarse))?.0);
+                    bar.step(format!(
+                        "round {}/{runs}: reference runs of {side}",
+                        round + 1
+                    ));
+                    let r = bar.around(shown, || {
+                        run_once(&p.command, &opts(p, Instrumentation::Coarse))
+                    })?;
+                    raws[i].push(r.0);
+                    bar.inc();
                     interrupted()?;
-                    raws[i].push(run_uninstrumented(&p.command, p.timeout)?);
+                    raws[i].push(bar.around(shown, || run_uninstrumented(&p.command, p.timeout))?);
+                    bar.inc();
                 }
                 if raws[i].iter().any(|r| r.ending == Ending::TimedOut) {
                     break 'rounds;
@@ -209,7 +232,6 @@ pub fn measure_with_stacks(cfg: &CompareConfig) -> Result<Measured, Error> {
             }
         }
     }
-    progress("done\n");
     let counters = crate::profile::counter_support();
     let machine = Machine::current();
     for (i, s) in sides.iter().enumerate() {
@@ -226,7 +248,7 @@ pub fn measure_with_stacks(cfg: &CompareConfig) -> Result<Measured, Error> {
                     let mut sec =
                         aggregate(&s.profile, details[i].clone(), raw, None, counters.clone());
                     sec.prediction = Some(pred);
-                    sample_side(s, cpu, &mut sec, &mut folded[i]);
+                    sample_side(s, cpu, &mut sec, &mut folded[i], &bar);
                     d.profile = Some(sec);
                 }
                 d
@@ -238,7 +260,7 @@ pub fn measure_with_stacks(cfg: &CompareConfig) -> Result<Measured, Error> {
                     let cpu = uninstrumented_cpu(&raw);
                     let mut sec =
                         aggregate(&s.profile, details[i].clone(), raw, None, counters.clone());
-                    sample_side(s, cpu, &mut sec, &mut folded[i]);
+                    sample_side(s, cpu, &mut sec, &mut folded[i], &bar);
                     d.profile = Some(sec);
                 }
                 d
@@ -253,6 +275,35 @@ pub fn measure_with_stacks(cfg: &CompareConfig) -> Result<Measured, Error> {
         Ok([base, head]) => Ok(Measured { base, head, folded }),
         Err(_) => unreachable!("one document per side, two sides"),
     }
+}
+
+/// `compare`'s bar: every run it will start (warm-ups, rounds, sampled runs; the fork loops
+/// are added by [`fork_loops`]). Off when standard output carries a document.
+fn run_bar(cfg: &CompareConfig) -> Bar {
+    let stdout = Some(std::path::Path::new("-"));
+    if cfg.format == crate::config::Format::Json
+        || cfg.json.as_deref() == stdout
+        || cfg.flamegraph_diff.as_deref() == stdout
+        || cfg.folded_diff.as_deref() == stdout
+    {
+        crate::progress::disable();
+    }
+    if !(cfg.base.exec && cfg.head.exec) {
+        return Bar::new("ldcost compare", 0, "runs");
+    }
+    let p = &cfg.base.profile;
+    let per_round = if p.reference { 3 } else { 1 };
+    let sampled = [&cfg.base, &cfg.head]
+        .iter()
+        .filter_map(|s| {
+            s.profile
+                .sample
+                .as_ref()
+                .map(|_| s.profile.sample_runs.max(1))
+        })
+        .sum::<usize>();
+    let total = 2 * p.warmup + 2 * p.runs.max(1) * per_round + sampled;
+    Bar::new("ldcost compare", total as u64, "runs")
 }
 
 /// CPU per exec of the uninstrumented runs (the target, its threads and children): what the
@@ -272,6 +323,7 @@ fn sample_side(
     cpu: Vec<f64>,
     sec: &mut crate::profile::ProfileSection,
     folded: &mut Vec<FoldedStack>,
+    bar: &Bar,
 ) {
     let Some(sc) = &side.profile.sample else {
         return;
@@ -285,11 +337,7 @@ fn sample_side(
         debug_roots: side.profile.debug_roots.clone(),
         sample: None,
     };
-    progress(&format!(
-        "sampled runs of {}",
-        side.profile.command.program.display()
-    ));
-    match crate::profile::sampled_runs(&side.profile, sc, &per_obj, measured) {
+    match crate::profile::sampled_runs(&side.profile, sc, &per_obj, measured, bar) {
         Ok((b, f)) => {
             sec.breakdown = Some(b);
             folded.extend(f);

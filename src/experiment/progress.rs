@@ -1,20 +1,17 @@
-//! Where `ldcost experiment` says what it is doing: an indicatif bar on standard error when it
-//! is a terminal (and NO_COLOR is unset), plain lines otherwise. Standard output is never
-//! touched, so `--format json` stays one clean document.
+//! Where `ldcost experiment` says what it is doing: the shared bar of [`crate::progress`] on
+//! standard error when it is a terminal (and NO_COLOR is unset, `--no-progress` not given),
+//! plain lines otherwise. Standard output is never touched, so `--format json` stays one
+//! clean document.
 //!
 //! In: the orchestrator's begin/end of each experiment and the experiments' own steps (the
 //! [`Progress`] trait). Out: text on standard error only.
 
-use std::io::IsTerminal;
-use std::time::Duration;
-
-use indicatif::{ProgressBar, ProgressStyle};
-
 use super::section::Progress;
+use crate::progress::Bar;
 
 /// The progress of a whole `ldcost experiment` run.
 pub struct Reporter {
-    bar: Option<ProgressBar>,
+    bar: Bar,
     /// Plain lines (not a terminal): only begin/end, never each step.
     lines: bool,
 }
@@ -22,35 +19,22 @@ pub struct Reporter {
 impl Reporter {
     /// A bar on a terminal, plain lines otherwise.
     pub fn for_stderr(total: usize) -> Reporter {
-        let tty = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-        if !tty {
-            return Reporter {
-                bar: None,
-                lines: true,
-            };
-        }
-        let bar = ProgressBar::new(total as u64);
-        let style = ProgressStyle::with_template("{spinner} [{elapsed}] {pos}/{len} {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar());
-        bar.set_style(style);
-        bar.enable_steady_tick(Duration::from_millis(120));
-        Reporter {
-            bar: Some(bar),
-            lines: false,
-        }
+        let bar = Bar::steps(total as u64);
+        let lines = !bar.shown();
+        Reporter { bar, lines }
     }
 
     /// Says nothing (tests).
     pub fn silent() -> Reporter {
         Reporter {
-            bar: None,
+            bar: Bar::hidden(),
             lines: false,
         }
     }
 
     pub fn begin(&self, name: &str, index: usize, total: usize) {
-        if let Some(b) = &self.bar {
-            b.set_message(format!("{name}: starting"));
+        if self.bar.shown() {
+            self.bar.step(format!("{name}: starting"));
         } else if self.lines {
             eprintln!("ldcost: experiment {}/{total}: {name}", index + 1);
         }
@@ -61,25 +45,21 @@ impl Reporter {
             None => format!("ldcost: experiment {name}: done in {elapsed_s:.1} s"),
             Some(e) => format!("ldcost: experiment {name}: failed after {elapsed_s:.1} s: {e}"),
         };
-        if let Some(b) = &self.bar {
-            b.inc(1);
-            b.println(line);
+        if self.bar.shown() {
+            self.bar.inc();
+            self.bar.println(line);
         } else if self.lines {
             eprintln!("{line}");
         }
     }
 
     pub fn finish(&self) {
-        if let Some(b) = &self.bar {
-            b.finish_and_clear();
-        }
+        self.bar.finish();
     }
 }
 
 impl Progress for Reporter {
     fn step(&self, what: &str) {
-        if let Some(b) = &self.bar {
-            b.set_message(what.to_string());
-        }
+        self.bar.step(what);
     }
 }

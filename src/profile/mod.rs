@@ -215,32 +215,59 @@ pub fn profile(cfg: &ProfileConfig) -> Result<ProfileSection, RunError> {
         ..per_obj.clone()
     };
     let later = cfg.later_command();
+    let bar = run_bar(cfg);
+    // Each run: its kind on the bar, the bar cleared while the target's output is shown.
+    let step = |what: String, cmd: &Command, f: &mut dyn FnMut() -> Result<Run, RunError>| {
+        bar.step(what);
+        let r = bar.around(!cmd.quiet, f);
+        bar.inc();
+        r
+    };
     let mut detail = Detail::Static;
-    for _ in 0..cfg.warmup {
+    let runs = cfg.runs.max(1);
+    for w in 0..cfg.warmup {
         interrupted()?;
-        let (_, d) = run_once(&later, &coarse)?;
-        detail = d;
+        let what = format!("warm-up run {}/{}", w + 1, cfg.warmup);
+        step(what, &later, &mut || {
+            let (r, d) = run_once(&later, &coarse)?;
+            detail = d;
+            Ok(r)
+        })?;
     }
     let mut raw = Vec::new();
-    for i in 0..cfg.runs.max(1) {
+    for i in 0..runs {
         interrupted()?;
         // The target's output is shown once: the first measured run's.
         let first = if i == 0 { &cfg.command } else { &later };
-        let (r, d) = run_once(first, &per_obj)?;
-        detail = d;
+        let r = step(format!("measured run {}/{runs}", i + 1), first, &mut || {
+            let (r, d) = run_once(first, &per_obj)?;
+            detail = d;
+            Ok(r)
+        })?;
         raw.push(r);
         if cfg.reference {
             interrupted()?;
-            raw.push(run_once(&later, &coarse)?.0);
+            let what = format!("reference run {}/{runs}: boundaries only", i + 1);
+            raw.push(step(
+                what,
+                &later,
+                &mut || Ok(run_once(&later, &coarse)?.0),
+            )?);
             interrupted()?;
-            raw.push(run_uninstrumented(&later, cfg.timeout)?);
+            let what = format!("reference run {}/{runs}: without ptrace", i + 1);
+            raw.push(step(what, &later, &mut || {
+                run_uninstrumented(&later, cfg.timeout)
+            })?);
         }
         if crate::trace::interrupted() || raw.iter().any(|r| r.ending == Ending::TimedOut) {
             break;
         }
     }
     let ld_debug = if cfg.ld_debug && detail != Detail::Static {
-        ld_debug_statistics(&cfg.command, cfg.timeout)
+        bar.step("LD_DEBUG=statistics run");
+        let s = ld_debug_statistics(&cfg.command, cfg.timeout);
+        bar.inc();
+        s
     } else {
         None
     };
@@ -265,7 +292,7 @@ pub fn profile(cfg: &ProfileConfig) -> Result<ProfileSection, RunError> {
             .map(|s| s.median);
         // The sampled runs carry the measured runs' per-object boundaries, so every sample
         // falls in the same phases (and objects) as the phase table's.
-        match sampled_runs(cfg, sc, &per_obj, measured) {
+        match sampled_runs(cfg, sc, &per_obj, measured, &bar) {
             Ok((b, f)) => {
                 section.breakdown = Some(b);
                 section.folded = f;
@@ -278,6 +305,18 @@ pub fn profile(cfg: &ProfileConfig) -> Result<ProfileSection, RunError> {
     Ok(section)
 }
 
+/// `profile`'s bar: every run it will start (warm-up, measured, reference, LD_DEBUG, sampled).
+fn run_bar(cfg: &ProfileConfig) -> crate::progress::Bar {
+    let per_round = if cfg.reference { 3 } else { 1 };
+    let sampled = if cfg.sample.is_some() {
+        cfg.sample_runs.max(1)
+    } else {
+        0
+    };
+    let total = cfg.warmup + cfg.runs.max(1) * per_round + usize::from(cfg.ld_debug) + sampled;
+    crate::progress::Bar::new("ldcost profile", total as u64, "runs")
+}
+
 /// The sampled exec runs, with the same boundaries as the measured runs (per object when ld.so's
 /// debug symbols allow), so that each sample falls into a phase and object by time, sorted into
 /// categories per run; the phase decides a user-mode sample that no frame decided
@@ -287,6 +326,7 @@ pub(crate) fn sampled_runs(
     sc: &crate::perf::SamplerConfig,
     instrumented: &RunOptions,
     measured_cpu_ns: Option<f64>,
+    bar: &crate::progress::Bar,
 ) -> Result<
     (
         crate::attribute::breakdown::Breakdown,
@@ -341,7 +381,12 @@ pub(crate) fn sampled_runs(
             sample: Some(sc),
             ..instrumented.clone()
         };
-        let (run, _) = run_once(&cfg.later_command(), &opts).map_err(|e| e.to_string())?;
+        let later = cfg.later_command();
+        bar.step(format!("sampled run {}/{planned}", i + 1));
+        let (run, _) = bar
+            .around(!later.quiet, || run_once(&later, &opts))
+            .map_err(|e| e.to_string())?;
+        bar.inc();
         let rec = match run.sampled {
             Some(Ok(r)) => r,
             Some(Err(e)) => return Err(e),

@@ -1,4 +1,5 @@
-//! The rendering half of `ldcost report FILE.json`, which re-renders a saved document without
+//! The rendering half of `ldcost report FILE.json` (or `report -`, the document on standard
+//! input, read by [`read_stdin`]), which re-renders a saved document without
 //! running anything and without privileges. In: a [`Document`] written by `profile --json` or
 //! `deps --json`. Out: the text the writing command printed, or Markdown.
 //!
@@ -10,7 +11,19 @@
 //! ([`super::profile_report`], [`super::text::deps`]), so a re-rendered report equals the
 //! original (tests/report.rs compares them line by line).
 
+use std::io::Read;
+
 use super::Document;
+
+/// How standard input is named in messages when the document is read from it (`report -`).
+pub const STDIN: &str = "standard input";
+
+/// The whole of standard input (`ldcost report -`): the bytes up to end of file.
+pub fn read_stdin() -> std::io::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    std::io::stdin().lock().read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
 
 /// The text the command that wrote `doc` printed (without colour), or `None` when the document
 /// has no section to show (it was written by neither `profile` nor `deps`).
