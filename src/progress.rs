@@ -47,13 +47,14 @@ pub struct Bar {
 
 impl Bar {
     /// A bar of `len` steps, `unit` naming them (`runs`): `{prefix} [==>  ] 3/11 runs
-    /// [elapsed] {message}`. Nothing when progress is not [`wanted`].
+    /// [elapsed] {message}`, the message cut to the terminal's width (keep it under about 30
+    /// characters). Nothing when progress is not [`wanted`].
     pub fn new(prefix: &str, len: u64, unit: &str) -> Bar {
         if !wanted() {
             return Bar::hidden();
         }
         let template =
-            format!("{{prefix}} [{{bar:20}}] {{pos}}/{{len}} {unit} [{{elapsed}}] {{wide_msg}}");
+            format!("{{prefix}} [{{bar:16}}] {{pos}}/{{len}} {unit} [{{elapsed}}] {{wide_msg}}");
         let style = ProgressStyle::with_template(&template)
             .unwrap_or_else(|_| ProgressStyle::default_bar())
             .progress_chars("=> ");

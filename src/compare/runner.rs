@@ -86,9 +86,9 @@ fn fork_loops(
                 ..f.clone()
             };
             bar.step(format!(
-                "fork loop {}/{chunks} of {} ({size} forks)",
-                round + 1,
-                ["BASE", "HEAD"][i]
+                "{} fork loop {}/{chunks} ({size})",
+                ["BASE", "HEAD"][i],
+                round + 1
             ));
             // The loop runs in the target; the bar's clock moves from ldcost's side.
             let run = bar.ticking(|| crate::trace::fork::run(&sides[i].profile.command, &opts))?;
@@ -179,9 +179,9 @@ pub fn measure_with_stacks(cfg: &CompareConfig) -> Result<Measured, Error> {
             for (i, s) in sides.iter().enumerate() {
                 interrupted()?;
                 bar.step(format!(
-                    "warm-up run {}/{warmup} of {}",
-                    w + 1,
-                    ["BASE", "HEAD"][i]
+                    "{} warm-up {}/{warmup}",
+                    ["BASE", "HEAD"][i],
+                    w + 1
                 ));
                 let (_, d) = bar.around(!s.profile.command.quiet, || {
                     run_once(
@@ -201,10 +201,7 @@ pub fn measure_with_stacks(cfg: &CompareConfig) -> Result<Measured, Error> {
                 let side = ["BASE", "HEAD"][i];
                 let shown = !p.command.quiet;
                 interrupted()?;
-                bar.step(format!(
-                    "round {}/{runs}: measured run of {side}",
-                    round + 1
-                ));
+                bar.step(format!("{side} measured {}/{runs}", round + 1));
                 let (r, d) = bar.around(shown, || {
                     run_once(&p.command, &opts(p, Instrumentation::PerObject))
                 })?;
@@ -213,10 +210,7 @@ pub fn measure_with_stacks(cfg: &CompareConfig) -> Result<Measured, Error> {
                 raws[i].push(r);
                 if p.reference {
                     interrupted()?;
-                    bar.step(format!(
-                        "round {}/{runs}: reference runs of {side}",
-                        round + 1
-                    ));
+                    bar.step(format!("{side} reference {}/{runs}", round + 1));
                     let r = bar.around(shown, || {
                         run_once(&p.command, &opts(p, Instrumentation::Coarse))
                     })?;

@@ -227,7 +227,7 @@ pub fn profile(cfg: &ProfileConfig) -> Result<ProfileSection, RunError> {
     let runs = cfg.runs.max(1);
     for w in 0..cfg.warmup {
         interrupted()?;
-        let what = format!("warm-up run {}/{}", w + 1, cfg.warmup);
+        let what = format!("warm-up {}/{}", w + 1, cfg.warmup);
         step(what, &later, &mut || {
             let (r, d) = run_once(&later, &coarse)?;
             detail = d;
@@ -239,7 +239,7 @@ pub fn profile(cfg: &ProfileConfig) -> Result<ProfileSection, RunError> {
         interrupted()?;
         // The target's output is shown once: the first measured run's.
         let first = if i == 0 { &cfg.command } else { &later };
-        let r = step(format!("measured run {}/{runs}", i + 1), first, &mut || {
+        let r = step(format!("measured {}/{runs}", i + 1), first, &mut || {
             let (r, d) = run_once(first, &per_obj)?;
             detail = d;
             Ok(r)
@@ -247,14 +247,14 @@ pub fn profile(cfg: &ProfileConfig) -> Result<ProfileSection, RunError> {
         raw.push(r);
         if cfg.reference {
             interrupted()?;
-            let what = format!("reference run {}/{runs}: boundaries only", i + 1);
+            let what = format!("reference {}/{runs} (boundaries)", i + 1);
             raw.push(step(
                 what,
                 &later,
                 &mut || Ok(run_once(&later, &coarse)?.0),
             )?);
             interrupted()?;
-            let what = format!("reference run {}/{runs}: without ptrace", i + 1);
+            let what = format!("reference {}/{runs} (no ptrace)", i + 1);
             raw.push(step(what, &later, &mut || {
                 run_uninstrumented(&later, cfg.timeout)
             })?);
@@ -264,7 +264,7 @@ pub fn profile(cfg: &ProfileConfig) -> Result<ProfileSection, RunError> {
         }
     }
     let ld_debug = if cfg.ld_debug && detail != Detail::Static {
-        bar.step("LD_DEBUG=statistics run");
+        bar.step("LD_DEBUG=statistics");
         let s = ld_debug_statistics(&cfg.command, cfg.timeout);
         bar.inc();
         s
@@ -382,7 +382,7 @@ pub(crate) fn sampled_runs(
             ..instrumented.clone()
         };
         let later = cfg.later_command();
-        bar.step(format!("sampled run {}/{planned}", i + 1));
+        bar.step(format!("sampled {}/{planned}", i + 1));
         let (run, _) = bar
             .around(!later.quiet, || run_once(&later, &opts))
             .map_err(|e| e.to_string())?;
