@@ -186,6 +186,7 @@ impl Spinner {
                     .with_style(style)
                     .with_message(message)
                     .with_elapsed(started.elapsed());
+                bar.tick();
                 while rx.recv_timeout(TICK) == Err(mpsc::RecvTimeoutError::Timeout) {
                     bar.tick();
                 }
