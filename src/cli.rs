@@ -11,8 +11,8 @@ Exit codes:
   1   finding: the analysis completed but a needed library was not found
   2   usage error (bad command line)
   3   the target does not exist, is not a regular file, or cannot be read (profile checks
-      its target as deps does, before launching: 3-6 mean the same for both); diff: a
-      document is missing, a directory or unreadable
+      its target as deps does, before launching: 3-6 mean the same for both); diff/report:
+      a document is missing, a directory or unreadable (report -: standard input)
   4   the target is not an ELF object (empty, text, a #! script, another format)
   5   the target is a malformed ELF object (truncated, corrupt headers)
   6   the target is an ELF object ldcost does not analyse (32-bit, foreign architecture)
