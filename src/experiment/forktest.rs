@@ -343,6 +343,7 @@ fn section(
         )],
         tables: vec![table],
         plots,
+        flamegraphs: Vec::new(),
         findings,
         checks,
         skipped,
