@@ -230,12 +230,69 @@ pub fn graph(exit: Exit, base: Side, head: Side) -> Result<DiffGraph, String> {
     })
 }
 
+/// Frames of the walk over every object at `exit()`: glibc's `_dl_fini`, the destructors it
+/// calls in each object (crtstuff's `__do_global_dtors_aux` and the `deregister_tm_clones` it
+/// calls, `_fini`) and libc's exit handlers.
+pub const EXIT_WALK: [&str; 8] = [
+    "__run_exit_handlers",
+    "_dl_fini",
+    "_dl_call_fini",
+    "__do_global_dtors_aux",
+    "deregister_tm_clones",
+    "register_tm_clones",
+    "_fini",
+    "__cxa_finalize",
+];
+
+/// Frames of a symbol lookup by ld.so (the lazy binding of `exit` in the child).
+pub const LOOKUP: [&str; 5] = [
+    "_dl_fixup",
+    "_dl_lookup_symbol_x",
+    "do_lookup_x",
+    "check_match",
+    "_dl_runtime_resolve_xsavec",
+];
+
+/// HEAD − BASE over all lines, and over the lines through [`EXIT_WALK`] and (of the rest)
+/// through [`LOOKUP`] or in the `lazy binding` category: (total, walk, lookup).
+pub fn growth_where(folded: &str) -> (i64, i64, i64) {
+    let (mut total, mut walk, mut lookup) = (0, 0, 0);
+    for l in folded.lines() {
+        let mut w = l.rsplitn(3, ' ');
+        let (Some(h), Some(b), Some(stack)) = (w.next(), w.next(), w.next()) else {
+            continue;
+        };
+        let (Ok(h), Ok(b)) = (h.parse::<i64>(), b.parse::<i64>()) else {
+            continue;
+        };
+        let d = h - b;
+        total += d;
+        let frames: Vec<&str> = stack.split(';').collect();
+        if frames.iter().any(|f| EXIT_WALK.contains(f)) {
+            walk += d;
+        } else if frames.iter().any(|f| LOOKUP.contains(f))
+            || frames.get(1) == Some(&crate::attribute::categories::Category::LazyBinding.label())
+        {
+            lookup += d;
+        }
+    }
+    (total, walk, lookup)
+}
+
+/// A frame's name as the graph shows it (inferno drops the `_[k]` of kernel frames).
+fn shown(frame: &str) -> String {
+    match frame.strip_suffix("_[k]") {
+        Some(f) => format!("{f} (kernel)"),
+        None => frame.to_string(),
+    }
+}
+
 /// The sentence the report prints under a graph: what is red, in samples per 1000 forks.
 pub fn what_is_red(g: &DiffGraph) -> String {
     let list = |v: &[(String, i64)], n: usize| {
         v.iter()
             .take(n)
-            .map(|(f, d)| format!("`{f}` +{d}"))
+            .map(|(f, d)| format!("`{}` +{d}", shown(f)))
             .collect::<Vec<_>>()
             .join(", ")
     };
@@ -248,12 +305,24 @@ pub fn what_is_red(g: &DiffGraph) -> String {
             g.base.libs
         );
     }
+    let (total, walk, lookup) = growth_where(&g.folded);
+    let pct = |x: i64| {
+        if total > 0 {
+            format!("{:.0}%", 100.0 * x as f64 / total as f64)
+        } else {
+            "-".into()
+        }
+    };
     format!(
-        "With {}, red (more samples per 1000 forks with {} libraries than with {} at the same \
-         footprint) is, by category, {}; by frame, {}.",
+        "With {}, {} libraries take {total:+} samples per 1000 forks more than {} at the same \
+         footprint; {} of that is in stacks through the walk over every object at exit \
+         (`_dl_fini` and each object's destructors, page faults included) and {} in ld.so's \
+         symbol lookup; red by category: {}; by frame: {}.",
         g.exit.label(),
         g.head.libs,
         g.base.libs,
+        pct(walk),
+        pct(lookup),
         list(&g.red_categories, 3),
         list(&g.red, 5)
     )
@@ -331,6 +400,20 @@ mod tests {
             ]
         );
         assert_eq!(c, vec![("lazy binding".to_string(), 340)]);
+    }
+
+    #[test]
+    fn growth_is_split_into_the_exit_walk_and_the_lookup() {
+        let lazy = crate::attribute::categories::Category::LazyBinding.label();
+        let t = format!(
+            "fork;ld.so: other;__run_exit_handlers;_dl_fini 10 110\n\
+             fork;fault: copy-on-write;[unknown];__do_global_dtors_aux;do_wp_page_[k] 0 50\n\
+             fork;{lazy};[ld-linux-x86-64.so.2+0x1234] 5 45\n\
+             fork;fault: file-backed;check_match;filemap_map_pages_[k] 0 10\n\
+             fork;exit: teardown;exit_mmap_[k] 100 95\n"
+        );
+        // Total 100 + 50 + 40 + 10 - 5 = 195; walk 150; lookup 50.
+        assert_eq!(growth_where(&t), (195, 150, 50));
     }
 
     #[test]
