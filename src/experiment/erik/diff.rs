@@ -306,26 +306,40 @@ pub fn what_is_red(g: &DiffGraph) -> String {
         );
     }
     let (total, walk, lookup) = growth_where(&g.folded);
-    let pct = |x: i64| {
-        if total > 0 {
-            format!("{:.0}%", 100.0 * x as f64 / total as f64)
-        } else {
-            "-".into()
-        }
-    };
-    format!(
-        "With {}, {} libraries take {total:+} samples per 1000 forks more than {} at the same \
-         footprint; {} of that is in stacks through the walk over every object at exit \
-         (`_dl_fini` and each object's destructors, page faults included) and {} in ld.so's \
-         symbol lookup; red by category: {}; by frame: {}.",
+    let (b, h) = totals(&g.folded);
+    let pct = |x: i64| format!("{:.0}%", 100.0 * x as f64 / total.max(1) as f64);
+    let mut out = format!(
+        "With {}, {} libraries take {h} samples per 1000 forks and {} take {b} at the same \
+         footprint ({total:+})",
         g.exit.label(),
         g.head.libs,
         g.base.libs,
-        pct(walk),
-        pct(lookup),
+    );
+    if total > 0 {
+        out.push_str(&format!(
+            "; of the growth, {} is in stacks through the walk over every object at exit \
+             (`_dl_fini` and each object's destructors, page faults included) and {} in \
+             ld.so's symbol lookup",
+            pct(walk),
+            pct(lookup)
+        ));
+    }
+    out.push_str(&format!(
+        "; red by category: {}; by frame: {}.",
         list(&g.red_categories, 3),
         list(&g.red, 5)
-    )
+    ));
+    out
+}
+
+/// The BASE and HEAD columns' sums of a two-column folded text.
+pub fn totals(folded: &str) -> (i64, i64) {
+    folded.lines().fold((0, 0), |(b, h), l| {
+        let mut w = l.rsplitn(3, ' ');
+        let hv = w.next().and_then(|x| x.parse::<i64>().ok()).unwrap_or(0);
+        let bv = w.next().and_then(|x| x.parse::<i64>().ok()).unwrap_or(0);
+        (b + bv, h + hv)
+    })
 }
 
 /// Puts the graphs into the section: each as a flame graph with its sentence, its figures in
@@ -414,6 +428,49 @@ mod tests {
         );
         // Total 100 + 50 + 40 + 10 - 5 = 195; walk 150; lookup 50.
         assert_eq!(growth_where(&t), (195, 150, 50));
+        assert_eq!(totals(&t), (115, 310));
+    }
+
+    fn graph_of(folded: &str) -> DiffGraph {
+        let side = |libs| Side {
+            libs,
+            stacks: Vec::new(),
+            samples: 0,
+            forks: 1000,
+            notes: Vec::new(),
+        };
+        let (red, red_categories) = growth(folded);
+        DiffGraph {
+            exit: Exit::Libc,
+            file_name: file_name(Exit::Libc),
+            base: side(0),
+            head: side(100),
+            folded: folded.into(),
+            svg: String::new(),
+            red,
+            red_categories,
+        }
+    }
+
+    #[test]
+    fn the_sentence_gives_both_totals_and_splits_only_a_growth() {
+        let up = graph_of("fork;ld.so: other;_dl_fini 10 110\nfork;exit: teardown;zap_[k] 50 50\n");
+        let t = what_is_red(&up);
+        assert!(
+            t.contains(
+                "take 160 samples per 1000 forks and 0 take 60 at the same footprint (+100)"
+            ),
+            "{t}"
+        );
+        assert!(
+            t.contains("of the growth, 100% is in stacks through the walk"),
+            "{t}"
+        );
+        assert!(t.contains("by frame: `_dl_fini` +100."), "{t}");
+        let down = graph_of("fork;exit: teardown;zap_[k] 50 40\nfork;fork: other;dup_[k] 1 2\n");
+        let t = what_is_red(&down);
+        assert!(t.contains("(-9)") && !t.contains("of the growth"), "{t}");
+        assert!(t.contains("`dup (kernel)` +1"), "{t}");
     }
 
     #[test]
