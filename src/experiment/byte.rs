@@ -276,6 +276,7 @@ fn section(
         )],
         tables: vec![table, ratios],
         plots: Vec::new(),
+        flamegraphs: Vec::new(),
         findings,
         checks,
         skipped,

@@ -3,7 +3,8 @@
 //! In: [`Settings`] (a work directory, `--quick`, `--runs`). Out: a [`Section`] with every
 //! point's measured footprint, its fork costs with the child leaving by `_exit` and by `exit()`,
 //! a least-squares model of fork cost on footprint and library count with bootstrap intervals,
-//! an independent per-VMA measurement to check the model against, and three plots.
+//! an independent per-VMA measurement to check the model against, three plots, and the
+//! differential flame graphs of k = 100 against k = 0 at equal footprint ([`diff`]).
 //!
 //! erik's hypothesis: "you may be measuring the performance of memory management more than the
 //! performance of dynamic linking … the hard bit would be keeping the memory footprint the same
@@ -24,6 +25,7 @@
 //! a shared machine falls on every point alike rather than on whichever ran last.
 
 mod build;
+pub mod diff;
 pub mod driver;
 pub mod fit;
 mod plots;
@@ -195,6 +197,42 @@ pub fn run(settings: &Settings, progress: &dyn Progress) -> Result<Section, Expe
             }
         }
     }
+    // The differential flame graphs: k = 100 against k = 0 of series A, sampled after the
+    // measured rounds (sampling costs the forks CPU; these loops' timings are not used).
+    let mut graphs = Vec::new();
+    let find = |libs: u32| {
+        drivers
+            .iter()
+            .position(|(p, _, _)| p.series == SeriesId::A && p.libs == libs)
+    };
+    if let (Some(b), Some(h)) = (find(0), find(MAX_LIBS)) {
+        let blocks = if settings.quick { 6 } else { 10 };
+        let cfg = diff::sampler_config();
+        let mut symbolizer =
+            crate::perf::sampler::Symbolizer::new(&[std::path::PathBuf::from("/usr/lib/debug")]);
+        for exit in [Exit::Libc, Exit::Underscore] {
+            progress.step(&format!(
+                "erik: sampling k = 0 and k = {MAX_LIBS} with {} for the differential flame graph",
+                exit.label()
+            ));
+            let mut side = |i: usize| {
+                let libs = drivers[i].0.libs;
+                diff::sample_side(
+                    &mut drivers[i].1,
+                    libs,
+                    exit,
+                    blocks,
+                    block,
+                    &cfg,
+                    &mut symbolizer,
+                )
+            };
+            let g = side(b)
+                .and_then(|base| side(h).map(|head| (base, head)))
+                .and_then(|(base, head)| diff::graph(exit, base, head));
+            graphs.push((exit, g));
+        }
+    }
     let mut measured = Vec::new();
     for ((point, d, footprint), samples) in drivers.into_iter().zip(samples) {
         let (own, argv) = (d.own, d.argv.clone());
@@ -212,12 +250,9 @@ pub fn run(settings: &Settings, progress: &dyn Progress) -> Result<Section, Expe
     let (forks, blocks) = if settings.quick { (40, 2) } else { (100, 6) };
     let vmaloop: VmaLoop = driver::vma_loop(&programs.vmaloop, LOOP_VMAS, forks, blocks)?;
     progress.step("erik: fitting");
-    Ok(report::section(
-        settings,
-        &measured,
-        &vmaloop,
-        &programs.commands,
-    ))
+    let mut s = report::section(settings, &measured, &vmaloop, &programs.commands);
+    diff::add_to_section(&mut s, &graphs);
+    Ok(s)
 }
 
 /// Launches a series-A point with its pads, then adds the anonymous mappings and pages ld.so

@@ -288,7 +288,8 @@ fn section(
             interval: None,
         });
     }
-    let categories: Vec<String> = rows.iter().map(|r| r.label.replace(" -l", " ")).collect();
+    let labels: Vec<String> = rows.iter().map(|r| r.label.clone()).collect();
+    let categories = short_labels(&labels);
     let groups = [
         "seed 001 (2009)",
         "forktest, clock()",
@@ -311,7 +312,7 @@ fn section(
     let mut plots = Vec::new();
     if !rows.is_empty() {
         let svg = plot::bar_chart(
-            "forktest (seed 001): forks per second per library list",
+            "forktest (seed 001): forks per second (+x: one more library)",
             "forks per second",
             &categories,
             &groups,
@@ -343,6 +344,7 @@ fn section(
         )],
         tables: vec![table],
         plots,
+        flamegraphs: Vec::new(),
         findings,
         checks,
         skipped,
@@ -363,8 +365,45 @@ fn section(
     })
 }
 
+/// The bar labels of the library lists: a list that extends the one before it by libraries
+/// is labelled by what it adds (`+m`, `+ncurses`), so that the growing lists of a full run do
+/// not overlap under their bars; any other keeps its label without the `-l`s.
+fn short_labels(labels: &[String]) -> Vec<String> {
+    labels
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            let prev = if i > 0 { labels[i - 1].as_str() } else { "" };
+            match l.strip_prefix(prev) {
+                Some(rest) if i > 0 && prev.starts_with("dynamic") && rest.starts_with(" -l") => {
+                    format!("+{}", rest.trim().replace("-l", ""))
+                }
+                _ => l.replace(" -l", " "),
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_growing_list_is_labelled_by_what_it_adds() {
+        let l: Vec<String> = [
+            "static",
+            "dynamic",
+            "dynamic -lm",
+            "dynamic -lm -lncurses -lssl",
+        ]
+        .map(String::from)
+        .to_vec();
+        assert_eq!(
+            super::short_labels(&l),
+            ["static", "dynamic", "+m", "+ncurses ssl"]
+        );
+        let one = ["static".to_string(), "dynamic -lm -lssl".to_string()];
+        assert_eq!(super::short_labels(&one), ["static", "dynamic m ssl"]);
+    }
+
     use super::*;
 
     #[test]

@@ -282,6 +282,7 @@ fn section(settings: &Settings, runs: u32, measured: &[Measured]) -> Section {
         )],
         tables: vec![table, ratios],
         plots: Vec::new(),
+        flamegraphs: Vec::new(),
         findings,
         checks,
         skipped: Vec::new(),

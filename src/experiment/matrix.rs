@@ -345,6 +345,7 @@ fn section(
             title: "the fork+execl matrix as bars".into(),
             svg,
         }],
+        flamegraphs: Vec::new(),
         findings,
         checks,
         skipped: Vec::new(),

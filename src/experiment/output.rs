@@ -218,6 +218,20 @@ pub fn markdown(r: &Report) -> String {
                 for p in &s.plots {
                     let _ = writeln!(out, "![{}]({})\n", p.title, p.file_name);
                 }
+                for g in &s.flamegraphs {
+                    // The picture, linked to the file itself (interactive when opened).
+                    let folded = g
+                        .folded_name()
+                        .map(|n| format!(" Folded text: [{n}]({n})."))
+                        .unwrap_or_default();
+                    let _ = writeln!(
+                        out,
+                        "[![{}]({f})]({f})\n\n{}{folded}\n",
+                        g.title,
+                        md_cell(&g.caption),
+                        f = g.file_name
+                    );
+                }
                 section_lists(s, &mut out, "- ", md_cell);
             }
         }
@@ -270,6 +284,10 @@ pub fn text(r: &Report) -> String {
                 }
                 for p in &s.plots {
                     let _ = writeln!(out, "   plot: {} ({})", p.title, p.file_name);
+                }
+                for g in &s.flamegraphs {
+                    let _ = writeln!(out, "   flame graph: {} ({})", g.title, g.file_name);
+                    let _ = writeln!(out, "     {}", g.caption);
                 }
                 section_lists(s, &mut out, "   - ", |x| x.to_string());
             }
@@ -386,6 +404,9 @@ pub fn html(r: &Report) -> String {
                         esc(&p.file_name)
                     );
                 }
+                for g in &s.flamegraphs {
+                    let _ = writeln!(out, "{}", html_flamegraph(g));
+                }
                 let mut items = String::new();
                 section_lists(s, &mut items, "", esc);
                 out.push_str("<ul>\n");
@@ -398,6 +419,30 @@ pub fn html(r: &Report) -> String {
     }
     out.push_str("</body></html>\n");
     out
+}
+
+/// A flame graph in report.html: the file beside it, embedded by reference (`<object>`, so
+/// inferno's search and zoom scripts run and its ids do not clash with the page's), at the
+/// size its root `<svg>` declares, with a link and the caption.
+fn html_flamegraph(g: &super::section::Flamegraph) -> String {
+    let root = g.svg.find("<svg").map(|i| &g.svg[i..]).unwrap_or("");
+    let root = &root[..root.find('>').unwrap_or(root.len())];
+    let attr = |name: &str| -> Option<u32> {
+        let i = root.find(&format!(" {name}=\""))? + name.len() + 3;
+        root[i..].split('"').next()?.parse().ok()
+    };
+    let size = match (attr("width"), attr("height")) {
+        (Some(w), Some(h)) => format!(" width=\"{w}\" height=\"{h}\""),
+        _ => String::new(),
+    };
+    let f = esc(&g.file_name);
+    format!(
+        "<figure style=\"overflow-x:auto\"><object data=\"{f}\" type=\"image/svg+xml\"{size}>\
+         <a href=\"{f}\">{f}</a></object><figcaption><a href=\"{f}\">{}</a>: {}</figcaption>\
+         </figure>",
+        esc(&g.title),
+        esc(&g.caption)
+    )
 }
 
 /// Writes report.md, report.html, results.json and every plot's SVG into `dir` (which
@@ -413,6 +458,12 @@ pub fn write_dir(r: &Report, dir: &Path) -> Result<(), (std::path::PathBuf, std:
     for s in r.sections() {
         for p in &s.plots {
             files.push((p.file_name.clone(), p.svg.clone()));
+        }
+        for g in &s.flamegraphs {
+            files.push((g.file_name.clone(), g.svg.clone()));
+            if let Some(name) = g.folded_name() {
+                files.push((name, g.folded.clone()));
+            }
         }
     }
     for (name, body) in files {

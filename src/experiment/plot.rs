@@ -148,7 +148,8 @@ pub fn bar_chart(
             .margin(15)
             .x_label_area_size(45)
             .y_label_area_size(70)
-            .build_cartesian_2d(0.0..n as f64, 0.0..y1 * 1.15)
+            // Headroom above the tallest bar for the legend (upper left), so it hides no bar.
+            .build_cartesian_2d(0.0..n as f64, 0.0..y1 * 1.45)
             .map_err(|e| e.to_string())?;
         let label_of = |x: &f64| {
             let i = (x - 0.5).round();

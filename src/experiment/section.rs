@@ -55,6 +55,8 @@ pub struct Section {
     pub intro: Vec<String>,
     pub tables: Vec<Table>,
     pub plots: Vec<Plot>,
+    /// Interactive flame graphs (inferno's SVGs), written beside the report and linked.
+    pub flamegraphs: Vec<Flamegraph>,
     /// Figures a script can read ("µs per VMA" …), each with its value and interval.
     pub findings: Vec<Finding>,
     /// The directions the seeds report, checked here.
@@ -86,6 +88,39 @@ pub struct Plot {
     /// The SVG text (not serialised into results.json; the file is beside it).
     #[serde(skip)]
     pub svg: String,
+}
+
+/// An interactive flame graph: inferno's SVG with its own search and zoom scripts, so it is
+/// written beside the report, linked from report.md and embedded by reference (`<object>`,
+/// which keeps the scripts working and the ids apart) in report.html, never inlined.
+#[derive(Debug, Clone, Serialize)]
+pub struct Flamegraph {
+    /// The file it is written to in the output directory (`erik-diff-exit.svg`).
+    pub file_name: String,
+    pub title: String,
+    /// The sentence under it (what is red).
+    pub caption: String,
+    #[serde(skip)]
+    pub svg: String,
+    /// The folded text it was drawn from, written beside it as `<file stem>.folded` (for a
+    /// differential graph, two columns: it keeps the frames only BASE has, which the graph
+    /// cannot draw). Empty: no such file.
+    #[serde(skip)]
+    pub folded: String,
+}
+
+impl Flamegraph {
+    /// The name of the folded file beside the SVG, if there is one.
+    pub fn folded_name(&self) -> Option<String> {
+        if self.folded.is_empty() {
+            return None;
+        }
+        let stem = self
+            .file_name
+            .strip_suffix(".svg")
+            .unwrap_or(&self.file_name);
+        Some(format!("{stem}.folded"))
+    }
 }
 
 /// A named figure with its unit and, where one was computed, its 95% interval.

@@ -178,12 +178,6 @@ pub fn section(
          the model's VMA term is the cost of a library-shaped mix of VMAs."
             .into(),
     );
-    s.skipped.push(super::super::section::Skipped {
-        what: "erik: differential flame graph k = 100 vs k = 0".into(),
-        reason: "not built yet; the residue is located by the child's-life fits with `_exit` \
-                 and `exit()` instead"
-            .into(),
-    });
     s.data = json!({
         "points": points,
         "vmaloop": vmaloop,

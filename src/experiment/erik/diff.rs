@@ -1,0 +1,481 @@
+//! erik's differential flame graphs: where k = 100 libraries' forks spend what k = 0's do not,
+//! with the footprint held equal.
+//!
+//! In: the series-A drivers for k = 0 and k = 100 (same VMAs of each kind, same page tables,
+//! same resident pages), still paused after the measured rounds. Out: for the child leaving by
+//! `exit()` and by `_exit`, a [`DiffGraph`]: inferno's differential SVG (BASE k = 0, HEAD
+//! k = 100; red: k = 100 spends more per fork), its two-column folded text, and the frames
+//! whose own samples grew most, for the report's sentence on what is red.
+//!
+//! The sampling is `profile --fork --sample`'s: the same [`Sampler`] (system-wide on every CPU
+//! as root, so the children's exit teardown is seen; per-task otherwise, and the graph says
+//! so), the same frequency default capped by `kernel.perf_event_max_sample_rate`, the same
+//! symbolizer, and the same categorised stacks ([`breakdown`] of section `fork`, the child's
+//! samples labelled `child`, a symbol lookup in a child counted as lazy binding). The units are
+//! the driver's blocks of forks, timed by ldcost with CLOCK_MONOTONIC (the sampler's clock)
+//! around each `run` command. These loops are sampled after the measured ones and their
+//! timings are not used: sampling costs the forks CPU. Counts, not times, are compared: the
+//! graph divides each side's samples by its own forks ([`diff::Units`]).
+
+use crate::attribute::breakdown::{breakdown, Unit};
+use crate::attribute::FoldedStack;
+use crate::perf::sampler::Symbolizer;
+use crate::perf::{Recording, Sampler, SamplerConfig, Scope};
+use crate::report::flamegraph::{diff, FlameOptions};
+
+use serde_json::json;
+
+use super::super::section::{Flamegraph, Section, Skipped};
+use super::driver::{Driver, Exit};
+use super::MAX_LIBS;
+
+/// One side of a differential graph: the categorised stacks of its sampled forks.
+#[derive(Debug, Clone)]
+pub struct Side {
+    pub libs: u32,
+    pub stacks: Vec<FoldedStack>,
+    /// Samples inside the forks' blocks.
+    pub samples: u64,
+    /// Forks the blocks cover.
+    pub forks: u64,
+    /// What the recording says about itself (per-task fallback, lost records).
+    pub notes: Vec<String>,
+}
+
+/// The differential flame graph of one way of leaving.
+#[derive(Debug, Clone)]
+pub struct DiffGraph {
+    pub exit: Exit,
+    pub file_name: String,
+    pub base: Side,
+    pub head: Side,
+    /// `section;category;frames… BASE HEAD`, samples per 1000 forks (what inferno drew).
+    pub folded: String,
+    pub svg: String,
+    /// Frames by the growth of their own samples (HEAD − BASE, per 1000 forks), largest
+    /// first, positive only.
+    pub red: Growth,
+    /// The same by category.
+    pub red_categories: Growth,
+}
+
+/// The file a graph is written to: `erik-diff-exit.svg`, `erik-diff-_exit.svg`.
+pub fn file_name(exit: Exit) -> String {
+    format!("erik-diff-{}.svg", exit.key())
+}
+
+/// The sampler's settings: `profile --sample`'s defaults (10 kHz capped at 20 kHz and at
+/// `kernel.perf_event_max_sample_rate`, its memory budget and deadline).
+pub fn sampler_config() -> SamplerConfig {
+    let sysctl = std::fs::read_to_string("/proc/sys/kernel/perf_event_max_sample_rate")
+        .ok()
+        .and_then(|s| s.trim().parse::<u64>().ok());
+    SamplerConfig {
+        frequency_hz: crate::config::capped_frequency(
+            10_000,
+            crate::config::MAX_FREQUENCY_HZ,
+            sysctl,
+        ),
+        deadline: Some(std::time::Duration::from_secs_f64(
+            crate::config::SAMPLE_DEADLINE_S,
+        )),
+        budget_bytes: Some(crate::config::SAMPLE_BUDGET_MB << 20),
+        ..SamplerConfig::default()
+    }
+}
+
+/// CLOCK_MONOTONIC in ns: the clock of the sampler's records.
+fn mono_ns() -> u64 {
+    let mut ts = nix::libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec into a live local.
+    unsafe { nix::libc::clock_gettime(nix::libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Starts the sampler on `pid`'s tree: system-wide, or per-task when that is refused.
+fn start(cfg: &SamplerConfig, pid: i32) -> Result<Sampler, String> {
+    match Sampler::start(cfg, pid) {
+        Ok(s) => Ok(s),
+        Err(e) if e.is_denied() && cfg.scope == Scope::SystemWide => {
+            let per_task = SamplerConfig {
+                scope: Scope::PerTask,
+                ..cfg.clone()
+            };
+            Sampler::start(&per_task, pid).map_err(|e2| format!("{e}; per-task: {e2}"))
+        }
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Samples `blocks` × `block` forks of `driver` leaving by `exit`.
+pub fn sample_side(
+    driver: &mut Driver,
+    libs: u32,
+    exit: Exit,
+    blocks: u32,
+    block: u32,
+    cfg: &SamplerConfig,
+    symbolizer: &mut Symbolizer,
+) -> Result<Side, String> {
+    let sampler = start(cfg, driver.pid)?;
+    let mut units = Vec::with_capacity(blocks as usize);
+    let mut failed = None;
+    for _ in 0..blocks {
+        let t0 = mono_ns();
+        if let Err(e) = driver.run(exit, block) {
+            failed = Some(e.to_string());
+            break;
+        }
+        units.push(Unit {
+            start_ns: t0,
+            end_ns: mono_ns(),
+            per_unit: f64::from(block),
+            phases: Vec::new(),
+            main_pid: driver.pid,
+        });
+    }
+    let rec: Recording = sampler.stop().map_err(|e| e.to_string())?;
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    let stacks = symbolizer.symbolize(&rec, &rec.maps_at_start);
+    let (b, folded) = breakdown("fork", &stacks, &units, "child", true);
+    let mut notes = crate::attribute::breakdown::recording_notes(&[&rec]);
+    notes.extend(rec.notes.iter().cloned());
+    notes.sort();
+    notes.dedup();
+    Ok(Side {
+        libs,
+        stacks: folded,
+        samples: b.samples,
+        forks: b.covered as u64,
+        notes,
+    })
+}
+
+/// Names with their growth in samples per 1000 forks, largest first.
+pub type Growth = Vec<(String, i64)>;
+
+/// The growth of each frame's own samples (a folded line's last frame) and of each category
+/// (its second frame), HEAD − BASE, from the two-column folded text; positive only, largest
+/// first, ties by name.
+pub fn growth(folded: &str) -> (Growth, Growth) {
+    let mut frames = std::collections::BTreeMap::<String, i64>::new();
+    let mut cats = std::collections::BTreeMap::<String, i64>::new();
+    for l in folded.lines() {
+        let mut w = l.rsplitn(3, ' ');
+        let (Some(h), Some(b), Some(stack)) = (w.next(), w.next(), w.next()) else {
+            continue;
+        };
+        let (Ok(h), Ok(b)) = (h.parse::<i64>(), b.parse::<i64>()) else {
+            continue;
+        };
+        let parts: Vec<&str> = stack.split(';').collect();
+        if let Some(leaf) = parts.last() {
+            *frames.entry((*leaf).to_string()).or_default() += h - b;
+        }
+        if let Some(c) = parts.get(1) {
+            *cats.entry((*c).to_string()).or_default() += h - b;
+        }
+    }
+    let order = |m: std::collections::BTreeMap<String, i64>| {
+        let mut v: Vec<(String, i64)> = m.into_iter().filter(|(_, d)| *d > 0).collect();
+        v.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        v
+    };
+    (order(frames), order(cats))
+}
+
+/// Draws the graph of `base` (k = 0) against `head` (k = 100).
+pub fn graph(exit: Exit, base: Side, head: Side) -> Result<DiffGraph, String> {
+    let bu = diff::Units {
+        exec: 0,
+        fork: base.forks,
+    };
+    let hu = diff::Units {
+        exec: 0,
+        fork: head.forks,
+    };
+    let folded =
+        diff::folded_diff(&base.stacks, bu, &head.stacks, hu).map_err(|e| e.to_string())?;
+    let opts = FlameOptions {
+        title: format!(
+            "erik: fork with the child leaving by {}, {} vs {} libraries, same footprint",
+            exit.label(),
+            head.libs,
+            base.libs
+        ),
+        subtitle: Some(format!(
+            "BASE k = {}: {} samples over {} forks; HEAD k = {}: {} samples over {} forks",
+            base.libs, base.samples, base.forks, head.libs, head.samples, head.forks
+        )),
+    };
+    let mut svg = Vec::new();
+    diff::write_diff_svg(&base.stacks, bu, &head.stacks, hu, &opts, &mut svg)
+        .map_err(|e| e.to_string())?;
+    let svg = String::from_utf8(svg).map_err(|e| e.to_string())?;
+    let (red, red_categories) = growth(&folded);
+    Ok(DiffGraph {
+        exit,
+        file_name: file_name(exit),
+        base,
+        head,
+        folded,
+        svg,
+        red,
+        red_categories,
+    })
+}
+
+/// Frames of the walk over every object at `exit()`: glibc's `_dl_fini`, the destructors it
+/// calls in each object (crtstuff's `__do_global_dtors_aux` and the `deregister_tm_clones` it
+/// calls, `_fini`) and libc's exit handlers.
+pub const EXIT_WALK: [&str; 8] = [
+    "__run_exit_handlers",
+    "_dl_fini",
+    "_dl_call_fini",
+    "__do_global_dtors_aux",
+    "deregister_tm_clones",
+    "register_tm_clones",
+    "_fini",
+    "__cxa_finalize",
+];
+
+/// Frames of a symbol lookup by ld.so (the lazy binding of `exit` in the child).
+pub const LOOKUP: [&str; 5] = [
+    "_dl_fixup",
+    "_dl_lookup_symbol_x",
+    "do_lookup_x",
+    "check_match",
+    "_dl_runtime_resolve_xsavec",
+];
+
+/// HEAD − BASE over all lines, and over the lines through [`EXIT_WALK`] and (of the rest)
+/// through [`LOOKUP`] or in the `lazy binding` category: (total, walk, lookup).
+pub fn growth_where(folded: &str) -> (i64, i64, i64) {
+    let (mut total, mut walk, mut lookup) = (0, 0, 0);
+    for l in folded.lines() {
+        let mut w = l.rsplitn(3, ' ');
+        let (Some(h), Some(b), Some(stack)) = (w.next(), w.next(), w.next()) else {
+            continue;
+        };
+        let (Ok(h), Ok(b)) = (h.parse::<i64>(), b.parse::<i64>()) else {
+            continue;
+        };
+        let d = h - b;
+        total += d;
+        let frames: Vec<&str> = stack.split(';').collect();
+        if frames.iter().any(|f| EXIT_WALK.contains(f)) {
+            walk += d;
+        } else if frames.iter().any(|f| LOOKUP.contains(f))
+            || frames.get(1) == Some(&crate::attribute::categories::Category::LazyBinding.label())
+        {
+            lookup += d;
+        }
+    }
+    (total, walk, lookup)
+}
+
+/// A frame's name as the graph shows it (inferno drops the `_[k]` of kernel frames).
+fn shown(frame: &str) -> String {
+    match frame.strip_suffix("_[k]") {
+        Some(f) => format!("{f} (kernel)"),
+        None => frame.to_string(),
+    }
+}
+
+/// The sentence the report prints under a graph: what is red, in samples per 1000 forks.
+pub fn what_is_red(g: &DiffGraph) -> String {
+    let list = |v: &[(String, i64)], n: usize| {
+        v.iter()
+            .take(n)
+            .map(|(f, d)| format!("`{}` +{d}", shown(f)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if g.red.is_empty() {
+        return format!(
+            "With {}, nothing is red: no frame has more samples per 1000 forks with {} \
+             libraries than with {}.",
+            g.exit.label(),
+            g.head.libs,
+            g.base.libs
+        );
+    }
+    let (total, walk, lookup) = growth_where(&g.folded);
+    let (b, h) = totals(&g.folded);
+    let pct = |x: i64| format!("{:.0}%", 100.0 * x as f64 / total.max(1) as f64);
+    let mut out = format!(
+        "With {}, {} libraries take {h} samples per 1000 forks and {} take {b} at the same \
+         footprint ({total:+})",
+        g.exit.label(),
+        g.head.libs,
+        g.base.libs,
+    );
+    if total > 0 {
+        out.push_str(&format!(
+            "; of the growth, {} is in stacks through the walk over every object at exit \
+             (`_dl_fini` and each object's destructors, page faults included) and {} in \
+             ld.so's symbol lookup",
+            pct(walk),
+            pct(lookup)
+        ));
+    }
+    out.push_str(&format!(
+        "; red by category: {}; by frame: {}.",
+        list(&g.red_categories, 3),
+        list(&g.red, 5)
+    ));
+    out
+}
+
+/// The BASE and HEAD columns' sums of a two-column folded text.
+pub fn totals(folded: &str) -> (i64, i64) {
+    folded.lines().fold((0, 0), |(b, h), l| {
+        let mut w = l.rsplitn(3, ' ');
+        let hv = w.next().and_then(|x| x.parse::<i64>().ok()).unwrap_or(0);
+        let bv = w.next().and_then(|x| x.parse::<i64>().ok()).unwrap_or(0);
+        (b + bv, h + hv)
+    })
+}
+
+/// Puts the graphs into the section: each as a flame graph with its sentence, its figures in
+/// `data.diff`; a graph that could not be made is a skipped row with the reason.
+pub fn add_to_section(s: &mut Section, graphs: &[(Exit, Result<DiffGraph, String>)]) {
+    let what = |e: Exit| {
+        format!(
+            "erik: differential flame graph k = {MAX_LIBS} vs k = 0 with {}",
+            e.label()
+        )
+    };
+    if graphs.is_empty() {
+        s.skipped.push(Skipped {
+            what: format!("erik: differential flame graph k = {MAX_LIBS} vs k = 0"),
+            reason: "the plan has no series-A point for one of the two".into(),
+        });
+    }
+    let side = |x: &Side| json!({ "libs": x.libs, "samples": x.samples, "forks": x.forks });
+    let mut data = Vec::new();
+    for (exit, g) in graphs {
+        match g {
+            Err(e) => s.skipped.push(Skipped {
+                what: what(*exit),
+                reason: e.clone(),
+            }),
+            Ok(g) => {
+                s.flamegraphs.push(Flamegraph {
+                    file_name: g.file_name.clone(),
+                    title: what(*exit).replacen("erik: d", "D", 1),
+                    caption: what_is_red(g),
+                    svg: g.svg.clone(),
+                    folded: g.folded.clone(),
+                });
+                for n in g.base.notes.iter().chain(&g.head.notes) {
+                    if !s.notes.contains(n) {
+                        s.notes.push(n.clone());
+                    }
+                }
+                data.push(json!({
+                    "exit": exit.key(),
+                    "file": g.file_name,
+                    "base": side(&g.base),
+                    "head": side(&g.head),
+                    "per": diff::PER,
+                    "red": g.red.iter().take(20).collect::<Vec<_>>(),
+                    "red_categories": g.red_categories,
+                }));
+            }
+        }
+    }
+    if let Some(o) = s.data.as_object_mut() {
+        o.insert("diff".into(), json!(data));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn growth_sums_own_samples_by_leaf_and_category() {
+        let t = "fork;lazy binding;_dl_fixup;do_lookup_x 10 300\n\
+                 fork;lazy binding;do_lookup_x 0 50\n\
+                 fork;exit teardown;exit_mmap 400 390\n\
+                 fork;exit teardown;zap_pte_range 20 25\n";
+        let (f, c) = growth(t);
+        assert_eq!(
+            f,
+            vec![
+                ("do_lookup_x".to_string(), 340),
+                ("zap_pte_range".into(), 5)
+            ]
+        );
+        assert_eq!(c, vec![("lazy binding".to_string(), 340)]);
+    }
+
+    #[test]
+    fn growth_is_split_into_the_exit_walk_and_the_lookup() {
+        let lazy = crate::attribute::categories::Category::LazyBinding.label();
+        let t = format!(
+            "fork;ld.so: other;__run_exit_handlers;_dl_fini 10 110\n\
+             fork;fault: copy-on-write;[unknown];__do_global_dtors_aux;do_wp_page_[k] 0 50\n\
+             fork;{lazy};[ld-linux-x86-64.so.2+0x1234] 5 45\n\
+             fork;fault: file-backed;check_match;filemap_map_pages_[k] 0 10\n\
+             fork;exit: teardown;exit_mmap_[k] 100 95\n"
+        );
+        // Total 100 + 50 + 40 + 10 - 5 = 195; walk 150; lookup 50.
+        assert_eq!(growth_where(&t), (195, 150, 50));
+        assert_eq!(totals(&t), (115, 310));
+    }
+
+    fn graph_of(folded: &str) -> DiffGraph {
+        let side = |libs| Side {
+            libs,
+            stacks: Vec::new(),
+            samples: 0,
+            forks: 1000,
+            notes: Vec::new(),
+        };
+        let (red, red_categories) = growth(folded);
+        DiffGraph {
+            exit: Exit::Libc,
+            file_name: file_name(Exit::Libc),
+            base: side(0),
+            head: side(100),
+            folded: folded.into(),
+            svg: String::new(),
+            red,
+            red_categories,
+        }
+    }
+
+    #[test]
+    fn the_sentence_gives_both_totals_and_splits_only_a_growth() {
+        let up = graph_of("fork;ld.so: other;_dl_fini 10 110\nfork;exit: teardown;zap_[k] 50 50\n");
+        let t = what_is_red(&up);
+        assert!(
+            t.contains(
+                "take 160 samples per 1000 forks and 0 take 60 at the same footprint (+100)"
+            ),
+            "{t}"
+        );
+        assert!(
+            t.contains("of the growth, 100% is in stacks through the walk"),
+            "{t}"
+        );
+        assert!(t.contains("by frame: `_dl_fini` +100."), "{t}");
+        let down = graph_of("fork;exit: teardown;zap_[k] 50 40\nfork;fork: other;dup_[k] 1 2\n");
+        let t = what_is_red(&down);
+        assert!(t.contains("(-9)") && !t.contains("of the growth"), "{t}");
+        assert!(t.contains("`dup (kernel)` +1"), "{t}");
+    }
+
+    #[test]
+    fn file_names_follow_the_exit_keys() {
+        assert_eq!(file_name(Exit::Libc), "erik-diff-exit.svg");
+        assert_eq!(file_name(Exit::Underscore), "erik-diff-_exit.svg");
+    }
+}

@@ -1,0 +1,239 @@
+//! erik's differential flame graphs (`ldcost experiment erik --quick`): k = 100 libraries
+//! against k = 0 at the same footprint, the child leaving by `exit()` and by `_exit`.
+//!
+//! Oracles: the folded-diff file written beside each graph (`stack BASE HEAD`, samples per 1000
+//! forks), merged into a tree here by hand as FlameGraph's flamegraph.pl does (a frame's colour
+//! is HEAD − BASE of its own samples), to pick a frame that only k = 100 has and that must be
+//! red wherever it is drawn; headless Chromium (scripts/check-flamegraph --diff --red NAME) to
+//! see that inferno drew it red. Counts per fork, never times, are compared; the one share
+//! asserted (the `_dl_fini` walk with 100 libraries against none) differs by far more than load
+//! can move it.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+use common::{have, skip};
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_ldcost");
+
+/// One node of the merged tree: its path from the root, BASE and HEAD own samples.
+type Own = BTreeMap<Vec<String>, (i64, i64)>;
+
+/// A frame's name as inferno shows it: without the `_[k]` (kernel) and other annotations.
+fn shown(frame: &str) -> String {
+    for a in ["_[k]", "_[j]", "_[i]", "_[w]"] {
+        if let Some(s) = frame.strip_suffix(a) {
+            return s.to_string();
+        }
+    }
+    frame.to_string()
+}
+
+/// Parses `a;b;c BASE HEAD` lines into each node's own samples (the leaf of a line owns its
+/// counts) and the set of frame names BASE has anywhere.
+fn tree(folded: &str) -> (Own, std::collections::BTreeSet<String>) {
+    let mut own = Own::new();
+    let mut in_base = std::collections::BTreeSet::new();
+    for l in folded.lines() {
+        let w: Vec<&str> = l.rsplitn(3, ' ').collect();
+        assert_eq!(w.len(), 3, "not a two-column folded line: {l:?}");
+        let (h, b): (i64, i64) = (w[0].parse().unwrap(), w[1].parse().unwrap());
+        let path: Vec<String> = w[2].split(';').map(shown).collect();
+        if b > 0 {
+            in_base.extend(path.iter().cloned());
+        }
+        // Every prefix is a node (with no own samples unless a line ends there).
+        for i in 1..path.len() {
+            own.entry(path[..i].to_vec()).or_default();
+        }
+        let e = own.entry(path).or_default();
+        e.0 += b;
+        e.1 += h;
+    }
+    (own, in_base)
+}
+
+/// Frames only HEAD has whose every node gained own samples (so inferno paints each red),
+/// by the largest own samples of one node (the widest red frame), largest first. Names
+/// check-flamegraph cannot pass are left out.
+fn red_only_in_head(folded: &str) -> Vec<(String, i64)> {
+    let (own, in_base) = tree(folded);
+    let mut by_name: BTreeMap<String, (bool, i64)> = BTreeMap::new();
+    for (path, (b, h)) in &own {
+        let name = path.last().unwrap().clone();
+        let e = by_name.entry(name).or_insert((true, 0));
+        e.0 &= h > b;
+        e.1 = e.1.max(*h);
+    }
+    let mut v: Vec<(String, i64)> = by_name
+        .into_iter()
+        .filter(|(n, (all_red, _))| {
+            *all_red
+                && !in_base.contains(n)
+                && path_depth_ok(n)
+                && !n.contains(['"', '\\', '<', '&', '|', '~'])
+        })
+        .map(|(n, (_, h))| (n, h))
+        .collect();
+    v.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    v
+}
+
+/// The section and category roots are not frames of the program.
+fn path_depth_ok(name: &str) -> bool {
+    name != "fork" && !name.starts_with('[')
+}
+
+/// HEAD's and BASE's samples per 1000 forks in lines through any of `frames`.
+fn through(folded: &str, frames: &[&str]) -> (i64, i64) {
+    let mut t = (0, 0);
+    for l in folded.lines() {
+        let w: Vec<&str> = l.rsplitn(3, ' ').collect();
+        if w[2].split(';').any(|f| frames.contains(&f)) {
+            t.0 += w[1].parse::<i64>().unwrap();
+            t.1 += w[0].parse::<i64>().unwrap();
+        }
+    }
+    t
+}
+
+fn check_flamegraph(svg: &Path, red: &[&str]) -> (Option<i32>, String) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/check-flamegraph");
+    let png = svg.with_extension("png");
+    let mut cmd = Command::new(script);
+    cmd.arg(svg).arg(&png).arg("--diff");
+    for r in red {
+        cmd.args(["--red", r]);
+    }
+    let out = cmd.output().expect("run scripts/check-flamegraph");
+    (
+        out.status.code(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
+}
+
+#[test]
+fn the_exit_graph_paints_red_what_only_a_hundred_libraries_do() {
+    let name = "the_exit_graph_paints_red_what_only_a_hundred_libraries_do";
+    if !have("cc") {
+        skip(name, "`cc` is not installed");
+        return;
+    }
+    let keep = tempfile::tempdir().unwrap();
+    let dir = keep.path().join("out");
+    let out = Command::new(BIN)
+        .args(["experiment", "erik", "--quick", "--out"])
+        .arg(&dir)
+        .output()
+        .expect("run ldcost");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let results: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap();
+    let section = &results["experiments"][0]["section"];
+    let graphs = section["flamegraphs"].as_array().unwrap();
+    if graphs.is_empty() {
+        // The sampler was refused (no root, perf_event_paranoid): the report names why.
+        let why: Vec<String> = section["skipped"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| s["what"].as_str().unwrap().contains("differential"))
+            .map(|s| s["reason"].to_string())
+            .collect();
+        assert!(!why.is_empty(), "no graph and no reason");
+        skip(name, &format!("no differential graph: {}", why.join("; ")));
+        return;
+    }
+    let files: Vec<&str> = graphs
+        .iter()
+        .map(|g| g["file_name"].as_str().unwrap())
+        .collect();
+    assert_eq!(files, ["erik-diff-exit.svg", "erik-diff-_exit.svg"]);
+    let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    for f in &files {
+        let svg = std::fs::read_to_string(dir.join(f)).unwrap();
+        assert!(svg.trim_end().ends_with("</svg>"), "{f}");
+        assert!(md.contains(&format!("]({f})")), "{f} linked from report.md");
+        assert!(
+            html.contains(&format!("<object data=\"{f}\"")),
+            "{f} in report.html"
+        );
+    }
+    // Each side's forks: the blocks sampled (6 of 50 in --quick), on both sides.
+    let diff = section["data"]["diff"].as_array().unwrap();
+    for d in diff {
+        assert_eq!(d["base"]["libs"], 0);
+        assert_eq!(d["head"]["libs"], 100);
+        assert_eq!(d["base"]["forks"], 300, "{d}");
+        assert_eq!(d["head"]["forks"], 300, "{d}");
+        assert!(d["head"]["samples"].as_u64().unwrap() > 0);
+    }
+
+    let folded = std::fs::read_to_string(dir.join("erik-diff-exit.folded")).unwrap();
+    // The walk over every object at exit (ld.so's _dl_fini and the destructors it calls in
+    // each library) holds many times more samples per fork with 100 libraries than with none.
+    let (b, h) = through(
+        &folded,
+        &["_dl_fini", "_dl_call_fini", "__do_global_dtors_aux"],
+    );
+    println!("_dl_fini walk: k = 0 {b}, k = 100 {h} samples per 1000 forks");
+    assert!(h > 2 * b.max(1), "k = 0 {b}, k = 100 {h}");
+
+    let red = red_only_in_head(&folded);
+    println!(
+        "frames only k = 100 has, red wherever drawn: {:?}",
+        &red[..red.len().min(5)]
+    );
+    assert!(!red.is_empty(), "no frame only k = 100 has:\n{folded}");
+    if !have("chromium") && !have("chromium-browser") {
+        skip(
+            name,
+            "chromium is not installed: the colours are not checked",
+        );
+        return;
+    }
+    let top: Vec<&str> = red.iter().take(2).map(|(n, _)| n.as_str()).collect();
+    let (code, said) = check_flamegraph(&dir.join("erik-diff-exit.svg"), &top);
+    assert_eq!(code, Some(0), "check-flamegraph --red {top:?}:\n{said}");
+    for t in &top {
+        assert!(said.contains(&format!("\"{t}\" is red")), "{said}");
+    }
+    // The _exit graph is a working differential graph too (search, zoom, reset).
+    let (code, said) = check_flamegraph(&dir.join("erik-diff-_exit.svg"), &[]);
+    assert_eq!(
+        code,
+        Some(0),
+        "check-flamegraph erik-diff-_exit.svg:\n{said}"
+    );
+}
+
+#[test]
+fn the_tree_gives_a_frame_its_own_samples_only() {
+    // do_lookup_x: own samples 0 → 30 in one node, 5 → 5 in another: not red everywhere.
+    // _dl_call_fini: only HEAD, own samples in its one node: red. `mid` only HEAD but never a
+    // leaf: neutral in the graph, so not a candidate.
+    let t = "fork;lazy binding;_dl_fixup;do_lookup_x 0 30\n\
+             fork;lazy binding;do_lookup_x 5 5\n\
+             fork;ld.so: other;_dl_call_fini 0 12\n\
+             fork;ld.so: other;mid;leaf_[k] 0 3\n\
+             fork;exit: teardown;zap_[k] 0 4\n\
+             fork;exit: teardown;x;zap_[k] 0 9\n\
+             fork;ld.so: other;leaf 1 0\n";
+    let red = red_only_in_head(t);
+    // `leaf_[k]` is shown as `leaf`, which BASE has; `zap_[k]` is red in both its nodes.
+    assert_eq!(
+        red,
+        vec![("_dl_call_fini".to_string(), 12), ("zap".to_string(), 9)]
+    );
+    assert_eq!(through(t, &["do_lookup_x"]), (5, 35));
+}
