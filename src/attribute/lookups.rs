@@ -13,7 +13,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::deps::Closure;
-use crate::elf::symbols::{startup_lookup_keys, SymbolIndex};
+use crate::elf::symbols::{name_hash, startup_lookup_keys, symbol_names, SymbolIndex};
 use crate::elf::MappedFile;
 
 /// One object's lookups.
@@ -143,9 +143,17 @@ fn object_lookups(
         path: o.path.clone(),
         ..ObjectLookups::default()
     };
-    let Some((keys, names)) =
-        startup_lookup_keys(f.bytes(), f.path(), o.info.relocations.lazy).ok()?
-    else {
+    // The keys found while `deps` counted the relocations, or, for a closure read back from
+    // JSON, the tables read again.
+    let found = match &o.info.lookup_keys {
+        Some(keys) => symbol_names(f.bytes(), f.path())
+            .ok()?
+            .map(|names| (std::borrow::Cow::Borrowed(keys.as_slice()), names)),
+        None => startup_lookup_keys(f.bytes(), f.path(), o.info.relocations.lazy)
+            .ok()?
+            .map(|(keys, names)| (std::borrow::Cow::Owned(keys), names)),
+    };
+    let Some((keys, names)) = found else {
         return Some((ol, Vec::new()));
     };
     // walked[sym * 3 + class]: (answering scope index + 1, or 0 for none; probes + 1), the
@@ -153,7 +161,7 @@ fn object_lookups(
     let mut walked: Vec<(u32, u32)> = vec![(0, 0); names.len().saturating_mul(3)];
     let mut answered: Vec<u64> = vec![0; scope.len()];
     let mut bindings = Vec::new();
-    for (sym, class) in keys {
+    for &(sym, class) in keys.iter() {
         let slot = (sym as usize) * 3 + (class as usize).min(2);
         // With bindings (the oracle test's reference), every lookup walks: the test then
         // checks that remembering walks changes no count.
@@ -165,13 +173,14 @@ fn object_lookups(
                 };
                 let mut probes = 0u32;
                 let mut answer = 0u32;
+                let hash = name_hash(name);
                 for (i, (_, ix, executable)) in scope.iter().enumerate() {
                     // COPY lookups skip the executable (it holds the copy being filled).
                     if class == 2 && *executable {
                         continue;
                     }
                     probes += 1;
-                    if ix.defines(name, class) {
+                    if ix.defines_hashed(name, hash, class) {
                         answer = i as u32 + 1;
                         break;
                     }
