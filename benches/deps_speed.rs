@@ -20,8 +20,9 @@
 //!
 //! Environment: `LDCOST_BENCH_TARGET` (a file to use in part 2 instead of the largest library
 //! found), `LDCOST_BENCH_ROUNDS` (timed rounds, default 15), `LDCOST_BENCH_PART` (`e2e` or
-//! `in-process`: only that part), `LDCOST_BENCH_PROFILE=N` (run only variant `A`, N times,
-//! with no child processes: a loop to put under `perf record -g`).
+//! `in-process`: only that part), `LDCOST_BENCH_BIN` (part 1 runs this ldcost binary instead of
+//! the one built with the bench: a before/after comparison), `LDCOST_BENCH_PROFILE=N` (run
+//! only variant `A`, N times, with no child processes: a loop to put under `perf record -g`).
 
 #[path = "support/child.rs"]
 #[allow(dead_code)] // `success` and `status`: end_to_end uses them
@@ -494,7 +495,11 @@ impl Proc {
 
 /// Part 1: the CLI, spawned, against readelf and ldd, per library.
 fn end_to_end() {
-    let ldcost = env!("CARGO_BIN_EXE_ldcost");
+    // LDCOST_BENCH_BIN: another ldcost binary (an older build, for a before/after run).
+    let ldcost = std::env::var("LDCOST_BENCH_BIN")
+        .ok()
+        .filter(|b| !b.is_empty())
+        .unwrap_or_else(|| env!("CARGO_BIN_EXE_ldcost").to_string());
     let rounds = env_usize("LDCOST_BENCH_ROUNDS")
         .filter(|&n| n > 0)
         .unwrap_or(DEFAULT_ROUNDS);
@@ -522,7 +527,7 @@ fn end_to_end() {
             let keep = round >= WARMUP_ROUNDS;
             e.record(
                 keep,
-                Command::new(ldcost)
+                Command::new(&ldcost)
                     .args(["deps", "--json", "-"])
                     .arg(&path),
             );
