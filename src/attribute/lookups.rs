@@ -88,7 +88,7 @@ fn build(c: &Closure, with_bindings: bool) -> LookupModel {
     let results: Vec<Option<ObjectResult>> = if threads <= 1 {
         c.objects
             .iter()
-            .map(|o| object_lookups(o, &scope, with_bindings))
+            .map(|o| object_lookups(o, &files, &scope, with_bindings))
             .collect()
     } else {
         let next = std::sync::atomic::AtomicUsize::new(0);
@@ -101,7 +101,7 @@ fn build(c: &Closure, with_bindings: bool) -> LookupModel {
                         loop {
                             let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                             let Some(o) = c.objects.get(i) else { break };
-                            mine.push((i, object_lookups(o, &scope, with_bindings)));
+                            mine.push((i, object_lookups(o, &files, &scope, with_bindings)));
                         }
                         mine
                     })
@@ -135,10 +135,20 @@ fn build(c: &Closure, with_bindings: bool) -> LookupModel {
 /// symbol index (no hashing of names), and counted as often as ld.so looks it up.
 fn object_lookups(
     o: &crate::deps::Object,
+    files: &[(String, MappedFile, bool)],
     scope: &[(&str, SymbolIndex, bool)],
     with_bindings: bool,
 ) -> Option<ObjectResult> {
-    let f = MappedFile::open(Path::new(&o.path)).ok()?;
+    // In scope: mapped already (a second map costs the faults again, and unmapping in a
+    // threaded process costs a TLB shootdown per map).
+    let own;
+    let f = match files.iter().find(|(p, _, _)| *p == o.path) {
+        Some((_, f, _)) => f,
+        None => {
+            own = MappedFile::open(Path::new(&o.path)).ok()?;
+            &own
+        }
+    };
     let mut ol = ObjectLookups {
         path: o.path.clone(),
         ..ObjectLookups::default()
@@ -158,7 +168,10 @@ fn object_lookups(
     };
     // walked[sym * 3 + class]: (answering scope index + 1, or 0 for none; probes + 1), the
     // second 0 meaning "not walked yet".
-    let mut walked: Vec<(u32, u32)> = vec![(0, 0); names.len().saturating_mul(3)];
+    // Written, not calloc'ed: zeroed pages read first and written later take a copy-on-write
+    // fault each, with a TLB shootdown across the threads.
+    let mut walked: Vec<(u32, u32)> = Vec::new();
+    walked.resize(names.len().saturating_mul(3), (0, 0));
     let mut answered: Vec<u64> = vec![0; scope.len()];
     let mut bindings = Vec::new();
     for &(sym, class) in keys.iter() {
