@@ -13,7 +13,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::deps::Closure;
-use crate::elf::symbols::{startup_lookup_keys, SymbolIndex};
+use crate::elf::symbols::{name_hash, startup_lookup_keys, symbol_names, SymbolIndex};
 use crate::elf::MappedFile;
 
 /// One object's lookups.
@@ -88,7 +88,7 @@ fn build(c: &Closure, with_bindings: bool) -> LookupModel {
     let results: Vec<Option<ObjectResult>> = if threads <= 1 {
         c.objects
             .iter()
-            .map(|o| object_lookups(o, &scope, with_bindings))
+            .map(|o| object_lookups(o, &files, &scope, with_bindings))
             .collect()
     } else {
         let next = std::sync::atomic::AtomicUsize::new(0);
@@ -101,7 +101,7 @@ fn build(c: &Closure, with_bindings: bool) -> LookupModel {
                         loop {
                             let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                             let Some(o) = c.objects.get(i) else { break };
-                            mine.push((i, object_lookups(o, &scope, with_bindings)));
+                            mine.push((i, object_lookups(o, &files, &scope, with_bindings)));
                         }
                         mine
                     })
@@ -135,25 +135,46 @@ fn build(c: &Closure, with_bindings: bool) -> LookupModel {
 /// symbol index (no hashing of names), and counted as often as ld.so looks it up.
 fn object_lookups(
     o: &crate::deps::Object,
+    files: &[(String, MappedFile, bool)],
     scope: &[(&str, SymbolIndex, bool)],
     with_bindings: bool,
 ) -> Option<ObjectResult> {
-    let f = MappedFile::open(Path::new(&o.path)).ok()?;
+    // In scope: mapped already (a second map costs the faults again, and unmapping in a
+    // threaded process costs a TLB shootdown per map).
+    let own;
+    let f = match files.iter().find(|(p, _, _)| *p == o.path) {
+        Some((_, f, _)) => f,
+        None => {
+            own = MappedFile::open(Path::new(&o.path)).ok()?;
+            &own
+        }
+    };
     let mut ol = ObjectLookups {
         path: o.path.clone(),
         ..ObjectLookups::default()
     };
-    let Some((keys, names)) =
-        startup_lookup_keys(f.bytes(), f.path(), o.info.relocations.lazy).ok()?
-    else {
+    // The keys found while `deps` counted the relocations, or, for a closure read back from
+    // JSON, the tables read again.
+    let found = match &o.info.lookup_keys {
+        Some(keys) => symbol_names(f.bytes(), f.path())
+            .ok()?
+            .map(|names| (std::borrow::Cow::Borrowed(keys.as_slice()), names)),
+        None => startup_lookup_keys(f.bytes(), f.path(), o.info.relocations.lazy)
+            .ok()?
+            .map(|(keys, names)| (std::borrow::Cow::Owned(keys), names)),
+    };
+    let Some((keys, names)) = found else {
         return Some((ol, Vec::new()));
     };
     // walked[sym * 3 + class]: (answering scope index + 1, or 0 for none; probes + 1), the
     // second 0 meaning "not walked yet".
-    let mut walked: Vec<(u32, u32)> = vec![(0, 0); names.len().saturating_mul(3)];
+    // Written, not calloc'ed: zeroed pages read first and written later take a copy-on-write
+    // fault each, with a TLB shootdown across the threads.
+    let mut walked: Vec<(u32, u32)> = Vec::new();
+    walked.resize(names.len().saturating_mul(3), (0, 0));
     let mut answered: Vec<u64> = vec![0; scope.len()];
     let mut bindings = Vec::new();
-    for (sym, class) in keys {
+    for &(sym, class) in keys.iter() {
         let slot = (sym as usize) * 3 + (class as usize).min(2);
         // With bindings (the oracle test's reference), every lookup walks: the test then
         // checks that remembering walks changes no count.
@@ -165,13 +186,14 @@ fn object_lookups(
                 };
                 let mut probes = 0u32;
                 let mut answer = 0u32;
+                let hash = name_hash(name);
                 for (i, (_, ix, executable)) in scope.iter().enumerate() {
                     // COPY lookups skip the executable (it holds the copy being filled).
                     if class == 2 && *executable {
                         continue;
                     }
                     probes += 1;
-                    if ix.defines(name, class) {
+                    if ix.defines_hashed(name, hash, class) {
                         answer = i as u32 + 1;
                         break;
                     }

@@ -24,6 +24,7 @@
 
 pub mod cache;
 mod error;
+mod parallel;
 mod resolver;
 pub mod rules;
 
@@ -206,7 +207,21 @@ pub fn analyze_file(path: &Path, lazy: bool) -> Result<ObjectInfo, ElfError> {
 /// Resolves the closure of `target`.
 pub fn resolve(target: &Path, opts: &ResolveOptions) -> Result<Closure, DepsError> {
     let lazy = !opts.bind_now;
-    let main_info = analyze_file(target, lazy)?;
+    // Asking the system's ld.so for its search rules is a subprocess: ask it on the other
+    // core while the target is analysed (almost every target on the host uses that ld.so;
+    // when it does not, the answer is dropped and nothing else changes).
+    let (main_info, system_rules) = std::thread::scope(|s| {
+        let detect = (opts.rules.is_none() && !opts.object_only)
+            .then(|| s.spawn(|| SearchRules::detect(DEFAULT_INTERP)));
+        let info = analyze_file(target, lazy);
+        (info, detect.and_then(|d| d.join().ok()))
+    });
+    let main_info = main_info?;
+    let mut system_rules = system_rules;
+    let mut detect_system = |interp: &str| match system_rules.take() {
+        Some(r) if interp == DEFAULT_INTERP => r,
+        _ => SearchRules::detect(interp),
+    };
     let target_str = target.to_string_lossy().into_owned();
     let machine = if main_info.machine == "aarch64" {
         elf::EM_AARCH64
@@ -224,10 +239,10 @@ pub fn resolve(target: &Path, opts: &ResolveOptions) -> Result<Closure, DepsErro
             // Only the system's own ld.so is asked: running the PT_INTERP named by the file
             // under analysis would execute a program an untrusted file chooses.
             Some(i) if machine == HOST_MACHINE && !opts.object_only && is_system_interp(i) => {
-                SearchRules::detect(i)
+                detect_system(i)
             }
             Some(i) if machine == HOST_MACHINE && !opts.object_only => {
-                SearchRules::detect(DEFAULT_INTERP).with_interpreter(i)
+                detect_system(DEFAULT_INTERP).with_interpreter(i)
             }
             Some(i) => SearchRules::built_in(i),
             None => SearchRules::built_in(DEFAULT_INTERP),
@@ -271,6 +286,7 @@ pub fn resolve(target: &Path, opts: &ResolveOptions) -> Result<Closure, DepsErro
         origins: vec![main_origin],
         interp: None,
         missing: Vec::new(),
+        prefetched: Vec::new(),
     };
     r.loaded.push(Loaded {
         names: r.objects[0].info.soname.iter().cloned().collect(),

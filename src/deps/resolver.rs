@@ -36,6 +36,9 @@ pub(super) struct Resolver<'a> {
     pub(super) origins: Vec<Option<String>>,
     pub(super) interp: Option<PendingInterp>,
     pub(super) missing: Vec<Missing>,
+    /// Analyses done ahead, on all cores, of the files an object's DT_NEEDED entries name
+    /// ([`Resolver::prefetch`]): (path, result), taken by [`Resolver::load`].
+    pub(super) prefetched: Vec<(String, Result<ObjectInfo, elf::ElfError>)>,
 }
 
 enum Lookup {
@@ -103,6 +106,7 @@ impl Resolver<'_> {
     pub(super) fn walk(&mut self, lazy: bool) {
         let mut i = 0;
         while i < self.objects.len() {
+            self.prefetch(i, lazy);
             let needed = self.objects[i].info.needed.clone();
             let mut edges = Vec::with_capacity(needed.len());
             for name in needed {
@@ -149,6 +153,30 @@ impl Resolver<'_> {
             self.objects[i].needed = edges;
             i += 1;
         }
+    }
+
+    /// Analyses the files object `i`'s DT_NEEDED entries resolve to, in parallel, before
+    /// [`Resolver::walk`] takes them one by one in ld.so's order. Analysis is a function of the
+    /// path alone, so the walk's result is the same; a file a sibling turns out to provide
+    /// (same soname) was analysed for nothing. `lookup` only reads (and loads the cache once).
+    fn prefetch(&mut self, i: usize, lazy: bool) {
+        let needed = self.objects[i].info.needed.clone();
+        let mut paths: Vec<String> = Vec::new();
+        for name in &needed {
+            let Lookup::Found { path, .. } = self.lookup(name, i) else {
+                continue;
+            };
+            let fid = file_id(Path::new(&path));
+            let known = fid.is_some()
+                && (self.loaded.iter().any(|l| l.file_id == fid)
+                    || self.interp.as_ref().is_some_and(|p| p.file_id == fid));
+            if !known && !paths.contains(&path) && !self.prefetched.iter().any(|(p, _)| *p == path)
+            {
+                paths.push(path);
+            }
+        }
+        self.prefetched
+            .extend(super::parallel::analyze_all(paths, lazy));
     }
 
     fn add_name(&mut self, idx: usize, name: &str) {
@@ -222,7 +250,11 @@ impl Resolver<'_> {
                 };
             }
         }
-        match analyze_file(Path::new(&path), lazy) {
+        let analysed = match self.prefetched.iter().position(|(p, _)| *p == path) {
+            Some(k) => self.prefetched.swap_remove(k).1,
+            None => analyze_file(Path::new(&path), lazy),
+        };
+        match analysed {
             Ok(info) => {
                 let idx = self.objects.len();
                 let mut names = vec![name.to_string()];

@@ -199,6 +199,11 @@ pub struct ObjectInfo {
     pub flags: Flags,
     pub initializers: Initializers,
     pub relocations: Relocations,
+    /// The start-up lookups as (dynamic symbol index, type class), in ld.so's order, less the
+    /// one-entry cache's hits: found while counting relocations, kept so the lookup model
+    /// need not read the tables again. `None` when not computed (a deserialized report).
+    #[serde(skip)]
+    pub lookup_keys: Option<Vec<(u32, u8)>>,
 }
 
 /// Parses `bytes` (the contents of `path`) into an [`ObjectInfo`].
@@ -336,13 +341,14 @@ pub fn analyze(bytes: &[u8], path: &Path, lazy: bool) -> Result<ObjectInfo, ElfE
     };
 
     let tables = reloc::Tables::locate(&elf, bytes, &dyn_vals).map_err(malformed)?;
+    let mut lookup_keys = Vec::new();
     let relocations = reloc::count(
         bytes,
         &tables,
         &elf,
         header.e_machine,
         lazy && !flags.bind_now,
-        None,
+        Some(&mut lookup_keys),
     )
     .map_err(malformed)?;
 
@@ -366,6 +372,7 @@ pub fn analyze(bytes: &[u8], path: &Path, lazy: bool) -> Result<ObjectInfo, ElfE
         flags,
         initializers,
         relocations,
+        lookup_keys: Some(lookup_keys),
     })
 }
 

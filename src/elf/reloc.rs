@@ -347,9 +347,12 @@ impl TypeCounter {
         }
     }
     fn bump(&mut self, t: u32) {
+        self.add(t, 1);
+    }
+    fn add(&mut self, t: u32, n: u64) {
         match self.small.get_mut(t as usize) {
-            Some(c) => *c += 1,
-            None => *self.large.entry(t).or_default() += 1,
+            Some(c) => *c += n,
+            None => *self.large.entry(t).or_default() += n,
         }
     }
     fn iter(&self) -> impl Iterator<Item = (u32, u64)> + '_ {
@@ -427,8 +430,20 @@ pub(crate) fn count(
                 } else {
                     0
                 };
+                // The DT_RELACOUNT prefix is (almost always) all R_*_RELATIVE against symbol
+                // 0: count those in bulk rather than classifying each (libLLVM has 362k).
+                let relative_info = match machine {
+                    EM_X86_64 => Some(8u64),
+                    EM_AARCH64 => Some(1027u64),
+                    _ => None,
+                };
+                let mut relative_prefix = 0u64;
                 for (i, e) in data.chunks_exact(ent).enumerate() {
                     let info = read_u64(e, 8).unwrap_or(0);
+                    if i < skip_relative && Some(info) == relative_info {
+                        relative_prefix += 1;
+                        continue;
+                    }
                     let (sym, ty) = ((info >> 32) as u32, (info & 0xffff_ffff) as u32);
                     types.bump(ty);
                     let class = classify(machine, ty, sym != 0);
@@ -456,6 +471,10 @@ pub(crate) fn count(
                             }
                         }
                     }
+                }
+                if let Some(r) = relative_info.filter(|_| relative_prefix > 0) {
+                    types.add(r as u32, relative_prefix);
+                    out.by_class.add(RelocClass::Relative, relative_prefix);
                 }
             }
         }

@@ -40,6 +40,17 @@ struct Dynsyms<'a> {
 }
 
 impl<'a> Dynsyms<'a> {
+    /// Entry `i` with its name as the string table's bytes from the name on (unterminated).
+    fn raw(&self, i: usize) -> Option<(&'a [u8], u8, u8, u16, u64)> {
+        let at = self.symtab.checked_add(i.checked_mul(24)?)?;
+        let e = self.bytes.get(at..at.checked_add(24)?)?;
+        let name_off = u32::from_le_bytes(e[0..4].try_into().ok()?) as usize;
+        let value = u64::from_le_bytes(e[8..16].try_into().ok()?);
+        let shndx = u16::from_le_bytes(e[6..8].try_into().ok()?);
+        let s = self.bytes.get(self.strtab.checked_add(name_off)?..)?;
+        Some((s, e[4], e[5], shndx, value))
+    }
+
     fn entry(&self, i: usize) -> Option<(&'a str, u8, u8, u16, u64)> {
         let at = self.symtab.checked_add(i.checked_mul(24)?)?;
         let e = self.bytes.get(at..at + 24)?;
@@ -114,6 +125,11 @@ struct GnuTable {
     bloom: usize,
     buckets: usize,
     chains: usize,
+}
+
+/// The DT_GNU_HASH hash of a symbol name, for [`SymbolIndex::defines_hashed`].
+pub fn name_hash(name: &str) -> u32 {
+    gnu_hash(name.as_bytes())
 }
 
 fn gnu_hash(name: &[u8]) -> u32 {
@@ -201,11 +217,12 @@ impl<'a> SymbolIndex<'a> {
 
     /// Whether symbol `i` is a definition of `name` for a lookup of `class`.
     fn matches(&self, i: usize, name: &str, class: u8) -> bool {
-        let Some((n, info, other, shndx, value)) = self.syms.as_ref().and_then(|s| s.entry(i))
-        else {
+        let Some((n, info, other, shndx, value)) = self.syms.as_ref().and_then(|s| s.raw(i)) else {
             return false;
         };
-        if n != name {
+        // Byte comparison: a name that is not UTF-8 never equals `name` (which is), so no
+        // validation or terminator scan is needed, only the NUL right after `name`.
+        if n.get(..name.len()) != Some(name.as_bytes()) || n.get(name.len()) != Some(&0) {
             return false;
         }
         let (bind, ty, vis) = (info >> 4, info & 0xf, other & 3);
@@ -220,6 +237,12 @@ impl<'a> SymbolIndex<'a> {
 
     /// Whether this object answers a lookup of `name` with type class `class`.
     pub fn defines(&self, name: &str, class: u8) -> bool {
+        self.defines_hashed(name, gnu_hash(name.as_bytes()), class)
+    }
+
+    /// [`SymbolIndex::defines`] given `name`'s DT_GNU_HASH hash ([`name_hash`]): a lookup
+    /// walking the scope hashes the name once, not once per object.
+    pub fn defines_hashed(&self, name: &str, gnu_h: u32, class: u8) -> bool {
         if let Some(f) = &self.fallback {
             return f.defined.contains(name) || (class != 1 && f.plt_canonical.contains(name));
         }
@@ -227,7 +250,7 @@ impl<'a> SymbolIndex<'a> {
         let b = syms.bytes;
         match self.table {
             HashTable::Gnu(ref gnu) => {
-                let h = gnu_hash(name.as_bytes());
+                let h = gnu_h;
                 let wi = ((h / 64) % gnu.bloom_size) as usize;
                 let at = gnu.bloom + wi * 8;
                 let Some(w) = b
@@ -322,6 +345,12 @@ pub fn startup_lookups(bytes: &[u8], path: &Path, lazy: bool) -> Result<Vec<Look
             })
         })
         .collect())
+}
+
+/// The dynamic symbol table's names of `bytes` (at `path`), or `None` without one: what
+/// [`startup_lookup_keys`] returns beside the keys, for a caller that already has them.
+pub fn symbol_names<'a>(bytes: &'a [u8], path: &Path) -> Result<Option<SymbolNames<'a>>, ElfError> {
+    Ok(dynsyms(bytes, path)?.map(|(syms, _)| SymbolNames(syms)))
 }
 
 /// The dynamic symbol table's names, read on demand (borrowed from the file's bytes).
