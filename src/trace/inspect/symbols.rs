@@ -12,7 +12,7 @@
 //! the target's own memory-bound work (faults, exit teardown, its short functions) ran with
 //! caches ldcost had just filled with symbol names (issue 12: a trivial static program's
 //! CPU-feature share read 62% against 81% in `perf record` of a shell loop; see
-//! docs/taxonomy.md, "What tracing does to the target's other work").
+//! docs/taxonomy.md, "What the sampled runs' launcher does to the target").
 
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
