@@ -16,8 +16,8 @@
 //!   tests/fork_probe/robustness.rs, where a 300 s guard stays).
 //! - `cpu features`: issue 12's "a trivial program, static and dynamic: CPU feature detection
 //!   ... agrees with `perf record` of a loop within 5 points": ldcost's `cpu_features` share of
-//!   the exec samples (`--sample --sample-runs 30`, exec: kernel left out on both sides: the
-//!   launcher differs) against `perf record -a -g` of a shell loop of 300 runs classified by
+//!   the exec samples (`--sample --sample-runs 30`, the whole execve left out on both sides:
+//!   `exec: kernel` and the kernel-exec phase's faults here, every stack through execve there) against `perf record -a -g` of a shell loop of 300 runs classified by
 //!   function name (tests/common/cpu_oracle.rs; tests/cpu_features.rs keeps the floors).
 //!   ldcost's own ptrace stops (`instrumentation`) are out of its shares. A second row,
 //!   `cpu features per exec`, compares the sampled CPU-feature time per exec itself (samples

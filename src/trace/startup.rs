@@ -36,7 +36,6 @@ use super::launch::{launch, Command, Ending, TraceError, Watchdog};
 use super::segments::{segments_from, Boundary, Mark};
 use crate::perf::CounterSet;
 use crate::record::{CpuFeatureCut, Detail, Instrumentation, Phase, Run};
-use crate::symbolize::ObjectSymbols;
 
 /// Errors of one profiled run.
 #[derive(Debug, thiserror::Error)]
@@ -149,7 +148,7 @@ pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunEr
                 .map(|s| base + s.value)
         };
         let have_debug = matches!(detail, Detail::DebugSymbols { .. });
-        cpu_plan = match cpu::ldso_entry(syms.as_ref(), have_debug) {
+        cpu_plan = match cpu::ldso_entry(syms.as_deref(), have_debug) {
             Ok((value, name)) => {
                 let a = base + value;
                 bps.insert(pid, a, TAG_CPU, false)
@@ -206,8 +205,8 @@ pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunEr
             marks[0].counters.clone(),
         ));
         plant_main(pid, &exe, at_entry, None, &mut bps);
-        let exe_syms = ObjectSymbols::load(&exe, &[]).ok();
-        cpu_plan = match cpu::static_points(exe_syms.as_ref()) {
+        let exe_syms = super::inspect::symbols_of(&exe, &[]).ok();
+        cpu_plan = match cpu::static_points(exe_syms.as_deref()) {
             Ok((tunables, end)) => {
                 let bias = exe_bias(&exe, at_entry);
                 bps.insert(pid, bias.wrapping_add(tunables), TAG_TUNABLES, false)

@@ -150,7 +150,8 @@ pub fn perf_loop(dir: &Path, prog: &Path, runs: u32, hz: &str) -> Result<PerfSha
 }
 
 /// ldcost's side, from its JSON document: the share of `cpu_features` among the exec samples
-/// less those of `exec_kernel` (as [`PerfShare`] leaves execve out), and whether it is the
+/// less those of `exec_kernel` and the faults of the kernel-exec phase (as [`PerfShare`]
+/// leaves execve out), and whether it is the
 /// top category among them by a factor 2 at least (nothing else left out). ldcost's own ptrace
 /// stops are not among them: the breakdown counts them apart (`instrumentation`).
 pub fn ldcost_share(doc: &serde_json::Value) -> Option<(f64, bool, String)> {
@@ -160,7 +161,18 @@ pub fn ldcost_share(doc: &serde_json::Value) -> Option<(f64, bool, String)> {
         .iter()
         .filter(|c| c["category"] != "exec_kernel")
         .collect();
-    let total: u64 = rest.iter().map(|c| n(c)).sum();
+    // Faults taken inside execve (copying the arguments, mapping the ELF) are faults in
+    // ldcost's taxonomy, and out of perf's side with the rest of execve: left out here too.
+    let in_execve: u64 = doc["profile"]["breakdown"]["phase_table"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|r| r["phase"] == "kernel exec")
+        .flat_map(|r| r["categories"].as_array().into_iter().flatten())
+        .filter(|c| c["category"] != "exec_kernel")
+        .map(n)
+        .sum();
+    let total: u64 = rest.iter().map(|c| n(c)).sum::<u64>() - in_execve;
     let cpu = rest
         .iter()
         .find(|c| c["category"] == "cpu_features")

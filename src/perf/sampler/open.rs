@@ -305,7 +305,7 @@ impl Sampler {
             ));
         }
         if s.include_kernel {
-            match KernelSymbols::load() {
+            match kernel_symbols() {
                 Ok(ks) if !ks.hidden() => {
                     rec.kernel_names = kernel_names(&rec.samples, &ks);
                     rec.kernel_frames_visible = true;
@@ -328,6 +328,27 @@ impl Sampler {
         self.shared.wake.notify_all();
         thread.join().is_ok()
     }
+}
+
+/// /proc/kallsyms, read once per ldcost process and shared by every later recording.
+///
+/// Reading it costs about 0.1 s of CPU and walks tens of MiB (the kernel formats 200,000
+/// lines, we parse and sort them). Read at the end of every sampled run, it was the last thing
+/// ldcost did before launching the next run's target, whose memory-bound work (page faults,
+/// exit teardown, short functions) then ran on caches and TLBs full of kallsyms: a trivial
+/// static program's non-CPU-feature samples per run were twice those of a shell loop of it
+/// under `perf record` (issue 12; docs/taxonomy.md, "What the sampled runs' launcher does to
+/// the target"). Kernel text does not move while ldcost runs; a module loaded meanwhile would
+/// keep its frames unnamed.
+fn kernel_symbols() -> Result<Arc<KernelSymbols>, crate::symbolize::SymbolizeError> {
+    static KALLSYMS: Mutex<Option<Arc<KernelSymbols>>> = Mutex::new(None);
+    let mut kept = KALLSYMS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(k) = kept.as_ref() {
+        return Ok(Arc::clone(k));
+    }
+    let k = Arc::new(KernelSymbols::load()?);
+    *kept = Some(Arc::clone(&k));
+    Ok(k)
 }
 
 impl Drop for Sampler {
@@ -517,6 +538,20 @@ fn parse_cpu_list(text: &str) -> Option<Vec<u32>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kallsyms_is_read_once_per_process() {
+        let (Ok(a), Ok(b)) = (kernel_symbols(), kernel_symbols()) else {
+            return crate::test_skip::skip(
+                "kallsyms_is_read_once_per_process",
+                "/proc/kallsyms is not readable",
+            );
+        };
+        assert!(
+            Arc::ptr_eq(&a, &b),
+            "the second recording read /proc/kallsyms again"
+        );
+    }
 
     #[test]
     fn cpu_lists() {

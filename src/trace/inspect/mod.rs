@@ -21,7 +21,8 @@ pub(super) use process::{
 };
 pub use symbols::ldso_detail;
 pub(super) use symbols::{
-    exe_bias, exit_got_slot, find_function, main_target, plant_main, TAG_LIBC_START_MAIN, TAG_MAIN,
+    exe_bias, exit_got_slot, find_function, main_target, plant_main, symbols_of,
+    TAG_LIBC_START_MAIN, TAG_MAIN,
 };
 
 /// Starts the sampler on `pid`'s tree: system-wide where allowed, else per task.
