@@ -1,14 +1,16 @@
 //! What-if: predictions of HEAD's start-up CPU under a change not made, from the unit costs
-//! [`super::attribution`] fitted in this run: dropping each added library, BIND_NOW (or lazy
+//! [`super::unit_costs`] fitted in this run: dropping each added library, BIND_NOW (or lazy
 //! binding when HEAD binds at start-up), `-z pack-relative-relocs`, and `-Bsymbolic` /
 //! `-fvisibility=hidden` for the objects whose lookups their own definitions answer.
 //!
 //! In: the two sides' per-object counts and the fitted [`Costs`]. Out: [`WhatIf`]s, each a
 //! prediction (never measured) with the arithmetic that makes it.
 
-use super::attribution::{init_x, reloc_x, Costs, Side, WhatIf};
+use super::attribution::WhatIf;
 use super::fit::predict;
+use super::inputs::Side;
 use super::text::num;
+use super::unit_costs::{init_x, reloc_x, Costs};
 
 fn us(ns: f64) -> String {
     format!("{:+.1} µs", ns / 1e3)
