@@ -14,8 +14,9 @@
 //! --sample`: the measured runs' boundaries, shares scaled to the side's own uninstrumented
 //! CPU per exec), interleaved in the same order B H, H B, … ([`sampled_rounds`]): each side
 //! pools its runs in its own accumulator, since two breakdowns cannot be merged afterwards.
-//! With `--fork`, the first fork loop of each side, which is interleaved, is the sampled one. The folded stacks of each side are
-//! returned beside the documents (they are not in the JSON) for `--flamegraph-diff`.
+//! With `--fork`, the first fork loop of each side, which is interleaved, is the sampled one.
+//! The folded stacks of each side are returned beside the documents (they are not in the
+//! JSON) for `--flamegraph-diff`.
 //! Not done here: LD_DEBUG=statistics runs.
 
 use crate::attribute::FoldedStack;
