@@ -6,7 +6,8 @@
 //! A bench, not a test: the explained share moves with the machine's load (the unexplained
 //! part is ld.so's fixed start-up, whose noise a neighbour's build moves), and a detection
 //! rate needs many runs. Prints one row per run, a table per example and PASS/FAIL (exit 1 on
-//! FAIL). `cargo build --release` first: it runs target/release/ldcost.
+//! FAIL). `cargo build --release` first: it runs target/release/ldcost. A wrong run's JSON is
+//! kept in target/examples_check/NAME-ROUND.json.
 //!
 //! Beside the share, each row says whether the explained total lies inside the measured
 //! start-up change's own 95% interval (told, not judged): a share under 80% whose explained
@@ -75,11 +76,8 @@ fn main() {
                 .env_remove("LD_BIND_NOW")
                 .env_remove("LD_LIBRARY_PATH")
                 .output();
-            let c: Option<Comparison> = out
-                .as_ref()
-                .ok()
-                .filter(|o| o.status.success())
-                .and_then(|o| serde_json::from_slice(&o.stdout).ok());
+            let stdout = out.as_ref().ok().filter(|o| o.status.success());
+            let c: Option<Comparison> = stdout.and_then(|o| serde_json::from_slice(&o.stdout).ok());
             let Some(c) = c else {
                 println!(
                     "{} #{}: run failed: {:?}",
@@ -111,11 +109,24 @@ fn main() {
             let within = within_interval(&c);
             inside += usize::from(within == Some(true));
             right += ok as usize;
+            // A wrong run's whole comparison is kept, for its per-run figures.
+            let kept = match stdout.filter(|_| !ok) {
+                Some(o) => {
+                    let dir = root.join("target/examples_check");
+                    let p = dir.join(format!("{}-{}.json", e.name, round + 1));
+                    let _ = std::fs::create_dir_all(&dir);
+                    match std::fs::write(&p, &o.stdout) {
+                        Ok(()) => format!(" (kept: {})", p.display()),
+                        Err(err) => format!(" (not kept: {err})"),
+                    }
+                }
+                None => String::new(),
+            };
             if let Some(s) = a.explained_share {
                 shares.push(s * 100.0);
             }
             println!(
-                "{} #{}: {} | leader {:?} | explained {} (inside the measured change's 95% interval: {}) {}",
+                "{} #{}: {} | leader {:?} | explained {} (inside the measured change's 95% interval: {}) {}{}",
                 e.name,
                 round + 1,
                 c.verdict.summary,
@@ -123,7 +134,8 @@ fn main() {
                 a.explained_share
                     .map_or("—".to_string(), |s| format!("{:.0}%", s * 100.0)),
                 within.map_or("—", |w| if w { "yes" } else { "no" }),
-                if ok { "ok" } else { "WRONG" }
+                if ok { "ok" } else { "WRONG" },
+                kept
             );
         }
         shares.sort_by(|a, b| a.total_cmp(b));
