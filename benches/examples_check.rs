@@ -6,7 +6,12 @@
 //! A bench, not a test: the explained share moves with the machine's load (the unexplained
 //! part is ld.so's fixed start-up, whose noise a neighbour's build moves), and a detection
 //! rate needs many runs. Prints one row per run, a table per example and PASS/FAIL (exit 1 on
-//! FAIL). `cargo build --release` first: it runs target/release/ldcost.
+//! FAIL). `cargo build --release` first: it runs target/release/ldcost. A wrong run's JSON is
+//! kept in target/examples_check/NAME-ROUND.json.
+//!
+//! Beside the share, each row says whether the explained total lies inside the measured
+//! start-up change's own 95% interval (told, not judged): a share under 80% whose explained
+//! total is inside that interval is the measured median's noise, not the model's miss.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -62,7 +67,7 @@ fn main() {
         .iter()
         .filter(|e| only.as_deref().is_none_or(|o| o == e.name))
     {
-        let (mut right, mut shares) = (0, Vec::new());
+        let (mut right, mut shares, mut inside) = (0, Vec::new(), 0);
         for round in 0..rounds {
             let out = Command::new("sh")
                 .arg(root.join(format!("examples/{}/run.sh", e.name)))
@@ -71,11 +76,8 @@ fn main() {
                 .env_remove("LD_BIND_NOW")
                 .env_remove("LD_LIBRARY_PATH")
                 .output();
-            let c: Option<Comparison> = out
-                .as_ref()
-                .ok()
-                .filter(|o| o.status.success())
-                .and_then(|o| serde_json::from_slice(&o.stdout).ok());
+            let stdout = out.as_ref().ok().filter(|o| o.status.success());
+            let c: Option<Comparison> = stdout.and_then(|o| serde_json::from_slice(&o.stdout).ok());
             let Some(c) = c else {
                 println!(
                     "{} #{}: run failed: {:?}",
@@ -104,26 +106,43 @@ fn main() {
             };
             let share_ok = e.direction == 0 || a.explained_share.is_some_and(|s| s >= 0.8);
             let ok = dir == e.direction && lead_ok && share_ok;
+            let within = within_interval(&c);
+            inside += usize::from(within == Some(true));
             right += ok as usize;
+            // A wrong run's whole comparison is kept, for its per-run figures.
+            let kept = match stdout.filter(|_| !ok) {
+                Some(o) => {
+                    let dir = root.join("target/examples_check");
+                    let p = dir.join(format!("{}-{}.json", e.name, round + 1));
+                    let _ = std::fs::create_dir_all(&dir);
+                    match std::fs::write(&p, &o.stdout) {
+                        Ok(()) => format!(" (kept: {})", p.display()),
+                        Err(err) => format!(" (not kept: {err})"),
+                    }
+                }
+                None => String::new(),
+            };
             if let Some(s) = a.explained_share {
                 shares.push(s * 100.0);
             }
             println!(
-                "{} #{}: {} | leader {:?} | explained {} {}",
+                "{} #{}: {} | leader {:?} | explained {} (inside the measured change's 95% interval: {}) {}{}",
                 e.name,
                 round + 1,
                 c.verdict.summary,
                 lead,
                 a.explained_share
                     .map_or("—".to_string(), |s| format!("{:.0}%", s * 100.0)),
-                if ok { "ok" } else { "WRONG" }
+                within.map_or("—", |w| if w { "yes" } else { "no" }),
+                if ok { "ok" } else { "WRONG" },
+                kept
             );
         }
         shares.sort_by(|a, b| a.total_cmp(b));
         let ok = right == rounds;
         all_ok &= ok;
         table.push(format!(
-            "{:<16} {:>3}/{:<3} {:>22}  {}",
+            "{:<16} {:>3}/{:<3} {:>22}  {:>3}/{:<3}  {}",
             e.name,
             right,
             rounds,
@@ -132,10 +151,14 @@ fn main() {
             } else {
                 format!("{:.0}% … {:.0}%", shares[0], shares[shares.len() - 1])
             },
+            inside,
+            rounds,
             if ok { "PASS" } else { "FAIL" }
         ));
     }
-    println!("\nexample          right      explained share (min … max)");
+    println!(
+        "\nexample          right      explained share (min … max)  explained inside the interval"
+    );
     for l in &table {
         println!("{l}");
     }
@@ -143,4 +166,15 @@ fn main() {
     if !all_ok {
         std::process::exit(1);
     }
+}
+
+/// Whether the explained total lies inside the 95% interval of the measured start-up CPU
+/// change (the interval of the ratio of medians, times BASE's median); None without one.
+fn within_interval(c: &Comparison) -> Option<bool> {
+    let m = c.verdict.metrics.iter().find(|m| m.key == "startup_cpu")?;
+    let ch = m.change.as_ref()?;
+    let (lo, hi) = ch.ci95_pct;
+    let base = ch.base_median;
+    let x = c.attribution.explained_ns;
+    Some(x >= base * lo / 100.0 && x <= base * hi / 100.0)
 }

@@ -3,13 +3,12 @@
 //!
 //! In: two [`Document`]s (their `deps` closure and lookup model: the counts per object; their
 //! per-object `profile` runs: the CPU of each object's relocation and initializers, and of
-//! ld.so's search and mapping) and the verdict's measured start-up delta. Out: an
-//! [`Attribution`]: unit costs fitted by non-negative least squares across the objects of
-//! both builds (relocation ≈ per object + per relative relocation + per lookup + per probe;
-//! initializers ≈ per object with initializers + per initializer; search & mapping ≈ fixed +
-//! per object, across the runs of both builds), each with a 95% bootstrap interval over the
-//! runs; then each object's change of counts × those unit costs, summed into parts and an
-//! explained total, and the share of the measured delta it explains.
+//! ld.so's search and mapping, read by [`super::inputs`]) and the verdict's measured start-up
+//! delta. Out: an [`Attribution`]: the unit costs fitted across the objects of both builds,
+//! each with a 95% bootstrap interval over the runs ([`super::unit_costs`]); then each
+//! object's change of counts × those unit costs, summed into parts and an explained total,
+//! and the share of the measured delta it explains; and the what-if predictions of
+//! [`super::whatif`] from the same unit costs.
 //!
 //! Why fitted, never constants: a probe costs what it costs on this machine, with these hash
 //! tables and this cache; the same run that shows the delta measures it. Each term is rounded
@@ -19,12 +18,12 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::fit::{interval95, nnls, predict, LinearFit};
-use crate::record::{Instrumentation, Phase};
+use super::fit::{interval95, LinearFit};
+use super::inputs::{median_of, side, Side};
+use super::unit_costs::{
+    bootstrap, costs, init_x, keys, reloc_x, Bootstrap, Regressors, INIT_UNITS, RELOC_UNITS,
+};
 use crate::report::Document;
-
-/// Bootstrap resamples of the runs for the unit costs' intervals.
-pub const RESAMPLES: usize = 200;
 
 /// One factor's change in one object, priced.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -142,261 +141,6 @@ pub struct Attribution {
     pub notes: Vec<String>,
 }
 
-/// One side's per-object counts and per-run measurements.
-pub(crate) struct Side {
-    /// Objects in load order: (key, inputs).
-    pub objects: Vec<(String, ObjectInputs)>,
-    /// Per-object run → key → CPU ns.
-    pub reloc: Vec<BTreeMap<String, f64>>,
-    pub init: Vec<BTreeMap<String, f64>>,
-    /// Per-object run → search & mapping CPU ns.
-    pub mapping: Vec<Option<f64>>,
-}
-
-impl Side {
-    pub fn get(&self, key: &str) -> Option<&ObjectInputs> {
-        self.objects.iter().find(|o| o.0 == key).map(|o| &o.1)
-    }
-}
-
-fn short(p: &str) -> &str {
-    p.rsplit('/').next().unwrap_or(p)
-}
-
-/// Reads one side; None (with the reason) when it lacks what the attribution needs.
-pub(crate) fn side(doc: &Document, which: &str) -> Result<Side, String> {
-    let deps = doc
-        .deps
-        .as_ref()
-        .ok_or_else(|| format!("{which} has no deps section"))?;
-    let prof = doc
-        .profile
-        .as_ref()
-        .ok_or_else(|| format!("{which} has no profile section"))?;
-    let c = &deps.closure;
-    let lk: BTreeMap<&str, &crate::attribute::lookups::ObjectLookups> = deps
-        .lookups
-        .iter()
-        .flat_map(|l| l.objects.iter().map(|o| (o.path.as_str(), o)))
-        .collect();
-    let mut by_path: BTreeMap<String, String> = BTreeMap::new();
-    let mut objects = Vec::new();
-    for (i, o) in c.objects.iter().enumerate() {
-        let key = if i == 0 {
-            "(target)".to_string()
-        } else {
-            o.name.clone()
-        };
-        by_path.insert(o.path.clone(), key.clone());
-        if let Ok(p) = std::fs::canonicalize(&o.path) {
-            by_path.insert(p.display().to_string(), key.clone());
-        }
-        let r = &o.info.relocations;
-        let l = lk.get(o.path.as_str());
-        objects.push((
-            key,
-            ObjectInputs {
-                side: which.to_lowercase(),
-                object: if i == 0 {
-                    short(&o.path).into()
-                } else {
-                    o.name.clone()
-                },
-                path: o.path.clone(),
-                relative: r.by_class.relative,
-                symbolic: r.by_class.symbolic,
-                plt: r.by_class.plt,
-                lazy_plt: r.lazy_deferred,
-                lookups: l.map_or(r.startup_lookups.saturating_sub(r.cache_hits), |l| {
-                    l.lookups
-                }),
-                probes: l.map_or(0, |l| l.probes),
-                self_answered: l
-                    .and_then(|l| l.resolved_in.get(&o.path).copied())
-                    .unwrap_or(0),
-                relr: r.relr,
-                initializers: o.info.initializers.total,
-                relocation_ns: None,
-                initializers_ns: None,
-            },
-        ));
-    }
-    let target_names: Vec<&str> = prof
-        .argv
-        .first()
-        .map(|s| s.as_str())
-        .into_iter()
-        .chain([doc.target.as_str()])
-        .collect();
-    let key_of = |path: &str| -> Option<String> {
-        if target_names.contains(&path) {
-            return Some("(target)".into());
-        }
-        by_path
-            .get(path)
-            .cloned()
-            .or_else(|| {
-                std::fs::canonicalize(path)
-                    .ok()
-                    .and_then(|p| by_path.get(&p.display().to_string()).cloned())
-            })
-            .or_else(|| {
-                c.objects
-                    .iter()
-                    .position(|o| short(&o.path) == short(path))
-                    .map(|i| objects[i].0.clone())
-            })
-    };
-    // Older documents have no replayed stops: their document-wide figure.
-    let fallback = prof
-        .overhead
-        .ns_per_stop_slope
-        .or(prof.overhead.ns_per_stop);
-    let (mut reloc, mut init, mut mapping) = (Vec::new(), Vec::new(), Vec::new());
-    for r in prof
-        .raw
-        .iter()
-        .filter(|r| r.instrumentation == Instrumentation::PerObject)
-    {
-        let per_stop = crate::profile::per_stop_ns(r, fallback).unwrap_or(0.0);
-        let (mut rl, mut it) = (BTreeMap::new(), BTreeMap::new());
-        let mut map = None;
-        for s in &r.segments {
-            let Some(t) = s.counters.task_clock_ns else {
-                continue;
-            };
-            let ns = (t as f64 - s.stops as f64 * per_stop).max(0.0);
-            match (s.phase, &s.object) {
-                (Phase::Relocation, Some(o)) => {
-                    if let Some(k) = key_of(o) {
-                        *rl.entry(k).or_insert(0.0) += ns;
-                    }
-                }
-                (Phase::Initializers, Some(o)) => {
-                    if let Some(k) = key_of(o) {
-                        *it.entry(k).or_insert(0.0) += ns;
-                    }
-                }
-                (Phase::LdsoMapping, _) => *map.get_or_insert(0.0) += ns,
-                _ => {}
-            }
-        }
-        reloc.push(rl);
-        init.push(it);
-        mapping.push(map);
-    }
-    if reloc.iter().all(|m| m.is_empty()) {
-        return Err(format!(
-            "{which} has no per-object relocation phases (ld.so's debug symbols, libc6-dbg, were not found)"
-        ));
-    }
-    let mut s = Side {
-        objects,
-        reloc,
-        init,
-        mapping,
-    };
-    for i in 0..s.objects.len() {
-        let k = s.objects[i].0.clone();
-        s.objects[i].1.relocation_ns = median_of(&s.reloc, &k, None);
-        s.objects[i].1.initializers_ns = median_of(&s.init, &k, None);
-    }
-    Ok(s)
-}
-
-/// Median over the runs (or the resampled `pick` of them) of one object's figure.
-pub(crate) fn median_of(
-    runs: &[BTreeMap<String, f64>],
-    key: &str,
-    pick: Option<&[usize]>,
-) -> Option<f64> {
-    let v: Vec<f64> = match pick {
-        Some(p) => p
-            .iter()
-            .filter_map(|&i| runs[i].get(key).copied())
-            .collect(),
-        None => runs.iter().filter_map(|r| r.get(key).copied()).collect(),
-    };
-    (!v.is_empty()).then(|| super::stats::median(&v))
-}
-
-/// The regressors of one model for one object's inputs.
-pub(crate) type Regressors = fn(&ObjectInputs) -> Vec<f64>;
-
-pub(crate) const RELOC_UNITS: [&str; 4] = ["object", "relative relocations", "lookups", "probes"];
-pub(crate) fn reloc_x(o: &ObjectInputs) -> Vec<f64> {
-    vec![1.0, o.relative as f64, o.lookups as f64, o.probes as f64]
-}
-pub(crate) const INIT_UNITS: [&str; 2] = ["object with initializers", "initializers"];
-pub(crate) fn init_x(o: &ObjectInputs) -> Vec<f64> {
-    vec![(o.initializers > 0) as u8 as f64, o.initializers as f64]
-}
-
-/// Fits one per-object model on the medians of both sides (runs picked by `pick`).
-fn fit_objects(
-    sides: [&Side; 2],
-    runs: [&[BTreeMap<String, f64>]; 2],
-    pick: [Option<&[usize]>; 2],
-    x: Regressors,
-) -> Option<LinearFit> {
-    let (mut xs, mut ys) = (Vec::new(), Vec::new());
-    for i in 0..2 {
-        for (k, o) in &sides[i].objects {
-            if let Some(m) = median_of(runs[i], k, pick[i]) {
-                xs.push(x(o));
-                ys.push(m);
-            }
-        }
-    }
-    nnls(&xs, &ys, &[])
-}
-
-/// Fits search & mapping CPU = fixed + per object × objects over the runs of both sides.
-fn fit_mapping(sides: [&Side; 2], pick: [Option<&[usize]>; 2]) -> Option<LinearFit> {
-    let (mut xs, mut ys) = (Vec::new(), Vec::new());
-    for i in 0..2 {
-        let n = sides[i].objects.len() as f64;
-        let all: Vec<usize> = (0..sides[i].mapping.len()).collect();
-        for &r in pick[i].unwrap_or(&all) {
-            if let Some(v) = sides[i].mapping[r] {
-                xs.push(vec![1.0, n]);
-                ys.push(v);
-            }
-        }
-    }
-    nnls(&xs, &ys, &[0])
-}
-
-/// The unit costs of one resample (or of the data itself, `pick` None).
-pub(crate) struct Costs {
-    pub reloc: Option<LinearFit>,
-    pub init: Option<LinearFit>,
-    pub mapping: Option<LinearFit>,
-}
-
-pub(crate) fn costs(sides: [&Side; 2], pick: [Option<&[usize]>; 2], objects_differ: bool) -> Costs {
-    Costs {
-        reloc: fit_objects(sides, [&sides[0].reloc, &sides[1].reloc], pick, reloc_x),
-        init: fit_objects(sides, [&sides[0].init, &sides[1].init], pick, init_x),
-        mapping: if objects_differ {
-            fit_mapping(sides, pick)
-        } else {
-            None
-        },
-    }
-}
-
-/// The keys of both sides: HEAD's load order, then BASE's removed objects.
-pub(crate) fn keys(sides: [&Side; 2]) -> Vec<String> {
-    let mut k: Vec<String> = sides[1].objects.iter().map(|o| o.0.clone()).collect();
-    for (b, _) in &sides[0].objects {
-        if !k.contains(b) {
-            k.push(b.clone());
-        }
-    }
-    k
-}
-
 fn item(
     key: &str,
     sides: [&Side; 2],
@@ -443,24 +187,6 @@ fn item(
     }
 }
 
-/// Σ over objects of the model's change (unrounded), for the bootstrap of the total.
-fn total_of(sides: [&Side; 2], c: &Costs) -> f64 {
-    let mut t = 0.0;
-    for k in keys(sides) {
-        let (ob, oh) = (sides[0].get(&k), sides[1].get(&k));
-        for (fit, x) in [(&c.reloc, reloc_x as Regressors), (&c.init, init_x)] {
-            if let Some(f) = fit {
-                t += oh.map_or(0.0, |o| predict(&x(o), &f.coef))
-                    - ob.map_or(0.0, |o| predict(&x(o), &f.coef));
-            }
-        }
-    }
-    if let Some(f) = &c.mapping {
-        t += f.coef[1] * (sides[1].objects.len() as f64 - sides[0].objects.len() as f64);
-    }
-    t
-}
-
 /// Computes the attribution of `measured_delta_ns` (None: no start-up change measured) and
 /// says whether it is significant (the share is only stated then).
 pub fn attribute(
@@ -484,30 +210,10 @@ pub fn attribute(
     let differ = b.objects.len() != h.objects.len();
     let c = costs(sides, [None, None], differ);
     // Bootstrap: resample each side's runs, refit, collect unit costs and the total.
-    let mut next = crate::attribute::stats::draws();
-    let mut draws: BTreeMap<(String, usize), Vec<f64>> = BTreeMap::new();
-    let mut totals = Vec::new();
-    for _ in 0..RESAMPLES {
-        let pb: Vec<usize> = (0..b.reloc.len())
-            .map(|_| (next() % b.reloc.len() as u64) as usize)
-            .collect();
-        let ph: Vec<usize> = (0..h.reloc.len())
-            .map(|_| (next() % h.reloc.len() as u64) as usize)
-            .collect();
-        let r = costs(sides, [Some(&pb), Some(&ph)], differ);
-        for (name, f) in [
-            ("relocation", &r.reloc),
-            ("initializers", &r.init),
-            ("search & mapping", &r.mapping),
-        ] {
-            if let Some(f) = f {
-                for (j, v) in f.coef.iter().enumerate() {
-                    draws.entry((name.into(), j)).or_default().push(*v);
-                }
-            }
-        }
-        totals.push(total_of(sides, &r));
-    }
+    let Bootstrap {
+        mut draws,
+        mut totals,
+    } = bootstrap(sides, differ);
     a.explained_ci95_ns = interval95(&mut totals);
     let all_keys = keys(sides);
     let mut fits = vec![

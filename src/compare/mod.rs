@@ -12,10 +12,12 @@ pub mod explain;
 pub mod factors;
 pub mod fit;
 pub mod graphs;
+pub mod inputs;
 pub mod markdown;
 pub mod runner;
 pub mod stats;
 pub mod text;
+pub mod unit_costs;
 pub mod verdict;
 pub mod whatif;
 

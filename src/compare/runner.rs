@@ -12,11 +12,11 @@
 //!
 //! `--sample`: after the measured rounds, each side's sampled exec runs (as `profile
 //! --sample`: the measured runs' boundaries, shares scaled to the side's own uninstrumented
-//! CPU per exec, which *was* measured interleaved), BASE's block then HEAD's: a breakdown is
-//! pooled over one block of runs and two blocks cannot be merged, so these runs are not
-//! interleaved (the shares, not times, come from them). With `--fork`, the first fork loop of
-//! each side, which is interleaved, is the sampled one. The folded stacks of each side are
-//! returned beside the documents (they are not in the JSON) for `--flamegraph-diff`.
+//! CPU per exec), interleaved in the same order B H, H B, … ([`sampled_rounds`]): each side
+//! pools its runs in its own accumulator, since two breakdowns cannot be merged afterwards.
+//! With `--fork`, the first fork loop of each side, which is interleaved, is the sampled one.
+//! The folded stacks of each side are returned beside the documents (they are not in the
+//! JSON) for `--flamegraph-diff`.
 //! Not done here: LD_DEBUG=statistics runs.
 
 use crate::attribute::FoldedStack;
@@ -24,7 +24,7 @@ pub use crate::config::CompareConfig;
 use crate::config::ProfileRun;
 use crate::deps::{self, ResolveOptions};
 use crate::error::{Error, ExitCode};
-use crate::profile::{aggregate, ProfileConfig};
+use crate::profile::{aggregate, ProfileConfig, SampledRuns};
 use crate::record::{Detail, Instrumentation, Machine, Run};
 use crate::report::Document;
 use crate::trace::launch::Ending;
@@ -226,6 +226,11 @@ pub fn measure_with_stacks(cfg: &CompareConfig) -> Result<Measured, Error> {
             }
         }
     }
+    let mut sampled = if exec {
+        sampled_rounds(&sides, &bar)
+    } else {
+        Default::default()
+    };
     let counters = crate::profile::counter_support();
     let machine = Machine::current();
     for (i, s) in sides.iter().enumerate() {
@@ -242,7 +247,7 @@ pub fn measure_with_stacks(cfg: &CompareConfig) -> Result<Measured, Error> {
                     let mut sec =
                         aggregate(&s.profile, details[i].clone(), raw, None, counters.clone());
                     sec.prediction = Some(pred);
-                    sample_side(s, cpu, &mut sec, &mut folded[i], &bar);
+                    sample_side(sampled[i].take(), cpu, &mut sec, &mut folded[i]);
                     d.profile = Some(sec);
                 }
                 d
@@ -254,7 +259,7 @@ pub fn measure_with_stacks(cfg: &CompareConfig) -> Result<Measured, Error> {
                     let cpu = uninstrumented_cpu(&raw);
                     let mut sec =
                         aggregate(&s.profile, details[i].clone(), raw, None, counters.clone());
-                    sample_side(s, cpu, &mut sec, &mut folded[i], &bar);
+                    sample_side(sampled[i].take(), cpu, &mut sec, &mut folded[i]);
                     d.profile = Some(sec);
                 }
                 d
@@ -310,28 +315,58 @@ fn uninstrumented_cpu(raw: &[Run]) -> Vec<f64> {
         .collect()
 }
 
-/// `--sample`: one side's sampled exec runs, into its section's breakdown (or the reason
+/// One side's sampled exec runs so far, or why they stopped.
+type SampledSide = Option<Result<SampledRuns, String>>;
+
+/// `--sample`: the sampled exec runs of both sides, interleaved B H, H B, … as the measured
+/// rounds are, each side into its own accumulator (None: that side is not sampled). A side
+/// whose run fails keeps the error and the other side goes on alone.
+fn sampled_rounds(sides: &[&ProfileRun; 2], bar: &Bar) -> [SampledSide; 2] {
+    let mut acc: [SampledSide; 2] = [0, 1].map(|i| {
+        let p = &sides[i].profile;
+        let per_obj = RunOptions {
+            instrumentation: Instrumentation::PerObject,
+            timeout: p.timeout,
+            debug_roots: p.debug_roots.clone(),
+            sample: None,
+        };
+        p.sample
+            .as_ref()
+            .map(|sc| Ok(SampledRuns::new(p, sc, &per_obj)))
+    });
+    for round in 0.. {
+        let order: [usize; 2] = if round % 2 == 0 { [0, 1] } else { [1, 0] };
+        let mut ran = false;
+        for i in order {
+            if let Some(Ok(runs)) = &mut acc[i] {
+                match runs.run_next(bar) {
+                    Ok(r) => ran |= r,
+                    Err(e) => acc[i] = Some(Err(e)),
+                }
+            }
+        }
+        if !ran {
+            break;
+        }
+    }
+    acc
+}
+
+/// `--sample`: one side's sampled runs, pooled into its section's breakdown (or the reason
 /// there is none) and its folded stacks.
 fn sample_side(
-    side: &ProfileRun,
+    runs: SampledSide,
     cpu: Vec<f64>,
     sec: &mut crate::profile::ProfileSection,
     folded: &mut Vec<FoldedStack>,
-    bar: &Bar,
 ) {
-    let Some(sc) = &side.profile.sample else {
+    let Some(runs) = runs else {
         return;
     };
     let measured = crate::attribute::stats::summarize(&cpu)
         .or(sec.total_task_clock_ns.clone())
         .map(|s| s.median);
-    let per_obj = RunOptions {
-        instrumentation: Instrumentation::PerObject,
-        timeout: side.profile.timeout,
-        debug_roots: side.profile.debug_roots.clone(),
-        sample: None,
-    };
-    match crate::profile::sampled_runs(&side.profile, sc, &per_obj, measured, bar) {
+    match runs.and_then(|r| r.finish(measured)) {
         Ok((b, f)) => {
             sec.breakdown = Some(b);
             folded.extend(f);

@@ -23,11 +23,13 @@ use crate::trace::startup::{run_once, run_uninstrumented, RunError, RunOptions};
 mod aggregate;
 pub mod cpu_features;
 mod ld_debug;
+mod sampled;
 
 use aggregate::ns;
 pub use aggregate::{aggregate, per_stop_ns};
 use ld_debug::ld_debug_statistics;
 pub use ld_debug::parse_ld_debug;
+pub(crate) use sampled::{sampled_runs, SampledRuns};
 
 /// What `profile` was asked to do.
 #[derive(Debug, Clone)]
@@ -315,189 +317,6 @@ fn run_bar(cfg: &ProfileConfig) -> crate::progress::Bar {
     };
     let total = cfg.warmup + cfg.runs.max(1) * per_round + usize::from(cfg.ld_debug) + sampled;
     crate::progress::Bar::new("ldcost profile", total as u64, "runs")
-}
-
-/// The sampled exec runs, with the same boundaries as the measured runs (per object when ld.so's
-/// debug symbols allow), so that each sample falls into a phase and object by time, sorted into
-/// categories per run; the phase decides a user-mode sample that no frame decided
-/// (initializers in a `call_init` span, relocation in a `_dl_relocate_object` span).
-pub(crate) fn sampled_runs(
-    cfg: &ProfileConfig,
-    sc: &crate::perf::SamplerConfig,
-    instrumented: &RunOptions,
-    measured_cpu_ns: Option<f64>,
-    bar: &crate::progress::Bar,
-) -> Result<
-    (
-        crate::attribute::breakdown::Breakdown,
-        Vec<crate::attribute::FoldedStack>,
-    ),
-    String,
-> {
-    use crate::attribute::breakdown::{Span, SpanInfo, Unit};
-    use crate::attribute::categories::Category;
-    let mut symbolizer = crate::perf::sampler::Symbolizer::new(&cfg.debug_roots);
-    let (mut stacks, mut units, mut recordings) = (Vec::new(), Vec::new(), Vec::new());
-    let mut sampled_cpu = Vec::new();
-    let mut sampled_stops = Vec::new();
-    let mut spans: std::collections::HashMap<String, SpanInfo> = Default::default();
-    // The deadline and the memory budget hold for the whole sampled phase: each run gets
-    // what the runs before it left.
-    let started = std::time::Instant::now();
-    let mut used_bytes = 0u64;
-    let mut cut_short = None;
-    let planned = cfg.sample_runs.max(1);
-    for i in 0..planned {
-        if crate::trace::interrupted() {
-            return Err("interrupted".into());
-        }
-        let mut sc = sc.clone();
-        if let Some(d) = sc.deadline {
-            match d.checked_sub(started.elapsed()) {
-                Some(left) if !left.is_zero() => sc.deadline = Some(left),
-                _ => {
-                    cut_short = Some(format!(
-                        "sampling stopped after {i} of {planned} sampled runs: the deadline of \
-                         {:.1} s (--sample-deadline) passed",
-                        d.as_secs_f64()
-                    ));
-                    break;
-                }
-            }
-        }
-        if let Some(b) = sc.budget_bytes {
-            match b.checked_sub(used_bytes) {
-                Some(left) if left > 0 => sc.budget_bytes = Some(left),
-                _ => {
-                    cut_short = Some(format!(
-                        "sampling stopped after {i} of {planned} sampled runs: the memory \
-                         budget (--sample-budget) was reached"
-                    ));
-                    break;
-                }
-            }
-        }
-        let opts = RunOptions {
-            sample: Some(sc),
-            ..instrumented.clone()
-        };
-        let later = cfg.later_command();
-        bar.step(format!("sampled {}/{planned}", i + 1));
-        let (run, _) = bar
-            .around(!later.quiet, || run_once(&later, &opts))
-            .map_err(|e| e.to_string())?;
-        bar.inc();
-        let rec = match run.sampled {
-            Some(Ok(r)) => r,
-            Some(Err(e)) => return Err(e),
-            None => return Err("the sampler did not run".into()),
-        };
-        if let Some(t) = ns(&run.total) {
-            sampled_cpu.push(t + run.children.as_ref().and_then(ns).unwrap_or(0.0));
-        }
-        sampled_stops.push(run.segments.iter().map(|s| s.stops).sum::<u64>() as f64);
-        let mut phases: Vec<Span> = run
-            .segments
-            .iter()
-            .filter_map(|s| {
-                let (a, b) = s.span_ns?;
-                let object = s
-                    .object
-                    .as_ref()
-                    .map(|o| o.rsplit('/').next().unwrap_or(o).to_string());
-                let label = match &object {
-                    Some(o) => format!("{}: {o}", s.phase.label()),
-                    None => s.phase.label().to_string(),
-                };
-                spans.entry(label.clone()).or_insert_with(|| SpanInfo {
-                    phase: s.phase.label().to_string(),
-                    object,
-                    context: match s.phase {
-                        Phase::Initializers => Some(Category::Initializers),
-                        Phase::Relocation => Some(Category::LdsoRelocation),
-                        _ => None,
-                    },
-                });
-                Some(Span {
-                    label,
-                    start_ns: a,
-                    end_ns: b,
-                })
-            })
-            .collect();
-        let (Some(first), Some(last)) = (phases.first().cloned(), phases.last().cloned()) else {
-            continue;
-        };
-        // The address space is torn down after the exit stop.
-        let end = last.end_ns + 50_000_000;
-        phases.push(Span {
-            label: "after the exit stop".into(),
-            start_ns: last.end_ns,
-            end_ns: end,
-        });
-        units.push(Unit {
-            start_ns: first.start_ns,
-            end_ns: end,
-            per_unit: 1.0,
-            phases,
-            main_pid: rec.root_pid,
-        });
-        stacks.extend(symbolizer.symbolize(&rec, &rec.maps_at_start));
-        used_bytes += rec.approx_bytes();
-        let stopped = rec.stopped.is_some();
-        recordings.push(rec);
-        if stopped && i + 1 < planned {
-            cut_short = Some(format!(
-                "sampling stopped after {} of {planned} sampled runs (deadline or budget)",
-                i + 1
-            ));
-            break;
-        }
-    }
-    // Units must not overlap: each ends where the next begins at the latest.
-    units.sort_by_key(|u| u.start_ns);
-    for i in 1..units.len() {
-        let next = units[i].start_ns;
-        if units[i - 1].end_ns >= next {
-            units[i - 1].end_ns = next - 1;
-        }
-    }
-    let (mut b, folded) = crate::attribute::breakdown::breakdown_in_phases(
-        "exec",
-        &stacks,
-        &units,
-        "threads and children",
-        false,
-        &spans,
-    );
-    let phase_note = std::mem::take(&mut b.notes);
-    b.notes = crate::attribute::breakdown::recording_notes(&recordings.iter().collect::<Vec<_>>());
-    b.notes.extend(phase_note);
-    b.notes.extend(symbolizer.problems().iter().cloned());
-    let dropped: u64 = recordings.iter().map(|r| r.dropped_budget).sum();
-    if dropped > 0 && recordings.len() > 1 {
-        b.notes.push(format!(
-            "{dropped} samples dropped: budget (all sampled runs)"
-        ));
-    }
-    let own: u64 = recordings.iter().map(|r| r.dropped_own).sum();
-    if own > 0 {
-        b.notes.push(format!(
-            "{own} samples of ldcost itself were dropped (system-wide events see it)"
-        ));
-    }
-    b.notes.extend(cut_short);
-    if let Some(m) = measured_cpu_ns {
-        crate::attribute::breakdown::scale_to_measured(&mut b, m);
-        let s = summarize(&sampled_cpu).map(|s| s.median).unwrap_or(0.0);
-        let stops = summarize(&sampled_stops).map(|s| s.median).unwrap_or(0.0);
-        b.notes.push(format!(
-            "µs per exec = share × the CPU per run without ptrace or sampling ({:.1} µs); the sampled runs took {:.1} µs, with the measured runs' boundaries ({stops:.0} ptrace stops) and the sampler",
-            m / 1e3,
-            s / 1e3
-        ));
-    }
-    Ok((b, folded))
 }
 
 /// Stops between runs once ldcost has been asked to (profile's and compare's run loops).

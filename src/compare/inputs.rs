@@ -1,0 +1,194 @@
+//! One side's inputs to the attribution of [`super::attribution`]: per object, the counts
+//! that price it (relocations by class, start-up lookups and probes, initializers, from the
+//! document's `deps` section) and, per per-object run, the CPU of its relocation and
+//! initializers and of ld.so's search and mapping (from the `profile` section's raw runs).
+//!
+//! In: one [`Document`]. Out: a [`Side`], or the reason the document cannot be attributed
+//! (no `deps`, no `profile`, no per-object phases). The CPU of a phase has ldcost's own stops
+//! subtracted (the run's replayed cost per stop), as the profile's breakdown does. Objects are
+//! keyed by soname, the target by "(target)", so BASE and HEAD match by name even when they
+//! live in different directories.
+
+use std::collections::BTreeMap;
+
+use super::attribution::ObjectInputs;
+use crate::record::{Instrumentation, Phase};
+use crate::report::Document;
+
+/// One side's per-object counts and per-run measurements.
+pub(crate) struct Side {
+    /// Objects in load order: (key, inputs).
+    pub objects: Vec<(String, ObjectInputs)>,
+    /// Per-object run → key → CPU ns.
+    pub reloc: Vec<BTreeMap<String, f64>>,
+    pub init: Vec<BTreeMap<String, f64>>,
+    /// Per-object run → search & mapping CPU ns.
+    pub mapping: Vec<Option<f64>>,
+}
+
+impl Side {
+    pub fn get(&self, key: &str) -> Option<&ObjectInputs> {
+        self.objects.iter().find(|o| o.0 == key).map(|o| &o.1)
+    }
+}
+
+fn short(p: &str) -> &str {
+    p.rsplit('/').next().unwrap_or(p)
+}
+
+/// Reads one side; None (with the reason) when it lacks what the attribution needs.
+pub(crate) fn side(doc: &Document, which: &str) -> Result<Side, String> {
+    let deps = doc
+        .deps
+        .as_ref()
+        .ok_or_else(|| format!("{which} has no deps section"))?;
+    let prof = doc
+        .profile
+        .as_ref()
+        .ok_or_else(|| format!("{which} has no profile section"))?;
+    let c = &deps.closure;
+    let lk: BTreeMap<&str, &crate::attribute::lookups::ObjectLookups> = deps
+        .lookups
+        .iter()
+        .flat_map(|l| l.objects.iter().map(|o| (o.path.as_str(), o)))
+        .collect();
+    let mut by_path: BTreeMap<String, String> = BTreeMap::new();
+    let mut objects = Vec::new();
+    for (i, o) in c.objects.iter().enumerate() {
+        let key = if i == 0 {
+            "(target)".to_string()
+        } else {
+            o.name.clone()
+        };
+        by_path.insert(o.path.clone(), key.clone());
+        if let Ok(p) = std::fs::canonicalize(&o.path) {
+            by_path.insert(p.display().to_string(), key.clone());
+        }
+        let r = &o.info.relocations;
+        let l = lk.get(o.path.as_str());
+        objects.push((
+            key,
+            ObjectInputs {
+                side: which.to_lowercase(),
+                object: if i == 0 {
+                    short(&o.path).into()
+                } else {
+                    o.name.clone()
+                },
+                path: o.path.clone(),
+                relative: r.by_class.relative,
+                symbolic: r.by_class.symbolic,
+                plt: r.by_class.plt,
+                lazy_plt: r.lazy_deferred,
+                lookups: l.map_or(r.startup_lookups.saturating_sub(r.cache_hits), |l| {
+                    l.lookups
+                }),
+                probes: l.map_or(0, |l| l.probes),
+                self_answered: l
+                    .and_then(|l| l.resolved_in.get(&o.path).copied())
+                    .unwrap_or(0),
+                relr: r.relr,
+                initializers: o.info.initializers.total,
+                relocation_ns: None,
+                initializers_ns: None,
+            },
+        ));
+    }
+    let target_names: Vec<&str> = prof
+        .argv
+        .first()
+        .map(|s| s.as_str())
+        .into_iter()
+        .chain([doc.target.as_str()])
+        .collect();
+    let key_of = |path: &str| -> Option<String> {
+        if target_names.contains(&path) {
+            return Some("(target)".into());
+        }
+        by_path
+            .get(path)
+            .cloned()
+            .or_else(|| {
+                std::fs::canonicalize(path)
+                    .ok()
+                    .and_then(|p| by_path.get(&p.display().to_string()).cloned())
+            })
+            .or_else(|| {
+                c.objects
+                    .iter()
+                    .position(|o| short(&o.path) == short(path))
+                    .map(|i| objects[i].0.clone())
+            })
+    };
+    // Older documents have no replayed stops: their document-wide figure.
+    let fallback = prof
+        .overhead
+        .ns_per_stop_slope
+        .or(prof.overhead.ns_per_stop);
+    let (mut reloc, mut init, mut mapping) = (Vec::new(), Vec::new(), Vec::new());
+    for r in prof
+        .raw
+        .iter()
+        .filter(|r| r.instrumentation == Instrumentation::PerObject)
+    {
+        let per_stop = crate::profile::per_stop_ns(r, fallback).unwrap_or(0.0);
+        let (mut rl, mut it) = (BTreeMap::new(), BTreeMap::new());
+        let mut map = None;
+        for s in &r.segments {
+            let Some(t) = s.counters.task_clock_ns else {
+                continue;
+            };
+            let ns = (t as f64 - s.stops as f64 * per_stop).max(0.0);
+            match (s.phase, &s.object) {
+                (Phase::Relocation, Some(o)) => {
+                    if let Some(k) = key_of(o) {
+                        *rl.entry(k).or_insert(0.0) += ns;
+                    }
+                }
+                (Phase::Initializers, Some(o)) => {
+                    if let Some(k) = key_of(o) {
+                        *it.entry(k).or_insert(0.0) += ns;
+                    }
+                }
+                (Phase::LdsoMapping, _) => *map.get_or_insert(0.0) += ns,
+                _ => {}
+            }
+        }
+        reloc.push(rl);
+        init.push(it);
+        mapping.push(map);
+    }
+    if reloc.iter().all(|m| m.is_empty()) {
+        return Err(format!(
+            "{which} has no per-object relocation phases (ld.so's debug symbols, libc6-dbg, were not found)"
+        ));
+    }
+    let mut s = Side {
+        objects,
+        reloc,
+        init,
+        mapping,
+    };
+    for i in 0..s.objects.len() {
+        let k = s.objects[i].0.clone();
+        s.objects[i].1.relocation_ns = median_of(&s.reloc, &k, None);
+        s.objects[i].1.initializers_ns = median_of(&s.init, &k, None);
+    }
+    Ok(s)
+}
+
+/// Median over the runs (or the resampled `pick` of them) of one object's figure.
+pub(crate) fn median_of(
+    runs: &[BTreeMap<String, f64>],
+    key: &str,
+    pick: Option<&[usize]>,
+) -> Option<f64> {
+    let v: Vec<f64> = match pick {
+        Some(p) => p
+            .iter()
+            .filter_map(|&i| runs[i].get(key).copied())
+            .collect(),
+        None => runs.iter().filter_map(|r| r.get(key).copied()).collect(),
+    };
+    (!v.is_empty()).then(|| super::stats::median(&v))
+}
