@@ -18,7 +18,6 @@
 //! target (default 30).
 
 #[path = "../tests/common/mod.rs"]
-#[allow(dead_code)]
 mod common;
 #[path = "support/targets.rs"]
 mod targets;

@@ -11,7 +11,6 @@
 //! of each invocation (default 20); `LDCOST_BENCH_INVOCATIONS` (default 5).
 
 #[path = "../tests/common/mod.rs"]
-#[allow(dead_code)]
 mod common;
 #[path = "support/targets.rs"]
 mod targets;
