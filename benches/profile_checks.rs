@@ -55,11 +55,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use common::output_of;
 use ldcost::attribute::stats::summarize;
-use ldcost::profile::ProfileSection;
 use ldcost::record::Phase;
 use ldcost::report::Document;
+
+#[path = "support/targets.rs"]
+mod targets;
+use targets::{argv, git, ldcost_json, loadavg, profile, python3, rustc, tgt, Target, BIN};
 
 #[allow(dead_code)]
 #[path = "../tests/common/perf_record.rs"]
@@ -68,8 +70,6 @@ mod perf_record;
 #[allow(dead_code)]
 #[path = "../tests/common/phase_groups.rs"]
 mod phase_groups;
-
-const BIN: &str = env!("CARGO_BIN_EXE_ldcost");
 
 /// Whether to run `check` (the `LDCOST_BENCH_ONLY` list, comma-separated, or every check).
 fn wanted(check: &str) -> bool {
@@ -140,63 +140,6 @@ fn main() {
     }
     println!();
     println!("load afterwards: {}", loadavg());
-}
-
-type Target = (PathBuf, Vec<String>);
-
-fn tgt(p: &str, args: &[&str]) -> Target {
-    (
-        PathBuf::from(p),
-        args.iter().map(|s| s.to_string()).collect(),
-    )
-}
-
-fn argv(t: &Target) -> Vec<OsString> {
-    let mut v = vec![t.0.clone().into_os_string()];
-    v.extend(t.1.iter().map(OsString::from));
-    v
-}
-
-fn python3() -> Option<Target> {
-    let p = output_of(
-        "python3",
-        &[
-            "-c",
-            "import os, sys; print(os.path.realpath(sys.executable))",
-        ],
-    )?;
-    Some(tgt(&p, &["-c", "pass"]))
-}
-
-fn rustc() -> Option<Target> {
-    let sysroot = output_of("rustc", &["--print", "sysroot"])?;
-    let p = Path::new(&sysroot).join("bin/rustc");
-    if !p.is_file() {
-        return None;
-    }
-    Some(tgt(p.to_str()?, &["--version"]))
-}
-
-fn git() -> Option<Target> {
-    let p = output_of("sh", &["-c", "command -v git"])?;
-    let p = std::fs::canonicalize(&p).unwrap_or_else(|_| p.into());
-    Some(tgt(p.to_str()?, &["--version"]))
-}
-
-fn ldcost_json(args: &[OsString]) -> Result<Document, String> {
-    let out = common::checked_output(Command::new(BIN).args(args))
-        .map_err(|e| format!("ldcost {args:?}: {e}"))?;
-    serde_json::from_slice(&out.stdout).map_err(|e| e.to_string())
-}
-
-fn profile(t: &Target, options: &[&str]) -> Result<ProfileSection, String> {
-    let mut args: Vec<OsString> = vec!["profile".into()];
-    args.extend(options.iter().map(OsString::from));
-    args.extend(["--quiet-target", "--json", "-"].map(OsString::from));
-    args.extend(argv(t));
-    ldcost_json(&args)?
-        .profile
-        .ok_or_else(|| "no profile".into())
 }
 
 /// The kernel-exec phase against the sampled `exec: kernel` category: overlapping 95% CIs.
@@ -433,12 +376,6 @@ fn fork_summary() -> String {
         "< 2 x loop + 30 s",
         f.completed == forks && took < 2.0 * loop_s + 30.0,
     )
-}
-
-fn loadavg() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_else(|_| "?".into())
 }
 
 /// Issue 12: rustc's category groups against `perf record -a -g` of a shell loop (5 points),

@@ -108,7 +108,7 @@ pub fn aggregate(
                     .sum(),
             );
         }
-        phases.push(PhaseStat {
+        let mut stat = PhaseStat {
             phase,
             object,
             task_clock_ns: summarize(&cpu),
@@ -116,7 +116,10 @@ pub fn aggregate(
             wall_ns: summarize(&wall),
             page_faults: summarize(&pf),
             share: summarize(&shares).map_or(0.0, |s| s.median),
-        });
+            wide_interval: false,
+        };
+        stat.wide_interval = stat.interval_is_wide();
+        phases.push(stat);
     }
     let ratio = |a: Option<f64>, b: &Option<Summary>| match (a, b) {
         (Some(a), Some(b)) if b.median > 0.0 => Some(a / b.median),

@@ -80,6 +80,29 @@ pub struct PhaseStat {
     pub page_faults: Option<Summary>,
     /// Median share of the run's total task-clock.
     pub share: f64,
+    /// The phase is over 5% of the total and its CPU interval is wider than ±3% of its
+    /// median ([`PhaseStat::interval_is_wide`]); false in documents written before it existed.
+    #[serde(default)]
+    pub wide_interval: bool,
+}
+
+impl PhaseStat {
+    /// Phases at or under this share are never flagged.
+    pub const WIDE_MIN_SHARE: f64 = 0.05;
+    /// How far from the median (either end of the 95% interval) before a phase is flagged.
+    pub const WIDE_HALF_WIDTH: f64 = 0.03;
+
+    /// Whether the report flags this phase: over 5% of the total, and its 95% interval of the
+    /// CPU time reaches more than 3% below or above its median (issue 16; more runs narrow it).
+    pub fn interval_is_wide(&self) -> bool {
+        let Some(s) = &self.task_clock_ns else {
+            return false;
+        };
+        let (m, h) = (s.median, Self::WIDE_HALF_WIDTH);
+        self.share > Self::WIDE_MIN_SHARE
+            && m > 0.0
+            && (s.ci95.0 < m * (1.0 - h) || s.ci95.1 > m * (1.0 + h))
+    }
 }
 
 /// glibc's own account of the same start-up.

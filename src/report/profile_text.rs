@@ -21,6 +21,11 @@ fn ci(s: &Option<Summary>) -> String {
         .unwrap_or_default()
 }
 
+/// The mark after a phase's interval when it is wider than ±3% of its median (and the phase
+/// over 5% of the total), and the footnote that explains it.
+pub const WIDE: &str = " *";
+pub const WIDE_NOTE: &str = "* interval wider than ±3%: more runs (-n) narrow it";
+
 fn short(p: &str) -> String {
     super::text::clean(p.rsplit('/').next().unwrap_or(p))
 }
@@ -107,6 +112,7 @@ pub fn profile(p: &ProfileSection) -> String {
         Phase::EntryToMain,
         Phase::MainToExit,
     ];
+    let mut any_wide = false;
     for ph in order {
         let rows: Vec<_> = p.phases.iter().filter(|x| x.phase == ph).collect();
         if rows.is_empty() {
@@ -126,9 +132,16 @@ pub fn profile(p: &ProfileSection) -> String {
             .filter_map(|r| r.page_faults.as_ref().map(|s| s.median))
             .sum();
         let (obj, civ) = if rows.len() == 1 {
+            // The mark is the arithmetic on the interval printed beside it.
+            let wide = rows[0].interval_is_wide();
+            any_wide |= wide;
             (
                 rows[0].object.as_deref().map(short).unwrap_or_default(),
-                ci(&rows[0].task_clock_ns),
+                format!(
+                    "{}{}",
+                    ci(&rows[0].task_clock_ns),
+                    if wide { WIDE } else { "" }
+                ),
             )
         } else {
             (format!("({} objects)", rows.len()), String::new())
@@ -149,6 +162,9 @@ pub fn profile(p: &ProfileSection) -> String {
         }
     }
     let _ = writeln!(s, "{t}");
+    if any_wide {
+        let _ = writeln!(s, "{WIDE_NOTE}");
+    }
     if let Some(a) = p.raw.iter().find_map(|r| r.exec) {
         let _ = writeln!(s, "{}", a.describe());
     }

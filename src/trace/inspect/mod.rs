@@ -6,6 +6,7 @@
 //! * [`process`]: its /proc files (auxv, maps, exe, Tgid) and the object a link_map names;
 //! * [`symbols`]: run-time addresses of `main`, of any function, of `exit`'s GOT slot, and
 //!   how much of ld.so is visible;
+//! * `start`: where `main` is in a stripped executable, read from its `_start`;
 //! * [`cpu`]: where glibc's CPU feature detection can be cut into a phase;
 //! * [`others`]: its threads and forked children, stepped over our breakpoints or let go;
 //! * [`start_sampler`]: the sampler over its process tree.
@@ -13,6 +14,7 @@
 pub(super) mod cpu;
 pub(super) mod others;
 pub(super) mod process;
+mod start;
 pub(super) mod symbols;
 
 pub(super) use others::{fork_event, is_fork_event, other_tracee, Forked};

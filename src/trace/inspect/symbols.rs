@@ -145,8 +145,8 @@ pub(in crate::trace) fn plant_main(
     }
 }
 
-/// Where main is marked: `main` itself when the executable's symbol table has it
-/// ([`TAG_MAIN`]), else `__libc_start_main` ([`TAG_LIBC_START_MAIN`]: its first argument is
+/// Where main is marked: `main` itself when the executable's symbol table has it, or where
+/// its `_start` loads it (stripped; [`TAG_MAIN`] both), else `__libc_start_main` ([`TAG_LIBC_START_MAIN`]: its first argument is
 /// main), in the executable or in libc.
 pub(in crate::trace) fn main_target(
     exe: &Path,
@@ -157,6 +157,10 @@ pub(in crate::trace) fn main_target(
     let bias = exe_bias(exe, at_entry);
     if let Some(m) = exe_syms.lookup("main") {
         return Some((bias.wrapping_add(m.value), TAG_MAIN));
+    }
+    // Stripped: main from _start's code, sparing a stop at __libc_start_main.
+    if let Some(m) = super::start::main_from_start(exe) {
+        return Some((bias.wrapping_add(m), TAG_MAIN));
     }
     if let Some(s) = exe_syms.lookup("__libc_start_main") {
         return Some((bias.wrapping_add(s.value), TAG_LIBC_START_MAIN));
