@@ -16,7 +16,7 @@
 //!   tests/fork_probe/robustness.rs, where a 300 s guard stays).
 //! - `cpu features`: issue 12's "a trivial program, static and dynamic: CPU feature detection
 //!   ... agrees with `perf record` of a loop within 5 points": ldcost's `cpu_features` share of
-//!   the exec samples (`--sample --sample-runs 30`, the whole execve left out on both sides:
+//!   the exec samples (`--sample --sample-runs 150`, the whole execve left out on both sides:
 //!   `exec: kernel` and the kernel-exec phase's faults here, every stack through execve there) against `perf record -a -g` of a shell loop of 300 runs classified by
 //!   function name (tests/common/cpu_oracle.rs; tests/cpu_features.rs keeps the floors).
 //!   ldcost's own ptrace stops (`instrumentation`) are out of its shares. A second row,
@@ -473,7 +473,9 @@ fn cpu_features() -> Vec<String> {
                     "--quiet-target",
                     "--sample",
                     "--sample-runs",
-                    "30",
+                    // ~6 samples per run at 10 kHz: 150 runs give ~900 samples, a share's
+                    // standard error ~1.5 points (30 runs: ~3.2, too wide for a 5-point goal).
+                    "150",
                     "--frequency",
                     "10000",
                 ])
