@@ -16,6 +16,9 @@ fn main() {
     if cli.no_progress {
         ldcost::progress::disable();
     }
+    if cli.no_pin {
+        ldcost::trace::pin::disable();
+    }
     // A panic is a bug; it must still end as one line and a documented exit code.
     std::panic::set_hook(Box::new(|info| {
         let what = info

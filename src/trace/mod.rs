@@ -20,6 +20,7 @@ pub mod fork;
 pub mod inject;
 mod inspect;
 pub mod launch;
+pub mod pin;
 mod segments;
 pub mod startup;
 pub mod stopcost;
