@@ -20,19 +20,14 @@ use common::{ldcost, skip, Out};
 
 /// `ldcost ARGS` with `input` on its standard input.
 fn with_stdin(args: &[&str], input: Stdio) -> Out {
-    let o = Command::new(env!("CARGO_BIN_EXE_ldcost"))
-        .args(args)
-        .env_remove("LD_BIND_NOW")
-        .env_remove("LD_LIBRARY_PATH")
-        .env("NO_COLOR", "1")
-        .stdin(input)
-        .output()
-        .expect("run ldcost");
-    Out {
-        code: o.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-    }
+    common::out_of(
+        Command::new(env!("CARGO_BIN_EXE_ldcost"))
+            .args(args)
+            .env_remove("LD_BIND_NOW")
+            .env_remove("LD_LIBRARY_PATH")
+            .env("NO_COLOR", "1")
+            .stdin(input),
+    )
 }
 
 /// `ldcost report -` fed `bytes` through a pipe.

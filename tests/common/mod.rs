@@ -367,12 +367,16 @@ pub struct Out {
 /// Runs the ldcost under test with `args` to completion, with LD_BIND_NOW and LD_LIBRARY_PATH
 /// removed from its environment (cargo sets the latter for tests).
 pub fn ldcost(args: &[&str]) -> Out {
-    let o = Command::new(env!("CARGO_BIN_EXE_ldcost"))
-        .args(args)
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ldcost"));
+    cmd.args(args)
         .env_remove("LD_BIND_NOW")
-        .env_remove("LD_LIBRARY_PATH")
-        .output()
-        .expect("run ldcost");
+        .env_remove("LD_LIBRARY_PATH");
+    out_of(&mut cmd)
+}
+
+/// Runs a prepared command to completion: its exit code and its output as text.
+pub fn out_of(cmd: &mut Command) -> Out {
+    let o = cmd.output().expect("run ldcost");
     Out {
         code: o.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&o.stdout).into_owned(),

@@ -157,6 +157,15 @@ pub fn sample_side(
 }
 
 /// Names with their growth in samples per 1000 forks, largest first.
+/// The lines of a two-column folded text as (stack, BASE, HEAD); lines that are not are skipped.
+fn columns(folded: &str) -> impl Iterator<Item = (&str, i64, i64)> {
+    folded.lines().filter_map(|l| {
+        let mut w = l.rsplitn(3, ' ');
+        let (h, b, stack) = (w.next()?, w.next()?, w.next()?);
+        Some((stack, b.parse::<i64>().ok()?, h.parse::<i64>().ok()?))
+    })
+}
+
 pub type Growth = Vec<(String, i64)>;
 
 /// The growth of each frame's own samples (a folded line's last frame) and of each category
@@ -165,14 +174,7 @@ pub type Growth = Vec<(String, i64)>;
 pub fn growth(folded: &str) -> (Growth, Growth) {
     let mut frames = std::collections::BTreeMap::<String, i64>::new();
     let mut cats = std::collections::BTreeMap::<String, i64>::new();
-    for l in folded.lines() {
-        let mut w = l.rsplitn(3, ' ');
-        let (Some(h), Some(b), Some(stack)) = (w.next(), w.next(), w.next()) else {
-            continue;
-        };
-        let (Ok(h), Ok(b)) = (h.parse::<i64>(), b.parse::<i64>()) else {
-            continue;
-        };
+    for (stack, b, h) in columns(folded) {
         let parts: Vec<&str> = stack.split(';').collect();
         if let Some(leaf) = parts.last() {
             *frames.entry((*leaf).to_string()).or_default() += h - b;
@@ -257,14 +259,7 @@ pub const LOOKUP: [&str; 5] = [
 /// through [`LOOKUP`] or in the `lazy binding` category: (total, walk, lookup).
 pub fn growth_where(folded: &str) -> (i64, i64, i64) {
     let (mut total, mut walk, mut lookup) = (0, 0, 0);
-    for l in folded.lines() {
-        let mut w = l.rsplitn(3, ' ');
-        let (Some(h), Some(b), Some(stack)) = (w.next(), w.next(), w.next()) else {
-            continue;
-        };
-        let (Ok(h), Ok(b)) = (h.parse::<i64>(), b.parse::<i64>()) else {
-            continue;
-        };
+    for (stack, b, h) in columns(folded) {
         let d = h - b;
         total += d;
         let frames: Vec<&str> = stack.split(';').collect();
