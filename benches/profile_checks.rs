@@ -190,11 +190,26 @@ fn exec_agreement(label: &str, t: &Target) -> String {
         f(&phase["ci95"][1]),
     );
     let (cm, cl, ch) = (f(&cat["value"]), f(&cat["ci95"][0]), f(&cat["ci95"][1]));
+    // The sampled runs' own execve (the note's "their execve"): the sampler's cost inside it.
+    let sampled_exec = p["breakdown"]["notes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|n| {
+            n.as_str()?
+                .split("(their execve ")
+                .nth(1)?
+                .split(' ')
+                .next()
+        })
+        .next()
+        .map(|v| format!("; sampled runs' execve {v} µs"))
+        .unwrap_or_default();
     row(
         check,
         label,
         format!("phase {pm:.1} µs [{pl:.1}, {ph:.1}]"),
-        format!("exec: kernel {cm:.1} µs [{cl:.1}, {ch:.1}]"),
+        format!("exec: kernel {cm:.1} µs [{cl:.1}, {ch:.1}]{sampled_exec}"),
         "95% CIs overlap",
         pl <= ch && cl <= ph,
     )

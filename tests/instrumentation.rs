@@ -5,7 +5,8 @@
 //! `--json`. The oracle is an independent reading of the folded stacks ldcost writes, from the
 //! kernel frame names alone: a stack with a breakpoint trap (`asm_exc_int3`/`exc_int3`), a
 //! single-step trap (`asm_exc_debug`/`exc_debug*`) or a ptrace stop (`ptrace_stop`,
-//! `ptrace_notify`) is one of ldcost's stops. Checked:
+//! `ptrace_notify`) is one of ldcost's stops, and one with the sampler's side-band record
+//! (`perf_event_mmap`, `perf_event_exec`, `perf_event_comm`) is the sampler's. Checked:
 //! - there are such samples (every sampled run stops at exec, at its breakpoints and at exit);
 //! - every one of them is under the `instrumentation` category of the folded file, none under
 //!   another (an interrupt taken inside a stop is interrupt work, `kernel: other`, and is left
@@ -59,6 +60,10 @@ fn read_folded(text: &str) -> Reading {
                     | "exc_debug_user"
                     | "ptrace_stop"
                     | "ptrace_notify"
+                    // The sampler's side-band records, written from the target's mmap/exec.
+                    | "perf_event_mmap"
+                    | "perf_event_exec"
+                    | "perf_event_comm"
             )
         });
         if stop && !interrupt {
@@ -129,8 +134,9 @@ fn check(name: &str, cc_args: &[&str]) {
     );
     assert_eq!(own, folded_own, "{name}: JSON and folded file disagree");
     assert!(
-        out.stdout
-            .contains(&format!("ldcost's own ptrace stops: {own} samples")),
+        out.stdout.contains(&format!(
+            "ldcost's own ptrace stops and sampler records: {own} samples"
+        )),
         "{name}: the text says it:\n{}",
         out.stdout
     );

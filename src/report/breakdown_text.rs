@@ -124,7 +124,7 @@ pub fn breakdown(b: &Breakdown, unit: &str) -> String {
             .unwrap_or_default();
         let _ = writeln!(
             s,
-            "  ldcost's own ptrace stops: {} samples, {:.1}% of the sampled CPU{top}; left out of the shares above",
+            "  ldcost's own ptrace stops and sampler records: {} samples, {:.1}% of the sampled CPU{top}; left out of the shares above",
             own.samples,
             own.share_of_sampled * 100.0
         );
