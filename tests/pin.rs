@@ -4,8 +4,9 @@
 //!
 //! | case | expectation |
 //! | --- | --- |
-//! | `profile -n 1 -- grep Cpus_allowed_list /proc/self/status` | the target's own line names exactly one CPU, one the test process may run on |
-//! | the same with `--no-pin` | the target's line equals the test process's own |
+//! | `profile -n 1 --json FILE -- grep Cpus_allowed_list /proc/self/status` | the target's own line names exactly one CPU, one the test process may run on; the JSON's `profile.pinned_cpu` and the report's header name that CPU |
+//! | the same with `--no-pin` | the target's line equals the test process's own; `pinned_cpu` is `null` and the header says "not pinned" |
+//! | a document without `pinned_cpu` (written before it existed) | `report` reads it and prints no pinning line |
 //!
 //! The oracle is the kernel's `/proc/self/status`, read by `grep` inside the target. With one
 //! allowed CPU the two cases cannot differ: SKIP. Profiling refused (exit 8): SKIP.
@@ -33,7 +34,17 @@ fn cpus(list: &str) -> Vec<u32> {
     out
 }
 
-fn target_list(extra: &[&str]) -> Option<String> {
+/// One profile of the target's own `grep Cpus_allowed_list /proc/self/status`: the target's
+/// list, the report's text and the JSON document (`None`: profiling refused here).
+struct Pinned {
+    list: String,
+    text: String,
+    doc: serde_json::Value,
+}
+
+fn profile_grep(extra: &[&str]) -> Option<Pinned> {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("p.json");
     let mut args = extra.to_vec();
     args.extend([
         "profile",
@@ -41,6 +52,8 @@ fn target_list(extra: &[&str]) -> Option<String> {
         "1",
         "--no-reference",
         "--no-ld-debug",
+        "--json",
+        json.to_str().unwrap(),
         "--",
         "/bin/grep",
         "Cpus_allowed_list",
@@ -52,9 +65,14 @@ fn target_list(extra: &[&str]) -> Option<String> {
     }
     assert_eq!(out.code, 0, "{}", out.stderr);
     // The target's output is shown once (the first measured run's), before the report.
-    let line = allowed_list(&out.stdout);
-    assert!(line.is_some(), "no line of the target's in {}", out.stdout);
-    line
+    let list = allowed_list(&out.stdout);
+    assert!(list.is_some(), "no line of the target's in {}", out.stdout);
+    let doc = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    Some(Pinned {
+        list: list.unwrap(),
+        text: out.stdout,
+        doc,
+    })
 }
 
 #[test]
@@ -69,23 +87,85 @@ fn exec_runs_are_pinned_to_one_cpu_unless_told_not_to() {
         );
         return;
     }
-    let Some(pinned) = target_list(&[]) else {
+    let Some(pinned) = profile_grep(&[]) else {
         skip(
             test,
             "ldcost profile is refused here (exit 8: ptrace or perf)",
         );
         return;
     };
-    let one = cpus(&pinned);
-    assert_eq!(one.len(), 1, "the target may run on {pinned}, not one CPU");
+    let one = cpus(&pinned.list);
+    assert_eq!(
+        one.len(),
+        1,
+        "the target may run on {}, not one CPU",
+        pinned.list
+    );
     assert!(
         mine.contains(&one[0]),
-        "{pinned} is outside this process's {own}"
+        "{} is outside this process's {own}",
+        pinned.list
     );
-    let free = target_list(&["--no-pin"]).unwrap();
+    // The document and the report name the CPU the target itself read.
     assert_eq!(
-        free, own,
+        pinned.doc["profile"]["pinned_cpu"].as_u64(),
+        Some(u64::from(one[0])),
+        "profile.pinned_cpu vs the target's Cpus_allowed_list {}",
+        pinned.list
+    );
+    let header = format!("exec runs pinned to CPU {} (", one[0]);
+    assert!(
+        pinned.text.contains(&header),
+        "no {header:?} in {}",
+        pinned.text
+    );
+
+    let free = profile_grep(&["--no-pin"]).unwrap();
+    assert_eq!(
+        free.list, own,
         "with --no-pin the target's mask is the launcher's"
+    );
+    let field = free.doc["profile"].get("pinned_cpu");
+    assert_eq!(
+        field,
+        Some(&serde_json::Value::Null),
+        "--no-pin: pinned_cpu"
+    );
+    assert!(
+        free.text.contains("exec runs not pinned"),
+        "--no-pin: {}",
+        free.text
+    );
+}
+
+/// A document written before `pinned_cpu` existed still reads, and its report claims nothing
+/// about pinning. Made from a real one with the field removed; skips where profiling is
+/// refused.
+#[test]
+fn documents_without_the_field_still_read() {
+    let test = "documents_without_the_field_still_read";
+    let Some(mut p) = profile_grep(&[]) else {
+        skip(
+            test,
+            "ldcost profile is refused here (exit 8: ptrace or perf)",
+        );
+        return;
+    };
+    let removed = p.doc["profile"]
+        .as_object_mut()
+        .unwrap()
+        .remove("pinned_cpu");
+    assert!(removed.is_some(), "the new document has pinned_cpu");
+    let dir = tempfile::tempdir().unwrap();
+    let old = dir.path().join("old.json");
+    std::fs::write(&old, serde_json::to_string(&p.doc).unwrap()).unwrap();
+    let out = ldcost(&["report", old.to_str().unwrap()]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("ldcost profile"), "{}", out.stdout);
+    assert!(
+        !out.stdout.contains("exec runs pinned") && !out.stdout.contains("exec runs not pinned"),
+        "an old document claims a pinning: {}",
+        out.stdout
     );
 }
 

@@ -198,9 +198,10 @@ fn is_system_interp(interp: &str) -> bool {
     }
 }
 
-/// Analyses one file (the `elf` stage on a mapped file).
+/// Analyses one file (the `elf` stage on a mapped file). The map is kept until the process
+/// exits, for the lookup model's second reading ([`MappedFile::open_kept`] says why).
 pub fn analyze_file(path: &Path, lazy: bool) -> Result<ObjectInfo, ElfError> {
-    let f = MappedFile::open(path)?;
+    let f = MappedFile::open_kept(path)?;
     elf::analyze(f.bytes(), path, lazy)
 }
 

@@ -13,13 +13,14 @@
 
 mod error;
 pub mod layout;
+mod mapped;
 mod parse;
 pub mod reloc;
 pub mod symbols;
 
 use parse::parse_lean;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use goblin::elf::dynamic as dt;
 use goblin::elf::program_header as ph;
@@ -28,71 +29,12 @@ use serde::{Deserialize, Serialize};
 
 pub use error::ElfError;
 pub use layout::{Segment, SegmentKind, Vma};
+pub use mapped::MappedFile;
 pub use reloc::{RelocClass, Relocations};
 
 /// ELF machine numbers ldcost knows (e_machine).
 pub const EM_X86_64: u16 = 62;
 pub const EM_AARCH64: u16 = 183;
-
-/// A file's bytes, memory-mapped read-only (never copied).
-pub struct MappedFile {
-    path: PathBuf,
-    map: Option<memmap2::Mmap>,
-}
-
-impl MappedFile {
-    /// Opens and maps `path`, classifying the usual ways a path is not a readable file.
-    pub fn open(path: &Path) -> Result<MappedFile, ElfError> {
-        let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => ElfError::NotFound {
-                path: path.to_path_buf(),
-            },
-            _ => ElfError::Io {
-                path: path.to_path_buf(),
-                source: e,
-            },
-        })?;
-        if meta.is_dir() {
-            return Err(ElfError::IsDirectory {
-                path: path.to_path_buf(),
-            });
-        }
-        if !meta.is_file() {
-            return Err(ElfError::NotRegular {
-                path: path.to_path_buf(),
-            });
-        }
-        let file = std::fs::File::open(path).map_err(|e| ElfError::Io {
-            path: path.to_path_buf(),
-            source: e,
-        })?;
-        if meta.len() == 0 {
-            return Ok(MappedFile {
-                path: path.to_path_buf(),
-                map: None,
-            });
-        }
-        // SAFETY: the map is read-only and private to us. If another process truncates the
-        // file while we read it we may get SIGBUS; that is the same contract readelf and ld.so
-        // live with, and libraries on a running system are replaced by rename, not truncated.
-        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| ElfError::Io {
-            path: path.to_path_buf(),
-            source: e,
-        })?;
-        Ok(MappedFile {
-            path: path.to_path_buf(),
-            map: Some(map),
-        })
-    }
-
-    pub fn bytes(&self) -> &[u8] {
-        self.map.as_deref().unwrap_or(&[])
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-}
 
 /// What kind of object this is, as a user of `file` or `readelf -h` would name it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

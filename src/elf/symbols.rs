@@ -60,9 +60,11 @@ impl<'a> Dynsyms<'a> {
         let shndx = u16::from_le_bytes(e[6..8].try_into().ok()?);
         let value = u64::from_le_bytes(e[8..16].try_into().ok()?);
         let s = self.bytes.get(self.strtab.checked_add(name_off)?..)?;
-        let end = s.iter().take(4096).position(|&b| b == 0)?;
+        // The terminating NUL found a word at a time (a byte loop over libLLVM's long
+        // mangled names was the largest single cost of `deps`).
+        let name = std::ffi::CStr::from_bytes_until_nul(&s[..s.len().min(4096)]).ok()?;
         Some((
-            std::str::from_utf8(&s[..end]).ok()?,
+            std::str::from_utf8(name.to_bytes()).ok()?,
             info,
             other,
             shndx,

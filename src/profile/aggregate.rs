@@ -176,6 +176,7 @@ pub fn aggregate(
         ld_debug,
         prediction: None,
         followed: Vec::new(),
+        pinned_cpu: None,
         endings: measured.iter().map(|r| r.ending).collect(),
         children_task_clock_ns: summarize(
             &measured

@@ -189,6 +189,16 @@ pub struct ProfileSection {
     /// `--no-follow`.
     #[serde(default)]
     pub followed: Vec<ExecImage>,
+    /// The CPU the exec runs' tracer and target shared ([`crate::trace::pin`]): `Some(Some(n))`,
+    /// written as `n`; `Some(None)`, written as `null`, when they were not pinned (`--no-pin`,
+    /// or the kernel refused the mask); `None` in documents written before the field existed
+    /// (not written back).
+    #[serde(
+        default,
+        deserialize_with = "crate::trace::pin::present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub pinned_cpu: Option<Option<usize>>,
     /// The sampled stacks, for --folded/--flamegraph (not in the JSON).
     #[serde(skip)]
     pub folded: Vec<crate::attribute::FoldedStack>,
@@ -311,6 +321,7 @@ pub fn profile(cfg: &ProfileConfig) -> Result<ProfileSection, RunError> {
     let mut section = aggregate(cfg, detail, raw, ld_debug, counters);
     section.counting = counting;
     section.followed = cfg.chain.clone().unwrap_or_default();
+    section.pinned_cpu = Some(crate::trace::pin::cpu());
     if let Some(sc) = &cfg.sample {
         let measured = summarize(&cpu)
             .or(section.total_task_clock_ns.clone())

@@ -30,6 +30,19 @@ fn short(p: &str) -> String {
     super::text::clean(p.rsplit('/').next().unwrap_or(p))
 }
 
+/// The header line on where the exec runs ran ([`crate::trace::pin`]); none for a document
+/// written before ldcost recorded it.
+fn pinning(cpu: Option<Option<usize>>) -> Option<String> {
+    Some(match cpu? {
+        Some(n) => format!(
+            "exec runs pinned to CPU {n} (tracer and target share it; --no-pin to let them move)"
+        ),
+        None => "exec runs not pinned (--no-pin, or the kernel refused the CPU mask): each \
+                 ptrace stop may cost the target a CPU hand-over"
+            .to_string(),
+    })
+}
+
 /// The full `profile` report.
 pub fn profile(p: &ProfileSection) -> String {
     let mut s = String::new();
@@ -64,6 +77,9 @@ pub fn profile(p: &ProfileSection) -> String {
             Detail::Static => "static program: no ld.so".to_string(),
         }
     );
+    if let Some(line) = pinning(p.pinned_cpu) {
+        let _ = writeln!(s, "{line}");
+    }
     for line in p.counting.header_lines() {
         let _ = writeln!(s, "{line}");
     }

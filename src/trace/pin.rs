@@ -11,19 +11,27 @@
 //! the difference mostly goes away, which is why it showed as "stops are cheap when the
 //! machine is busy".
 //!
-//! The calling thread (the tracer) is pinned to the CPU it is running on; the target, cloned
-//! from it, inherits that mask, and the old mask is put back when the guard drops. Only the
+//! The calling thread (the tracer) is pinned to the CPU it is running on at the first exec run,
+//! and every later run of the process to that same CPU, so a document names one CPU
+//! ([`cpu`]: `profile.pinned_cpu` in the JSON, a header line of the report); the target, cloned
+//! from the tracer, inherits that mask, and the old mask is put back when the guard drops. Only the
 //! exec runs are pinned (measured, reference, uninstrumented, sampled): the fork probe is
 //! compared with the seed programs' own unpinned loops and is left to the scheduler. A
 //! multi-threaded target's threads share the one CPU too, which changes its wall time, not
 //! the CPU time ldcost reports.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use nix::sched::{sched_getaffinity, sched_setaffinity, CpuSet};
 use nix::unistd::Pid;
 
 static OFF: AtomicBool = AtomicBool::new(false);
+/// The CPU of the first run that was pinned (`NONE` before it).
+static CHOSEN: AtomicUsize = AtomicUsize::new(NONE);
+/// Set when pinning was on but a run could not be pinned (the kernel refused the mask, or the
+/// chosen CPU left the allowed set): the document then names no CPU.
+static MISSED: AtomicBool = AtomicBool::new(false);
+const NONE: usize = usize::MAX;
 
 /// `--no-pin`: leave the tracer and the target where the scheduler puts them.
 pub fn disable() {
@@ -33,6 +41,22 @@ pub fn disable() {
 /// Whether exec runs are pinned (for the report's header and the JSON).
 pub fn enabled() -> bool {
     !OFF.load(Ordering::Relaxed)
+}
+
+/// The CPU every pinned exec run of this process shared with its tracer, or `None` when
+/// pinning is off (`--no-pin`), nothing was pinned yet, or some run could not be pinned.
+pub fn cpu() -> Option<usize> {
+    let c = CHOSEN.load(Ordering::Relaxed);
+    (enabled() && c != NONE && !MISSED.load(Ordering::Relaxed)).then_some(c)
+}
+
+/// Reads a field that may be `null` as `Some(None)`, so a document that has it (`null`: not
+/// pinned) differs from one written before it existed (absent: `None` by `serde(default)`).
+pub fn present<'de, D>(d: D) -> Result<Option<Option<usize>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    <Option<usize> as serde::Deserialize>::deserialize(d).map(Some)
 }
 
 /// Puts the tracer thread's CPU mask back when dropped.
@@ -47,14 +71,28 @@ pub fn here() -> Pinned {
     if !enabled() {
         return Pinned { old: None };
     }
+    let pinned = pin();
+    if pinned.old.is_none() {
+        MISSED.store(true, Ordering::Relaxed);
+    }
+    pinned
+}
+
+fn pin() -> Pinned {
     let me = Pid::from_raw(0);
     let Ok(old) = sched_getaffinity(me) else {
         return Pinned { old: None };
     };
-    // SAFETY: sched_getcpu has no preconditions; it returns -1 on failure.
-    let cpu = unsafe { nix::libc::sched_getcpu() };
-    let Ok(cpu) = usize::try_from(cpu) else {
-        return Pinned { old: None };
+    let cpu = match CHOSEN.load(Ordering::Relaxed) {
+        NONE => {
+            // SAFETY: sched_getcpu has no preconditions; it returns -1 on failure.
+            let here = unsafe { nix::libc::sched_getcpu() };
+            let Ok(here) = usize::try_from(here) else {
+                return Pinned { old: None };
+            };
+            here
+        }
+        c => c,
     };
     if !old.is_set(cpu).unwrap_or(false) {
         return Pinned { old: None };
@@ -62,6 +100,15 @@ pub fn here() -> Pinned {
     let mut one = CpuSet::new();
     if one.set(cpu).is_err() || sched_setaffinity(me, &one).is_err() {
         return Pinned { old: None };
+    }
+    // The first pinned run chooses the CPU for the rest (a race between two first runs keeps
+    // the first chosen; the loser's run is still pinned, to its own CPU, and counted missed).
+    if CHOSEN
+        .compare_exchange(NONE, cpu, Ordering::Relaxed, Ordering::Relaxed)
+        .is_err()
+        && CHOSEN.load(Ordering::Relaxed) != cpu
+    {
+        MISSED.store(true, Ordering::Relaxed);
     }
     Pinned { old: Some(old) }
 }
@@ -93,5 +140,13 @@ mod tests {
             assert_eq!(allowed(), 1);
         }
         assert_eq!(allowed(), before);
+        // Every later run goes to the same CPU, and that is the CPU the document names.
+        let first = cpu().expect("pinned");
+        for _ in 0..3 {
+            let _p = here();
+            // SAFETY: as in `pin`.
+            let now = unsafe { nix::libc::sched_getcpu() };
+            assert_eq!(usize::try_from(now).ok(), Some(first));
+        }
     }
 }
