@@ -9,7 +9,8 @@
 //! run its wall time (from just before `spawn` to `wait4`'s return), CPU time and peak RSS
 //! (`wait4`'s rusage: ldcost and the descendants it waited for, the built programs included),
 //! the exit code, each experiment's own seconds (`results.json`), the load average before and
-//! after, and PASS/FAIL against the goal. A run that does not exit 0 is a FAIL whatever its
+//! after, and PASS/FAIL against the goal; then how many of the seeds' directions the run's
+//! report found to hold, and which did not (timed: for the record, not a goal here). A run that does not exit 0 is a FAIL whatever its
 //! time. `LDCOST_BENCH_ONLY=quick` (or `full`) runs one of the two. Wall time on a shared
 //! machine is moved by load: the load average is printed beside the figures and never asserted
 //! anywhere (docs/benchmarks.md). `LDCOST_BENCH_KEEP=DIR` writes the reports into DIR instead
@@ -41,6 +42,8 @@ struct Row {
     load_after: String,
     /// Each experiment's own seconds from results.json, or why they are not there.
     parts: String,
+    /// The seeds' directions: how many hold, and those that do not (printed, timed).
+    directions: (String, Vec<String>),
 }
 
 impl Row {
@@ -49,15 +52,47 @@ impl Row {
     }
 }
 
+/// The run's results.json, or why it cannot be read.
+fn results(dir: &Path) -> Result<serde_json::Value, String> {
+    let text = std::fs::read_to_string(dir.join("results.json"))
+        .map_err(|e| format!("no results.json: {e}"))?;
+    serde_json::from_str(&text).map_err(|e| format!("results.json is not JSON: {e}"))
+}
+
+/// `N of M hold` over the seeds' directions the report checked, and the claims that did not.
+fn directions(dir: &Path) -> (String, Vec<String>) {
+    let v = match results(dir) {
+        Ok(v) => v,
+        Err(e) => return (e, Vec::new()),
+    };
+    let (mut held, mut all, mut not) = (0, 0, Vec::new());
+    for e in v["experiments"].as_array().cloned().unwrap_or_default() {
+        for c in e["section"]["checks"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+        {
+            all += 1;
+            if c["holds"].as_bool() == Some(true) {
+                held += 1;
+            } else {
+                not.push(format!(
+                    "{}: {} ({})",
+                    e["name"].as_str().unwrap_or("?"),
+                    c["claim"].as_str().unwrap_or("?"),
+                    c["detail"].as_str().unwrap_or("")
+                ));
+            }
+        }
+    }
+    (format!("{held} of {all} hold"), not)
+}
+
 /// `forktime 2.4, forktest 20.7, …` from the run's results.json.
 fn parts(dir: &Path) -> String {
-    let text = match std::fs::read_to_string(dir.join("results.json")) {
-        Ok(t) => t,
-        Err(e) => return format!("no results.json: {e}"),
-    };
-    let v: serde_json::Value = match serde_json::from_str(&text) {
+    let v = match results(dir) {
         Ok(v) => v,
-        Err(e) => return format!("results.json is not JSON: {e}"),
+        Err(e) => return e,
     };
     let list = v["experiments"].as_array().cloned().unwrap_or_default();
     list.iter()
@@ -116,6 +151,7 @@ fn run_case(ldcost: &str, out_root: &Path, c: &Case) -> Result<Row, String> {
         load_before,
         load_after,
         parts: parts(&out),
+        directions: directions(&out),
     })
 }
 
@@ -204,6 +240,14 @@ fn main() {
     println!();
     for r in &rows {
         println!("{} per experiment (s): {}", r.name, r.parts);
+    }
+    println!();
+    // The directions are timed: printed here for the record, PASS/FAIL only for the budgets.
+    for r in &rows {
+        println!("{} directions the seeds report: {}", r.name, r.directions.0);
+        for n in &r.directions.1 {
+            println!("  does not hold: {n}");
+        }
     }
     println!();
     for r in &rows {
