@@ -5,7 +5,9 @@
 //! forks), merged into a tree here by hand as FlameGraph's flamegraph.pl does (a frame's colour
 //! is HEAD − BASE of its own samples), to pick a frame that only k = 100 has and that must be
 //! red wherever it is drawn; headless Chromium (scripts/check-flamegraph --diff --red NAME) to
-//! see that inferno drew it red. Counts per fork, never times, are compared; the one share
+//! see that inferno drew it red. The negated graph (k = 0's widths) must draw what only k = 0
+//! has, blue: checked on synthetic stacks whose frames are known (its SVG read here, and in
+//! Chromium), and on the real graph when the run has a frame only k = 0 has. Counts per fork, never times, are compared; the one share
 //! asserted (the `_dl_fini` walk with 100 libraries against none) differs by far more than load
 //! can move it.
 
@@ -101,13 +103,34 @@ fn through(folded: &str, frames: &[&str]) -> (i64, i64) {
     t
 }
 
+/// Frames only BASE has whose every node lost own samples (so the negated graph paints each
+/// blue), by the largest own samples of one node, largest first.
+fn blue_only_in_base(folded: &str) -> Vec<(String, i64)> {
+    // The same tree with the columns swapped: what only HEAD has there only BASE has here.
+    let swapped: String = folded
+        .lines()
+        .map(|l| {
+            let w: Vec<&str> = l.rsplitn(3, ' ').collect();
+            format!("{} {} {}\n", w[2], w[0], w[1])
+        })
+        .collect();
+    red_only_in_head(&swapped)
+}
+
 fn check_flamegraph(svg: &Path, red: &[&str]) -> (Option<i32>, String) {
+    check_colours(svg, red, &[])
+}
+
+fn check_colours(svg: &Path, red: &[&str], blue: &[&str]) -> (Option<i32>, String) {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/check-flamegraph");
     let png = svg.with_extension("png");
     let mut cmd = Command::new(script);
     cmd.arg(svg).arg(&png).arg("--diff");
     for r in red {
         cmd.args(["--red", r]);
+    }
+    for b in blue {
+        cmd.args(["--blue", b]);
     }
     let out = cmd.output().expect("run scripts/check-flamegraph");
     (
@@ -157,7 +180,15 @@ fn the_exit_graph_paints_red_what_only_a_hundred_libraries_do() {
         .iter()
         .map(|g| g["file_name"].as_str().unwrap())
         .collect();
-    assert_eq!(files, ["erik-diff-exit.svg", "erik-diff-_exit.svg"]);
+    assert_eq!(
+        files,
+        [
+            "erik-diff-exit.svg",
+            "erik-diff-exit-k0.svg",
+            "erik-diff-_exit.svg",
+            "erik-diff-_exit-k0.svg"
+        ]
+    );
     let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
     let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
     for f in &files {
@@ -172,6 +203,10 @@ fn the_exit_graph_paints_red_what_only_a_hundred_libraries_do() {
     // Each side's forks: the blocks sampled (6 of 50 in --quick), on both sides.
     let diff = section["data"]["diff"].as_array().unwrap();
     for d in diff {
+        assert_eq!(
+            d["negated_file"].as_str().unwrap(),
+            d["file"].as_str().unwrap().replace(".svg", "-k0.svg")
+        );
         assert_eq!(d["base"]["libs"], 0);
         assert_eq!(d["head"]["libs"], 100);
         assert_eq!(d["base"]["forks"], 300, "{d}");
@@ -195,10 +230,52 @@ fn the_exit_graph_paints_red_what_only_a_hundred_libraries_do() {
         &red[..red.len().min(5)]
     );
     assert!(!red.is_empty(), "no frame only k = 100 has:\n{folded}");
+    // The negated graphs: k = 0's widths, the same red; what only k = 0 has is drawn, blue,
+    // and is not drawn in the first graph. Which frames only k = 0 has is up to the sampler
+    // (the synthetic test below always checks one); those narrower than a thousandth of the
+    // graph are left out, as inferno may not draw them.
+    let mut blue_tops = Vec::new();
+    for exit in ["exit", "_exit"] {
+        let neg_name = format!("erik-diff-{exit}-k0.svg");
+        let folded = std::fs::read_to_string(dir.join(format!("erik-diff-{exit}.folded"))).unwrap();
+        let plain = std::fs::read_to_string(dir.join(format!("erik-diff-{exit}.svg"))).unwrap();
+        let neg = std::fs::read_to_string(dir.join(&neg_name)).unwrap();
+        assert!(
+            neg.contains("drawn with k = 0&apos;s widths")
+                || neg.contains("drawn with k = 0's widths"),
+            "{neg_name} title"
+        );
+        let base_total: i64 = folded
+            .lines()
+            .map(|l| l.rsplit(' ').nth(1).unwrap().parse::<i64>().unwrap())
+            .sum();
+        let blue: Vec<(String, i64)> = blue_only_in_base(&folded)
+            .into_iter()
+            .filter(|(_, v)| *v * 1000 >= base_total)
+            .collect();
+        println!(
+            "{neg_name}: frames only k = 0 has, blue wherever drawn: {:?}",
+            &blue[..blue.len().min(5)]
+        );
+        let top: Vec<String> = blue.iter().take(2).map(|(n, _)| n.clone()).collect();
+        for t in &top {
+            let f = fills(&neg, t);
+            assert!(!f.is_empty(), "{t} not drawn in {neg_name}");
+            for c in &f {
+                let (r, g, b) = rgb(c);
+                assert!(b == 255 && r == g && r < 250, "{t} in {neg_name}: {c}");
+            }
+            assert!(
+                fills(&plain, t).is_empty(),
+                "{t} drawn with k = 100's widths"
+            );
+        }
+        blue_tops.push((neg_name, top));
+    }
     if !have("chromium") && !have("chromium-browser") {
         skip(
             name,
-            "chromium is not installed: the colours are not checked",
+            "chromium is not installed: the colours are checked in the SVG text only",
         );
         return;
     }
@@ -215,6 +292,102 @@ fn the_exit_graph_paints_red_what_only_a_hundred_libraries_do() {
         Some(0),
         "check-flamegraph erik-diff-_exit.svg:\n{said}"
     );
+    for (svg, top) in &blue_tops {
+        let top: Vec<&str> = top.iter().map(String::as_str).collect();
+        let (code, said) = check_colours(&dir.join(svg), &[], &top);
+        assert_eq!(
+            code,
+            Some(0),
+            "check-flamegraph {svg} --blue {top:?}:\n{said}"
+        );
+        for t in &top {
+            assert!(said.contains(&format!("\"{t}\" is blue")), "{said}");
+        }
+    }
+}
+
+/// The fill of every frame named `name` in an inferno SVG (`<title>NAME (…` then its rect).
+fn fills(svg: &str, name: &str) -> Vec<String> {
+    let key = format!("<title>{name} (");
+    svg.match_indices(&key)
+        .filter_map(|(i, _)| {
+            let rest = &svg[i..];
+            let f = rest.find("fill=\"")? + 6;
+            Some(rest[f..].split('"').next()?.to_string())
+        })
+        .collect()
+}
+
+fn rgb(fill: &str) -> (u32, u32, u32) {
+    let v: Vec<u32> = fill
+        .trim_start_matches("rgb(")
+        .trim_end_matches(')')
+        .split(',')
+        .map(|x| x.trim().parse().unwrap())
+        .collect();
+    (v[0], v[1], v[2])
+}
+
+#[test]
+fn the_negated_graph_draws_what_only_base_has_blue() {
+    use ldcost::attribute::categories::Category;
+    use ldcost::attribute::FoldedStack;
+    use ldcost::report::flamegraph::{diff, FlameOptions};
+    let st = |frames: &[&str], count| FoldedStack {
+        category: Category::ExitTeardown,
+        section: "fork".into(),
+        frames: frames.iter().map(|f| f.to_string()).collect(),
+        count,
+    };
+    // Per 100 forks each: `shared` 100 → 150 (red), `only_base` 40 → none, `only_head` none
+    // → 30.
+    let base = [st(&["exit", "shared"], 100), st(&["exit", "only_base"], 40)];
+    let head = [st(&["exit", "shared"], 150), st(&["exit", "only_head"], 30)];
+    let u = diff::Units { exec: 0, fork: 100 };
+    let opts = FlameOptions::default();
+    let mut plain = Vec::new();
+    diff::write_diff_svg(&base, u, &head, u, &opts, &mut plain).unwrap();
+    let plain = String::from_utf8(plain).unwrap();
+    let mut neg = Vec::new();
+    diff::write_negated_diff_svg(&base, u, &head, u, &opts, &mut neg).unwrap();
+    let neg = String::from_utf8(neg).unwrap();
+
+    // HEAD's widths: only_base is not drawn, only_head is, red.
+    assert!(fills(&plain, "only_base").is_empty(), "{plain}");
+    let (r, g, b) = rgb(&fills(&plain, "only_head")[0]);
+    assert!(r == 255 && g == b && g < 250, "only_head: {r},{g},{b}");
+    // BASE's widths: only_base is drawn, blue; only_head is not; shared stays red.
+    assert!(fills(&neg, "only_head").is_empty(), "{neg}");
+    let f = fills(&neg, "only_base");
+    assert_eq!(f.len(), 1, "{neg}");
+    let (r, g, b) = rgb(&f[0]);
+    assert!(b == 255 && r == g && r < 250, "only_base: {r},{g},{b}");
+    let (r, g, b) = rgb(&fills(&neg, "shared")[0]);
+    assert!(r == 255 && g == b && g < 250, "shared: {r},{g},{b}");
+    // Its width is BASE's: 40 of BASE's 140 per 1000 forks (400 of 1400).
+    assert!(
+        neg.contains("<title>only_base (400 samples per 1000"),
+        "{neg}"
+    );
+    assert!(
+        neg.contains("widths: BASE"),
+        "subtitle says which graph it is"
+    );
+    assert!(!plain.contains("widths: BASE"), "{plain}");
+
+    if !have("chromium") && !have("chromium-browser") {
+        skip(
+            "the_negated_graph_draws_what_only_base_has_blue",
+            "chromium is not installed: the colours are checked in the SVG only",
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("neg.svg");
+    std::fs::write(&path, &neg).unwrap();
+    let (code, said) = check_colours(&path, &["shared"], &["only_base"]);
+    assert_eq!(code, Some(0), "{said}");
+    assert!(said.contains("\"only_base\" is blue"), "{said}");
 }
 
 #[test]
@@ -236,4 +409,8 @@ fn the_tree_gives_a_frame_its_own_samples_only() {
         vec![("_dl_call_fini".to_string(), 12), ("zap".to_string(), 9)]
     );
     assert_eq!(through(t, &["do_lookup_x"]), (5, 35));
+    // `leaf` only BASE has as `leaf`, but HEAD draws `leaf_[k]` as `leaf` too: no candidate.
+    assert!(blue_only_in_base(t).is_empty());
+    let t = "fork;exit: teardown;only0 4 0\nfork;exit: teardown;both 3 1\n";
+    assert_eq!(blue_only_in_base(t), vec![("only0".to_string(), 4)]);
 }

@@ -4,8 +4,11 @@
 //! In: the series-A drivers for k = 0 and k = 100 (same VMAs of each kind, same page tables,
 //! same resident pages), still paused after the measured rounds. Out: for the child leaving by
 //! `exit()` and by `_exit`, a [`DiffGraph`]: inferno's differential SVG (BASE k = 0, HEAD
-//! k = 100; red: k = 100 spends more per fork), its two-column folded text, and the frames
-//! whose own samples grew most, for the report's sentence on what is red.
+//! k = 100; widths k = 100's; red: k = 100 spends more per fork, blue: less), its negated
+//! companion drawn with k = 0's widths and the same colours (so a frame only k = 0 has is
+//! drawn, blue: inferno's differential mode cannot show it in the first), their two-column
+//! folded text, and the frames whose own samples grew and fell most, for the report's
+//! sentences on what is red and what is blue.
 //!
 //! The sampling is `profile --fork --sample`'s: the same [`Sampler`] (system-wide on every CPU
 //! as root, so the children's exit teardown is seen; per-task otherwise, and the graph says
@@ -51,17 +54,29 @@ pub struct DiffGraph {
     pub head: Side,
     /// `section;category;frames… BASE HEAD`, samples per 1000 forks (what inferno drew).
     pub folded: String,
+    /// Widths k = 100's (HEAD).
     pub svg: String,
+    /// The negated graph: widths k = 0's (BASE), colours as in `svg`.
+    pub negated_file_name: String,
+    pub negated_svg: String,
     /// Frames by the growth of their own samples (HEAD − BASE, per 1000 forks), largest
     /// first, positive only.
     pub red: Growth,
     /// The same by category.
     pub red_categories: Growth,
+    /// Frames by the fall of their own samples (BASE − HEAD, per 1000 forks): what k = 0
+    /// spends more on, largest first, positive only.
+    pub blue: Growth,
 }
 
 /// The file a graph is written to: `erik-diff-exit.svg`, `erik-diff-_exit.svg`.
 pub fn file_name(exit: Exit) -> String {
     format!("erik-diff-{}.svg", exit.key())
+}
+
+/// The negated graph's file: `erik-diff-exit-k0.svg`, `erik-diff-_exit-k0.svg`.
+pub fn negated_file_name(exit: Exit) -> String {
+    format!("erik-diff-{}-k0.svg", exit.key())
 }
 
 /// The sampler's settings: `profile --sample`'s defaults (10 kHz capped at 20 kHz and at
@@ -168,12 +183,13 @@ fn columns(folded: &str) -> impl Iterator<Item = (&str, i64, i64)> {
 
 pub type Growth = Vec<(String, i64)>;
 
-/// The growth of each frame's own samples (a folded line's last frame) and of each category
-/// (its second frame), HEAD − BASE, from the two-column folded text; positive only, largest
-/// first, ties by name.
-pub fn growth(folded: &str) -> (Growth, Growth) {
-    let mut frames = std::collections::BTreeMap::<String, i64>::new();
-    let mut cats = std::collections::BTreeMap::<String, i64>::new();
+/// HEAD − BASE of each frame's own samples (a folded line's last frame) and of each category
+/// (its second frame), from the two-column folded text.
+type Deltas = std::collections::BTreeMap<String, i64>;
+
+fn deltas(folded: &str) -> (Deltas, Deltas) {
+    let mut frames = Deltas::new();
+    let mut cats = Deltas::new();
     for (stack, b, h) in columns(folded) {
         let parts: Vec<&str> = stack.split(';').collect();
         if let Some(leaf) = parts.last() {
@@ -183,12 +199,33 @@ pub fn growth(folded: &str) -> (Growth, Growth) {
             *cats.entry((*c).to_string()).or_default() += h - b;
         }
     }
-    let order = |m: std::collections::BTreeMap<String, i64>| {
-        let mut v: Vec<(String, i64)> = m.into_iter().filter(|(_, d)| *d > 0).collect();
-        v.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-        v
-    };
-    (order(frames), order(cats))
+    (frames, cats)
+}
+
+/// The entries whose delta times `sign` is positive, as that product, largest first, ties by
+/// name.
+fn largest(m: &Deltas, sign: i64) -> Growth {
+    let mut v: Vec<(String, i64)> = m
+        .iter()
+        .map(|(k, d)| (k.clone(), d * sign))
+        .filter(|(_, d)| *d > 0)
+        .collect();
+    v.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    v
+}
+
+/// The growth of each frame's own samples (a folded line's last frame) and of each category
+/// (its second frame), HEAD − BASE, from the two-column folded text; positive only, largest
+/// first, ties by name.
+pub fn growth(folded: &str) -> (Growth, Growth) {
+    let (frames, cats) = deltas(folded);
+    (largest(&frames, 1), largest(&cats, 1))
+}
+
+/// The fall of each frame's own samples, BASE − HEAD (what BASE spends more on); positive
+/// only, largest first, ties by name.
+pub fn shrinkage(folded: &str) -> Growth {
+    largest(&deltas(folded).0, -1)
 }
 
 /// Draws the graph of `base` (k = 0) against `head` (k = 100).
@@ -219,7 +256,23 @@ pub fn graph(exit: Exit, base: Side, head: Side) -> Result<DiffGraph, String> {
     diff::write_diff_svg(&base.stacks, bu, &head.stacks, hu, &opts, &mut svg)
         .map_err(|e| e.to_string())?;
     let svg = String::from_utf8(svg).map_err(|e| e.to_string())?;
+    let negated_opts = FlameOptions {
+        title: format!("{}, drawn with k = {}'s widths", opts.title, base.libs),
+        subtitle: opts.subtitle.clone(),
+    };
+    let mut negated = Vec::new();
+    diff::write_negated_diff_svg(
+        &base.stacks,
+        bu,
+        &head.stacks,
+        hu,
+        &negated_opts,
+        &mut negated,
+    )
+    .map_err(|e| e.to_string())?;
+    let negated_svg = String::from_utf8(negated).map_err(|e| e.to_string())?;
     let (red, red_categories) = growth(&folded);
+    let blue = shrinkage(&folded);
     Ok(DiffGraph {
         exit,
         file_name: file_name(exit),
@@ -227,8 +280,11 @@ pub fn graph(exit: Exit, base: Side, head: Side) -> Result<DiffGraph, String> {
         head,
         folded,
         svg,
+        negated_file_name: negated_file_name(exit),
+        negated_svg,
         red,
         red_categories,
+        blue,
     })
 }
 
@@ -327,6 +383,53 @@ pub fn what_is_red(g: &DiffGraph) -> String {
     out
 }
 
+/// The sentence under the negated graph: what is blue (k = 0 spends more), in samples per
+/// 1000 forks, and which of those frames k = 100 does not have at all.
+pub fn what_is_blue(g: &DiffGraph) -> String {
+    let mut out = format!(
+        "The same comparison drawn with k = {}'s widths, so frames only k = {} has are drawn \
+         too; colours as above (red: k = {} spends more in the frame's own code, blue: less).",
+        g.base.libs, g.base.libs, g.head.libs
+    );
+    if g.blue.is_empty() {
+        out.push_str(&format!(
+            " Nothing is blue: no frame has more samples per 1000 forks with {} libraries than \
+             with {}.",
+            g.base.libs, g.head.libs
+        ));
+        return out;
+    }
+    let in_head: std::collections::BTreeSet<&str> = columns(&g.folded)
+        .filter(|(_, _, h)| *h > 0)
+        .flat_map(|(stack, _, _)| stack.split(';'))
+        .collect();
+    let list = g
+        .blue
+        .iter()
+        .take(5)
+        .map(|(f, d)| format!("`{}` -{d}", shown(f)))
+        .collect::<Vec<_>>()
+        .join(", ");
+    out.push_str(&format!(" With {}, blue by frame: {list}", g.exit.label()));
+    let only: Vec<String> = g
+        .blue
+        .iter()
+        .filter(|(f, _)| !in_head.contains(f.as_str()))
+        .take(5)
+        .map(|(f, _)| format!("`{}`", shown(f)))
+        .collect();
+    if only.is_empty() {
+        out.push('.');
+    } else {
+        out.push_str(&format!(
+            "; only k = {} has {} (not drawn in the first graph).",
+            g.base.libs,
+            only.join(", ")
+        ));
+    }
+    out
+}
+
 /// The BASE and HEAD columns' sums of a two-column folded text.
 pub fn totals(folded: &str) -> (i64, i64) {
     folded.lines().fold((0, 0), |(b, h), l| {
@@ -361,12 +464,30 @@ pub fn add_to_section(s: &mut Section, graphs: &[(Exit, Result<DiffGraph, String
                 reason: e.clone(),
             }),
             Ok(g) => {
+                let title = what(*exit).replacen("erik: d", "D", 1);
                 s.flamegraphs.push(Flamegraph {
                     file_name: g.file_name.clone(),
-                    title: what(*exit).replacen("erik: d", "D", 1),
-                    caption: what_is_red(g),
+                    title: format!("{title}, k = {}'s widths", g.head.libs),
+                    caption: format!(
+                        "Widths: k = {}'s samples per 1000 forks; red where k = {} spends more \
+                         in a frame's own code, blue where less; a frame only k = {} has is not \
+                         drawn here (see the graph with k = {}'s widths). {}",
+                        g.head.libs,
+                        g.head.libs,
+                        g.base.libs,
+                        g.base.libs,
+                        what_is_red(g)
+                    ),
                     svg: g.svg.clone(),
                     folded: g.folded.clone(),
+                });
+                s.flamegraphs.push(Flamegraph {
+                    file_name: g.negated_file_name.clone(),
+                    title: format!("{title}, k = {}'s widths (negated)", g.base.libs),
+                    caption: format!("{} Folded text: the first graph's.", what_is_blue(g)),
+                    svg: g.negated_svg.clone(),
+                    // The same two columns as the first graph's folded file.
+                    folded: String::new(),
                 });
                 for n in g.base.notes.iter().chain(&g.head.notes) {
                     if !s.notes.contains(n) {
@@ -376,11 +497,13 @@ pub fn add_to_section(s: &mut Section, graphs: &[(Exit, Result<DiffGraph, String
                 data.push(json!({
                     "exit": exit.key(),
                     "file": g.file_name,
+                    "negated_file": g.negated_file_name,
                     "base": side(&g.base),
                     "head": side(&g.head),
                     "per": diff::PER,
                     "red": g.red.iter().take(20).collect::<Vec<_>>(),
                     "red_categories": g.red_categories,
+                    "blue": g.blue.iter().take(20).collect::<Vec<_>>(),
                 }));
             }
         }
@@ -391,86 +514,5 @@ pub fn add_to_section(s: &mut Section, graphs: &[(Exit, Result<DiffGraph, String
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn growth_sums_own_samples_by_leaf_and_category() {
-        let t = "fork;lazy binding;_dl_fixup;do_lookup_x 10 300\n\
-                 fork;lazy binding;do_lookup_x 0 50\n\
-                 fork;exit teardown;exit_mmap 400 390\n\
-                 fork;exit teardown;zap_pte_range 20 25\n";
-        let (f, c) = growth(t);
-        assert_eq!(
-            f,
-            vec![
-                ("do_lookup_x".to_string(), 340),
-                ("zap_pte_range".into(), 5)
-            ]
-        );
-        assert_eq!(c, vec![("lazy binding".to_string(), 340)]);
-    }
-
-    #[test]
-    fn growth_is_split_into_the_exit_walk_and_the_lookup() {
-        let lazy = crate::attribute::categories::Category::LazyBinding.label();
-        let t = format!(
-            "fork;ld.so: other;__run_exit_handlers;_dl_fini 10 110\n\
-             fork;fault: copy-on-write;[unknown];__do_global_dtors_aux;do_wp_page_[k] 0 50\n\
-             fork;{lazy};[ld-linux-x86-64.so.2+0x1234] 5 45\n\
-             fork;fault: file-backed;check_match;filemap_map_pages_[k] 0 10\n\
-             fork;exit: teardown;exit_mmap_[k] 100 95\n"
-        );
-        // Total 100 + 50 + 40 + 10 - 5 = 195; walk 150; lookup 50.
-        assert_eq!(growth_where(&t), (195, 150, 50));
-        assert_eq!(totals(&t), (115, 310));
-    }
-
-    fn graph_of(folded: &str) -> DiffGraph {
-        let side = |libs| Side {
-            libs,
-            stacks: Vec::new(),
-            samples: 0,
-            forks: 1000,
-            notes: Vec::new(),
-        };
-        let (red, red_categories) = growth(folded);
-        DiffGraph {
-            exit: Exit::Libc,
-            file_name: file_name(Exit::Libc),
-            base: side(0),
-            head: side(100),
-            folded: folded.into(),
-            svg: String::new(),
-            red,
-            red_categories,
-        }
-    }
-
-    #[test]
-    fn the_sentence_gives_both_totals_and_splits_only_a_growth() {
-        let up = graph_of("fork;ld.so: other;_dl_fini 10 110\nfork;exit: teardown;zap_[k] 50 50\n");
-        let t = what_is_red(&up);
-        assert!(
-            t.contains(
-                "take 160 samples per 1000 forks and 0 take 60 at the same footprint (+100)"
-            ),
-            "{t}"
-        );
-        assert!(
-            t.contains("of the growth, 100% is in stacks through the walk"),
-            "{t}"
-        );
-        assert!(t.contains("by frame: `_dl_fini` +100."), "{t}");
-        let down = graph_of("fork;exit: teardown;zap_[k] 50 40\nfork;fork: other;dup_[k] 1 2\n");
-        let t = what_is_red(&down);
-        assert!(t.contains("(-9)") && !t.contains("of the growth"), "{t}");
-        assert!(t.contains("`dup (kernel)` +1"), "{t}");
-    }
-
-    #[test]
-    fn file_names_follow_the_exit_keys() {
-        assert_eq!(file_name(Exit::Libc), "erik-diff-exit.svg");
-        assert_eq!(file_name(Exit::Underscore), "erik-diff-_exit.svg");
-    }
-}
+#[path = "diff_tests.rs"]
+mod tests;

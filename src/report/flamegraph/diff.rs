@@ -19,7 +19,10 @@
 //! differential graphs: red more, blue less, rgb(250,250,250) equal; a frame whose children
 //! changed but whose own samples did not stays neutral, the children carry the colour). A
 //! frame only BASE has is therefore not drawn (its width is HEAD's zero); the folded-diff file
-//! keeps it. Category roots carry `class="ldcost-category"` and `data-category`, as in the
+//! keeps it. [`write_negated_diff_svg`] draws the companion graph Brendan Gregg's differential
+//! flame graphs pair with it: the same colours (red: HEAD spends more, blue: less) on BASE's
+//! widths, so a frame only BASE has is drawn, blue (inferno's `negate_differentials` on the
+//! columns swapped, as `inferno-diff-folded head base | inferno-flamegraph --negate`). Category roots carry `class="ldcost-category"` and `data-category`, as in the
 //! normal graph, but keep inferno's differential colours.
 
 use std::io::{self, Write};
@@ -96,16 +99,46 @@ pub fn folded_diff(
 }
 
 /// Draws the differential flame graph of [`folded_diff`] with inferno (its search and zoom
-/// scripts included). Nothing sampled on either side is an error.
+/// scripts included), widths from HEAD. Nothing sampled on either side is an error.
 pub fn write_diff_svg<W: Write>(
     base: &[FoldedStack],
     base_units: Units,
     head: &[FoldedStack],
     head_units: Units,
     options: &FlameOptions,
-    mut writer: W,
+    writer: W,
 ) -> io::Result<()> {
     let text = folded_diff(base, base_units, head, head_units)?;
+    draw(&text, base, head, options, false, writer)
+}
+
+/// The negated companion of [`write_diff_svg`]: widths from BASE, colours as there (red:
+/// HEAD spends more per exec (fork) in the frame's own code, blue: less), so what only BASE
+/// does is drawn, blue. Nothing sampled on either side is an error.
+pub fn write_negated_diff_svg<W: Write>(
+    base: &[FoldedStack],
+    base_units: Units,
+    head: &[FoldedStack],
+    head_units: Units,
+    options: &FlameOptions,
+    writer: W,
+) -> io::Result<()> {
+    // Columns swapped: inferno draws the second column's widths and colours by second −
+    // first, which `negate_differentials` turns back into HEAD − BASE.
+    let text = folded_diff(head, head_units, base, base_units)?;
+    draw(&text, base, head, options, true, writer)
+}
+
+/// Draws a two-column folded text; `negate`: the columns are (HEAD, BASE) and the colours are
+/// negated back to HEAD − BASE.
+fn draw<W: Write>(
+    text: &str,
+    base: &[FoldedStack],
+    head: &[FoldedStack],
+    options: &FlameOptions,
+    negate: bool,
+    mut writer: W,
+) -> io::Result<()> {
     if text.is_empty() {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
@@ -116,12 +149,18 @@ pub fn write_diff_svg<W: Write>(
     let attrs = super::svg::category_attrs(&category_totals(&both));
     let mut opt = flamegraph::Options::default();
     opt.title = options.title.clone();
+    let colours = if negate {
+        "widths: BASE's; red: HEAD spends more per exec (fork), blue: less or only BASE"
+    } else {
+        "red: HEAD spends more per exec (fork), blue: less"
+    };
     opt.subtitle = Some(match &options.subtitle {
-        Some(s) => format!("{s}; red: HEAD spends more per exec (fork), blue: less"),
-        None => "red: HEAD spends more per exec (fork), blue: less".to_string(),
+        Some(s) => format!("{s}; {colours}"),
+        None => colours.to_string(),
     });
     opt.count_name = format!("samples per {PER} execs/forks");
     opt.deterministic = true;
+    opt.negate_differentials = negate;
     opt.text_truncate_direction = TextTruncateDirection::Right;
     opt.func_frameattrs = FuncFrameAttrsMap::from_reader(attrs.as_bytes())?;
     flamegraph::from_lines(&mut opt, text.lines(), &mut writer)?;
