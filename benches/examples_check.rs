@@ -7,11 +7,13 @@
 //! part is ld.so's fixed start-up, whose noise a neighbour's build moves), and a detection
 //! rate needs many runs. Prints one row per run, a table per example and PASS/FAIL (exit 1 on
 //! FAIL). `cargo build --release` first: it runs target/release/ldcost. A wrong run's JSON is
-//! kept in target/examples_check/NAME-ROUND.json.
+//! kept in target/examples_check/NAME-ROUND.json. `LDCOST=FILE` runs that binary instead.
 //!
-//! Beside the share, each row says whether the explained total lies inside the measured
-//! start-up change's own 95% interval (told, not judged): a share under 80% whose explained
-//! total is inside that interval is the measured median's noise, not the model's miss.
+//! The share is the attribution's: the explained total over the start-up change measured on
+//! the same per-object runs the unit costs are fitted on (and its bootstrap interval, shown).
+//!
+//! Beside the share, each row says whether the explained total lies inside the verdict's
+//! start-up change's own 95% interval (the boundaries-only runs; told, not judged).
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -51,7 +53,10 @@ const EXAMPLES: [Expect; 4] = [
 
 fn main() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let ldcost = root.join("target/release/ldcost");
+    // LDCOST: a copy of the binary, so a rebuild during the long bench does not swap it.
+    let ldcost = std::env::var_os("LDCOST")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target/release/ldcost"));
     if !ldcost.exists() {
         eprintln!("examples_check: build first: cargo build --release");
         std::process::exit(2);
@@ -126,13 +131,20 @@ fn main() {
                 shares.push(s * 100.0);
             }
             println!(
-                "{} #{}: {} | leader {:?} | explained {} (inside the measured change's 95% interval: {}) {}{}",
+                "{} #{}: {} | leader {:?} | explained {} (inside the verdict's change's 95% interval: {}) {}{}",
                 e.name,
                 round + 1,
                 c.verdict.summary,
                 lead,
-                a.explained_share
-                    .map_or("—".to_string(), |s| format!("{:.0}%", s * 100.0)),
+                a.explained_share.map_or("—".to_string(), |s| format!(
+                    "{:.0}%{}",
+                    s * 100.0,
+                    a.explained_share_ci95.map_or(String::new(), |(l, h)| format!(
+                        " [95% {:.0}%, {:.0}%]",
+                        l * 100.0,
+                        h * 100.0
+                    ))
+                )),
                 within.map_or("—", |w| if w { "yes" } else { "no" }),
                 if ok { "ok" } else { "WRONG" },
                 kept

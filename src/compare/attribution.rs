@@ -21,7 +21,8 @@ use serde::{Deserialize, Serialize};
 use super::fit::{interval95, LinearFit};
 use super::inputs::{median_of, side, Side};
 use super::unit_costs::{
-    bootstrap, costs, init_x, keys, reloc_x, Bootstrap, Regressors, INIT_UNITS, RELOC_UNITS,
+    bootstrap, costs, init_x, instrumented_delta, keys, reloc_x, share_interval, Bootstrap,
+    Regressors, INIT_UNITS, RELOC_UNITS,
 };
 use crate::report::Document;
 
@@ -118,21 +119,38 @@ pub struct WhatIf {
     /// The prediction is a bound (at most this much), not an estimate.
     #[serde(default)]
     pub bound: bool,
+    /// 95% percentile-bootstrap interval of the prediction: the same arithmetic on each
+    /// resample's refitted unit costs (None: not predicted in every resample).
+    #[serde(default)]
+    pub ci95_ns: Option<(f64, f64)>,
     pub basis: String,
 }
 
 /// The whole attribution.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Attribution {
-    /// The verdict's start-up CPU change, median HEAD − median BASE (ns).
+    /// The verdict's start-up CPU change, median HEAD − median BASE (ns), from its
+    /// boundaries-only runs.
     pub measured_delta_ns: Option<f64>,
+    /// The start-up CPU change on the runs the unit costs are fitted on (the per-object runs,
+    /// less their stops), median HEAD − median BASE: what the attribution explains. The two
+    /// kinds of run differ in how much the instrumentation slows the heavy phases, so
+    /// explaining the boundaries-only change with per-object unit costs mixed two
+    /// measurements (README, "Attribution").
+    #[serde(default)]
+    pub instrumented_delta_ns: Option<f64>,
     /// Σ parts' ns.
     pub explained_ns: f64,
     /// 95% bootstrap interval of the explained total (runs resampled, unit costs refitted).
     pub explained_ci95_ns: Option<(f64, f64)>,
+    /// instrumented_delta_ns − explained_ns.
     pub unexplained_ns: Option<f64>,
-    /// explained / measured, when the change is significant.
+    /// explained / instrumented delta, when the verdict's change is significant.
     pub explained_share: Option<f64>,
+    /// 95% bootstrap interval of the share: each resample's explained total over the change
+    /// of the same resampled runs.
+    #[serde(default)]
+    pub explained_share_ci95: Option<(f64, f64)>,
     pub parts: Vec<Part>,
     pub unit_costs: Vec<UnitCost>,
     pub fits: Vec<FitInfo>,
@@ -213,7 +231,10 @@ pub fn attribute(
     let Bootstrap {
         mut draws,
         mut totals,
-    } = bootstrap(sides, differ);
+        deltas,
+        what_if: mut what_if_draws,
+    } = bootstrap(sides, differ, added);
+    let share_ci95 = share_interval(&totals, &deltas);
     a.explained_ci95_ns = interval95(&mut totals);
     let all_keys = keys(sides);
     let mut fits = vec![
@@ -341,21 +362,24 @@ pub fn attribute(
         .chain(&h.objects)
         .map(|o| o.1.clone())
         .collect();
-    match measured {
-        Some((m, sig)) => {
+    a.instrumented_delta_ns = instrumented_delta(sides, [None, None]);
+    match (measured, a.instrumented_delta_ns) {
+        (Some((_, sig)), Some(m)) => {
             a.unexplained_ns = Some(m - a.explained_ns);
             if sig && m != 0.0 {
                 a.explained_share = Some(a.explained_ns / m);
+                a.explained_share_ci95 = share_ci95;
             } else {
                 a.notes.push(
                     "explained share: not stated, the start-up change is not significant".into(),
                 );
             }
         }
-        None => a
+        _ => a
             .notes
             .push("explained share: start-up CPU was not measured on both sides".into()),
     }
     a.what_if = super::whatif::what_if(sides, &c, added);
+    super::whatif::intervals(&mut a.what_if, &mut what_if_draws, totals.len());
     a
 }

@@ -68,22 +68,37 @@ pub fn part_head(p: &Part, total: Option<f64>) -> String {
     format!("{}{of} is {what}{measured}", sus(p.ns))
 }
 
-/// The explained line: "explained +381.2 µs [95% +300.1, +420.3] of +375.4 µs (101%); unexplained −5.8 µs".
+/// The explained line: "explained +381.2 µs [95% +300.1, +420.3] of +375.4 µs in the same
+/// runs (102% [95% 81%, 112%]); unexplained −5.8 µs (the verdict's runs: +360.2 µs)".
 pub fn explained(a: &Attribution) -> String {
     let ci = a.explained_ci95_ns.map_or(String::new(), |(l, h)| {
         format!(" [95% {:+.1}, {:+.1}]", l / 1e3, h / 1e3)
     });
     let mut s = format!("explained {}{ci}", sus(a.explained_ns));
-    if let Some(m) = a.measured_delta_ns {
-        s.push_str(&format!(" of {}", sus(m)));
+    match (a.instrumented_delta_ns, a.measured_delta_ns) {
+        (Some(m), _) => s.push_str(&format!(" of {} in the same runs", sus(m))),
+        (None, Some(m)) => s.push_str(&format!(" of {}", sus(m))),
+        (None, None) => {}
     }
     if let Some(sh) = a.explained_share {
-        s.push_str(&format!(" ({:.0}%)", sh * 100.0));
+        let ci = a.explained_share_ci95.map_or(String::new(), |(l, h)| {
+            format!(" [95% {:.0}%, {:.0}%]", l * 100.0, h * 100.0)
+        });
+        s.push_str(&format!(" ({:.0}%{ci})", sh * 100.0));
     }
     if let Some(u) = a.unexplained_ns {
         s.push_str(&format!("; unexplained {}", sus(u)));
     }
+    if let (Some(_), Some(m)) = (a.instrumented_delta_ns, a.measured_delta_ns) {
+        s.push_str(&format!(" (the verdict's runs: {})", sus(m)));
+    }
     s
+}
+
+/// The change the parts are shares of: the per-object runs' (what the unit costs were fitted
+/// on), else (older documents) the verdict's.
+pub fn of(a: &Attribution) -> Option<f64> {
+    a.instrumented_delta_ns.or(a.measured_delta_ns)
 }
 
 /// At most `n` items, then "… N more (+x µs)".
@@ -130,14 +145,17 @@ pub fn fits(a: &Attribution) -> Vec<String> {
         .collect()
 }
 
-/// One line per prediction: "without libwidgets.so: −290.0 µs (…)".
+/// One line per prediction: "without libwidgets.so: −290.0 µs [95% −310.2, −265.0] (…)".
 pub fn what_if(a: &Attribution) -> Vec<String> {
     a.what_if
         .iter()
         .map(|w| {
+            let ci = w.ci95_ns.map_or(String::new(), |(l, h)| {
+                format!(" [95% {:+.1}, {:+.1}]", l / 1e3, h / 1e3)
+            });
             let p = match w.predicted_ns {
-                Some(ns) if w.bound => format!("at most {}", sus(ns)),
-                Some(ns) => sus(ns),
+                Some(ns) if w.bound => format!("at most {}{ci}", sus(ns)),
+                Some(ns) => format!("{}{ci}", sus(ns)),
                 None => "not predicted".into(),
             };
             format!("{}: {p} ({})", w.change, w.basis)

@@ -24,6 +24,11 @@ pub(crate) struct Side {
     pub init: Vec<BTreeMap<String, f64>>,
     /// Per-object run → search & mapping CPU ns.
     pub mapping: Vec<Option<f64>>,
+    /// Per-object run → phase ("relocation: libc.so.6", "kernel exec", …) → CPU ns less its
+    /// stops, every phase from execve to main: the change the attribution explains is
+    /// measured on these same runs, phase by phase as the model is, not on the verdict's
+    /// boundaries-only runs (see [`super::attribution::Attribution::instrumented_delta_ns`]).
+    pub startup: Vec<BTreeMap<String, f64>>,
 }
 
 impl Side {
@@ -125,7 +130,8 @@ pub(crate) fn side(doc: &Document, which: &str) -> Result<Side, String> {
         .overhead
         .ns_per_stop_slope
         .or(prof.overhead.ns_per_stop);
-    let (mut reloc, mut init, mut mapping) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut reloc, mut init, mut mapping, mut startup) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for r in prof
         .raw
         .iter()
@@ -134,11 +140,23 @@ pub(crate) fn side(doc: &Document, which: &str) -> Result<Side, String> {
         let per_stop = crate::profile::per_stop_ns(r, fallback).unwrap_or(0.0);
         let (mut rl, mut it) = (BTreeMap::new(), BTreeMap::new());
         let mut map = None;
+        let mut start = BTreeMap::new();
         for s in &r.segments {
             let Some(t) = s.counters.task_clock_ns else {
                 continue;
             };
             let ns = (t as f64 - s.stops as f64 * per_stop).max(0.0);
+            if s.phase != Phase::MainToExit {
+                let obj = s
+                    .object
+                    .as_deref()
+                    .map(|o| key_of(o).unwrap_or_else(|| short(o).to_string()));
+                let k = match obj {
+                    Some(o) => format!("{}: {o}", s.phase.label()),
+                    None => s.phase.label().to_string(),
+                };
+                *start.entry(k).or_insert(0.0) += ns;
+            }
             match (s.phase, &s.object) {
                 (Phase::Relocation, Some(o)) => {
                     if let Some(k) = key_of(o) {
@@ -157,6 +175,7 @@ pub(crate) fn side(doc: &Document, which: &str) -> Result<Side, String> {
         reloc.push(rl);
         init.push(it);
         mapping.push(map);
+        startup.push(start);
     }
     if reloc.iter().all(|m| m.is_empty()) {
         return Err(format!(
@@ -168,6 +187,7 @@ pub(crate) fn side(doc: &Document, which: &str) -> Result<Side, String> {
         reloc,
         init,
         mapping,
+        startup,
     };
     for i in 0..s.objects.len() {
         let k = s.objects[i].0.clone();

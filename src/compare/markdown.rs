@@ -109,7 +109,7 @@ pub fn comparison(c: &Comparison) -> String {
             explained(a)
         ));
         for p in a.parts.iter().filter(|p| !p.items.is_empty()) {
-            out.push_str(&format!("- {}", explain::part_head(p, a.measured_delta_ns)));
+            out.push_str(&format!("- {}", explain::part_head(p, explain::of(a))));
             let lead: Vec<String> = p
                 .items
                 .iter()
@@ -193,10 +193,7 @@ fn attribution(out: &mut String, a: &crate::compare::Attribution) {
     if !a.parts.is_empty() {
         out.push_str("Attribution, object by object:\n\n");
         for p in a.parts.iter().filter(|p| !p.items.is_empty()) {
-            out.push_str(&format!(
-                "- {}\n",
-                explain::part_head(p, a.measured_delta_ns)
-            ));
+            out.push_str(&format!("- {}\n", explain::part_head(p, explain::of(a))));
             if p.factor != "search & mapping" {
                 for l in explain::items(p, 8) {
                     out.push_str(&format!("  - {l}\n"));

@@ -238,14 +238,18 @@ fn attribution(out: &mut String, a: &crate::compare::Attribution) {
     if !a.parts.is_empty() || a.measured_delta_ns.is_some() {
         out.push_str(&format!(
             "\nattribution of the start-up CPU change{} (unit costs fitted in this run):\n",
-            a.measured_delta_ns
-                .map_or(String::new(), |m| format!(" ({})", explain::sus(m)))
+            explain::of(a).map_or(String::new(), |m| format!(
+                ", {}{}",
+                explain::sus(m),
+                if a.instrumented_delta_ns.is_some() {
+                    " in the per-object runs"
+                } else {
+                    ""
+                }
+            ))
         ));
         for p in a.parts.iter().filter(|p| !p.items.is_empty()) {
-            out.push_str(&format!(
-                "  {}\n",
-                explain::part_head(p, a.measured_delta_ns)
-            ));
+            out.push_str(&format!("  {}\n", explain::part_head(p, explain::of(a))));
             if p.factor != "search & mapping" {
                 for l in explain::items(p, 5) {
                     out.push_str(&format!("    {l}\n"));

@@ -4,7 +4,8 @@
 //! `-fvisibility=hidden` for the objects whose lookups their own definitions answer.
 //!
 //! In: the two sides' per-object counts and the fitted [`Costs`]. Out: [`WhatIf`]s, each a
-//! prediction (never measured) with the arithmetic that makes it.
+//! prediction (never measured) with the arithmetic that makes it, and ([`intervals`]) its 95%
+//! interval: the same arithmetic on each bootstrap resample's unit costs.
 
 use super::attribution::WhatIf;
 use super::fit::predict;
@@ -85,6 +86,7 @@ pub(crate) fn what_if(sides: [&Side; 2], c: &Costs, added: &[String]) -> Vec<Wha
             change: format!("without {name}"),
             predicted_ns: Some(-ns.round()),
             bound: false,
+                ci95_ns: None,
             basis: format!(
                 "{} (its own {} relative relocations, {} lookups, {} probes, {} initializers; lookups other objects make into it would go on to the next object)",
                 parts.join(", "),
@@ -114,6 +116,7 @@ pub(crate) fn what_if(sides: [&Side; 2], c: &Costs, added: &[String]) -> Vec<Wha
                 change: "LD_BIND_NOW=1 or -z now".into(),
                 predicted_ns: Some(ns.round()),
                 bound: false,
+                ci95_ns: None,
                 basis: format!(
                     "{} lazy PLT slots become start-up lookups, each priced at its object's probes per lookup (later first calls no longer bind){}",
                     num(lazy as f64),
@@ -128,6 +131,7 @@ pub(crate) fn what_if(sides: [&Side; 2], c: &Costs, added: &[String]) -> Vec<Wha
                     change: "lazy binding (without -z now / LD_BIND_NOW)".into(),
                     predicted_ns: Some(-ns.round()),
                     bound: false,
+                ci95_ns: None,
                     basis: format!(
                         "{} PLT slots bound at start-up would bind on their first call instead (paid then, by every forked child that calls one first)",
                         num(eager as f64)
@@ -146,6 +150,7 @@ pub(crate) fn what_if(sides: [&Side; 2], c: &Costs, added: &[String]) -> Vec<Wha
                     change: "-z pack-relative-relocs".into(),
                     predicted_ns: Some(-(unpacked as f64 * f.coef[1]).round()),
                     bound: true,
+                ci95_ns: None,
                     basis: format!(
                         "at most: {} relative relocations × {:.1} ns; DT_RELR still writes every pointer, it saves reading their {} bytes of RELA entries",
                         num(unpacked as f64),
@@ -174,6 +179,7 @@ pub(crate) fn what_if(sides: [&Side; 2], c: &Costs, added: &[String]) -> Vec<Wha
                 change: format!("-Bsymbolic or -fvisibility=hidden on {k}"),
                 predicted_ns: Some(-ns.round()),
                 bound: false,
+                ci95_ns: None,
                 basis: format!(
                     "{} start-up lookups {k} answers itself would be bound at link time (relative relocations instead)",
                     num(n as f64)
@@ -182,6 +188,22 @@ pub(crate) fn what_if(sides: [&Side; 2], c: &Costs, added: &[String]) -> Vec<Wha
         }
     }
     out
+}
+
+/// Gives each prediction its 95% percentile interval from `draws` (its values over the
+/// bootstrap's `resamples` refits, keyed by `change`); a prediction some resample did not make
+/// (a fit that failed there) gets none rather than an interval over a subset.
+pub(crate) fn intervals(
+    out: &mut [WhatIf],
+    draws: &mut std::collections::BTreeMap<String, Vec<f64>>,
+    resamples: usize,
+) {
+    for w in out.iter_mut().filter(|w| w.predicted_ns.is_some()) {
+        w.ci95_ns = draws
+            .get_mut(&w.change)
+            .filter(|v| v.len() == resamples)
+            .and_then(|v| super::fit::interval95(v));
+    }
 }
 
 #[cfg(test)]
@@ -219,6 +241,7 @@ mod tests {
             reloc: Vec::new(),
             init: Vec::new(),
             mapping: Vec::new(),
+            startup: Vec::new(),
         }
     }
 
@@ -256,5 +279,40 @@ mod tests {
         // 10 slots: 286 probes, within what the fit saw.
         let w = bind_now(10);
         assert!(!w.basis.contains("extrapolated"), "{}", w.basis);
+    }
+
+    /// Each prediction gets the 2.5th and 97.5th percentiles of its own draws (by `change`),
+    /// the rank arithmetic of `interval95` on 200 values: the 6th and 196th smallest.
+    #[test]
+    fn each_prediction_gets_the_percentiles_of_its_own_draws() {
+        let w = |change: &str, ns: Option<f64>| WhatIf {
+            change: change.into(),
+            predicted_ns: ns,
+            bound: false,
+            ci95_ns: None,
+            basis: String::new(),
+        };
+        let mut out = vec![
+            w("without a", Some(-100.0)),
+            w("-z now", Some(50.0)),
+            w("short", Some(1.0)),
+            w("none", None),
+        ];
+        let mut draws = std::collections::BTreeMap::new();
+        draws.insert(
+            "without a".to_string(),
+            (1..=200).rev().map(|i| -(i as f64)).collect::<Vec<_>>(),
+        );
+        draws.insert(
+            "-z now".to_string(),
+            (1..=200).map(|i| 1000.0 + i as f64).collect(),
+        );
+        draws.insert("short".to_string(), vec![1.0; 199]);
+        draws.insert("none".to_string(), vec![1.0; 200]);
+        intervals(&mut out, &mut draws, 200);
+        assert_eq!(out[0].ci95_ns, Some((-195.0, -5.0)));
+        assert_eq!(out[1].ci95_ns, Some((1006.0, 1196.0)));
+        assert_eq!(out[2].ci95_ns, None, "199 of 200 resamples: no interval");
+        assert_eq!(out[3].ci95_ns, None, "not predicted: no interval");
     }
 }
