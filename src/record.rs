@@ -191,7 +191,10 @@ impl ExecAccount {
 pub struct Run {
     pub instrumentation: Instrumentation,
     pub segments: Vec<Segment>,
-    /// Counters over the whole process (what `perf stat` would show).
+    /// Counters over the whole process (what `perf stat` would show); for a traced run, up to
+    /// its exit stop (PTRACE_EVENT_EXIT), where its last phase ends. A traced run takes a few
+    /// first-touch faults fewer than an untraced one: the text pages ldcost writes breakpoints
+    /// into are brought in by the tracer's `PTRACE_POKEDATA`, not by the target.
     pub total: Snapshot,
     pub wall_ns: u64,
     pub ending: Ending,

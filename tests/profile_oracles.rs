@@ -176,9 +176,8 @@ fn uninstrumented(p: &ProfileSection) -> (Vec<f64>, Vec<f64>) {
     )
 }
 
-/// Per per-object run: the sum of its segments' page faults.
-/// Per per-object run: (the phases' page faults summed, the run's own total). The total also
-/// holds what runs after the last stop (the exit path), which no phase covers.
+/// Per per-object run: (the phases' page faults summed, the run's own total, which ends at
+/// the exit stop).
 fn per_object_fault_sums(p: &ProfileSection) -> Vec<(f64, f64)> {
     p.raw
         .iter()
@@ -276,12 +275,26 @@ fn page_faults_and_cpu(name: &str, t: &Target) {
         within(ours, theirs, 0.10),
         "page faults: ldcost {ours} vs perf stat {theirs} (10%)"
     );
-    // The per-object runs fault as the uninstrumented ones do, and their phases hold every
-    // fault of the run but the exit path's after the last stop (/bin/true: 4-5 of 49; CI under
-    // load once read 44 of 49, so "within 10% of the total" was a count the exit path moves).
+    // A per-object run's total ends at its exit stop and its phases cover it whole. It faults
+    // a little less than an uninstrumented run: each breakpoint ldcost writes with
+    // PTRACE_POKEDATA brings its text page in through the tracer (get_user_pages), so the
+    // target never takes that page's first-touch fault (`perf record -e page-faults -c 1 -d`
+    // of /bin/true, 2026-12-05: the per-object runs' 43-47 faults lack the first touches at
+    // ld.so's `_start`, `_dl_relocate_object`, `_dl_new_object`, `brk`, ... that the
+    // uninstrumented runs' 50-51 have; CI once read 44 against 49). So: never more faults than
+    // uninstrumented (ptrace adds none), and never fewer by more than one page per ptrace stop.
+    let stops = median(
+        &mut p
+            .raw
+            .iter()
+            .filter(|r| r.instrumentation == Instrumentation::PerObject)
+            .map(|r| r.stops as f64)
+            .collect::<Vec<_>>(),
+    );
     assert!(
-        within(per_object_total, ours, 0.10),
-        "page faults: per-object runs {per_object_total}, uninstrumented {ours} (10%)"
+        per_object_total <= ours * 1.10 && per_object_total >= ours - stops,
+        "page faults: per-object runs {per_object_total}, uninstrumented {ours} (want at most \
+         10% more, and at most one fewer per ptrace stop: {stops} stops)"
     );
     for (phases, total) in &runs {
         assert!(
