@@ -224,6 +224,12 @@ pub struct Run {
     /// correction of this run's segments ([`crate::trace::stopcost`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stop_costs_ns: Vec<u64>,
+    /// Traced runs: text pages not yet in the target's page table when ldcost first wrote a
+    /// breakpoint into them. ldcost's write brought them in, so the target takes fewer
+    /// first-touch faults than untraced (no perf event counts them for anyone). None for
+    /// untraced runs, older recordings, or when `/proc/PID/pagemap` could not be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub breakpoint_pages: Option<u64>,
 }
 
 /// Where a run's CPU-feature detection phase ([`Phase::CpuFeatures`]) was cut, or why not.

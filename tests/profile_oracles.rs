@@ -276,25 +276,36 @@ fn page_faults_and_cpu(name: &str, t: &Target) {
         "page faults: ldcost {ours} vs perf stat {theirs} (10%)"
     );
     // A per-object run's total ends at its exit stop and its phases cover it whole. It faults
-    // a little less than an uninstrumented run: each breakpoint ldcost writes with
-    // PTRACE_POKEDATA brings its text page in through the tracer (get_user_pages), so the
-    // target never takes that page's first-touch fault (`perf record -e page-faults -c 1 -d`
-    // of /bin/true, 2026-12-05: the per-object runs' 43-47 faults lack the first touches at
-    // ld.so's `_start`, `_dl_relocate_object`, `_dl_new_object`, `brk`, ... that the
-    // uninstrumented runs' 50-51 have; CI once read 44 against 49). So: never more faults than
-    // uninstrumented (ptrace adds none), and never fewer by more than one page per ptrace stop.
-    let stops = median(
+    // a little less than an untraced run: each breakpoint ldcost writes with PTRACE_POKEDATA
+    // into a page the target has not touched yet brings that page in through the tracer
+    // (get_user_pages), so the target never takes its first-touch fault (`perf record -e
+    // page-faults -c 1 -d` of /bin/true, 2026-12-05: the per-object runs lack the first
+    // touches at ld.so's `_start`, `_dl_relocate_object`, `brk`, ...). The runs count those
+    // pages from pagemap (`breakpoint_pages`): the gap is that count, give or take the
+    // run-to-run spread of the fault count itself (ASLR: /bin/true 47-51 untraced; 6 profiles
+    // of 5 runs: gap 2-3 against 3 pages; python3 3-5 against 3).
+    let pages = median(
         &mut p
             .raw
             .iter()
             .filter(|r| r.instrumentation == Instrumentation::PerObject)
-            .map(|r| r.stops as f64)
+            .map(|r| {
+                r.breakpoint_pages
+                    .expect("breakpoint_pages of a traced run") as f64
+            })
             .collect::<Vec<_>>(),
     );
+    let gap = ours - per_object_total;
+    eprintln!("{name}: page faults: per-object runs {per_object_total}; gap {gap}; breakpoint pages {pages}");
     assert!(
-        per_object_total <= ours * 1.10 && per_object_total >= ours - stops,
-        "page faults: per-object runs {per_object_total}, uninstrumented {ours} (want at most \
-         10% more, and at most one fewer per ptrace stop: {stops} stops)"
+        (gap - pages).abs() <= 3.0 + 0.02 * ours,
+        "page faults: untraced {ours} - per-object {per_object_total} = {gap}, but the \
+         per-object runs' breakpoints brought in {pages} pages (want equal within 3 + 2%)"
+    );
+    assert_eq!(
+        ldcost::report::fault_gap::figures(&p),
+        Some((ours, per_object_total, pages)),
+        "the report's fault line reads other figures than the runs'"
     );
     for (phases, total) in &runs {
         assert!(

@@ -8,6 +8,7 @@
 pub mod breakdown_text;
 pub mod color;
 mod error;
+pub mod fault_gap;
 
 pub mod flamegraph;
 pub mod fork_text;

@@ -360,6 +360,9 @@ pub fn profile(p: &ProfileSection) -> String {
             "  correction: each phase loses (stops charged to it) x (cost of a stop in that run: its breakpoint stops replayed once with no work between, median, at most its cheapest segment per stop)"
         );
     }
+    if let Some(l) = super::fault_gap::line(p) {
+        let _ = writeln!(s, "{l}");
+    }
 
     if p.ld_debug.is_some() || p.prediction.is_some() {
         cross_check(&mut s, p);

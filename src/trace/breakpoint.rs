@@ -9,7 +9,7 @@
 //! int3 again. Each hit costs two or three ptrace stops; `profile` measures that cost by running
 //! with and without the per-object breakpoints.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use nix::sys::ptrace;
 use nix::sys::signal::Signal;
@@ -41,6 +41,17 @@ fn set_low_byte(pid: Pid, addr: u64, byte: i64) -> nix::Result<()> {
 #[derive(Default)]
 pub struct Breakpoints {
     map: HashMap<u64, Bp>,
+    /// The tracee's `/proc/PID/pagemap`, opened at the first insert.
+    pagemap: Option<(Pid, procfs::process::PageMap)>,
+    /// Pages (address / page size) that were not in the tracee's page table when we first
+    /// wrote a breakpoint into them: our write (get_user_pages in the kernel) brought them in,
+    /// so the tracee will not take their first-touch fault, and no perf event counts it for
+    /// anyone.
+    brought_in: HashSet<u64>,
+    /// Pages already asked about.
+    checked: HashSet<u64>,
+    /// pagemap could not be read: the count is unknown.
+    pagemap_failed: bool,
 }
 
 impl Breakpoints {
@@ -51,6 +62,7 @@ impl Breakpoints {
             bp.persistent |= persistent;
             return Ok(());
         }
+        self.note_page(pid, addr);
         let orig = ptrace::read(pid, addr as ptrace::AddressType)?;
         let patched = (orig & !0xff) | INT3;
         ptrace::write(pid, addr as ptrace::AddressType, patched)?;
@@ -63,6 +75,43 @@ impl Breakpoints {
             },
         );
         Ok(())
+    }
+
+    /// Before the first write into `addr`'s page: was the page in the tracee's page table?
+    /// (Asked before our own read, which would bring it in too.)
+    fn note_page(&mut self, pid: Pid, addr: u64) {
+        let page = addr / procfs::page_size();
+        if self.pagemap_failed || !self.checked.insert(page) {
+            return;
+        }
+        if self.pagemap.as_ref().map(|(p, _)| *p) != Some(pid) {
+            self.pagemap = procfs::process::Process::new(pid.as_raw())
+                .and_then(|p| p.pagemap())
+                .ok()
+                .map(|m| (pid, m));
+        }
+        let info = self
+            .pagemap
+            .as_mut()
+            .and_then(|(_, m)| m.get_info(page as usize).ok());
+        use procfs::process::{MemoryPageFlags, PageInfo};
+        match info {
+            Some(PageInfo::MemoryPage(f)) if f.contains(MemoryPageFlags::PRESENT) => {}
+            // Not present, or swapped out: our write brings it in, not the tracee's touch.
+            Some(_) => {
+                self.brought_in.insert(page);
+            }
+            None => {
+                self.pagemap = None;
+                self.pagemap_failed = true;
+            }
+        }
+    }
+
+    /// How many pages our breakpoint writes brought into the tracee's page table (see
+    /// `brought_in`); `None` when pagemap could not be read.
+    pub fn pages_brought_in(&self) -> Option<u64> {
+        (!self.pagemap_failed).then_some(self.brought_in.len() as u64)
     }
 
     /// Removes the breakpoint at `addr`, restoring the original byte.
@@ -276,5 +325,52 @@ impl HwBreakpoints {
 
     pub fn is_empty(&self) -> bool {
         self.slots.iter().all(|s| s.is_none())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::launch::{launch, Command};
+
+    /// At /bin/true's exec stop, ld.so's first instruction's page is not yet in the page table
+    /// (its first user fault is there) and the stack page is (the kernel wrote argv into it):
+    /// a breakpoint in the first counts one page, a second one in the same page none, one in
+    /// the stack none.
+    #[test]
+    fn pages_brought_in_are_the_untouched_ones_counted_once() {
+        let name = "pages_brought_in_are_the_untouched_ones_counted_once";
+        let cmd = Command {
+            program: "/bin/true".into(),
+            args: Vec::new(),
+            env: Vec::new(),
+            env_remove: Vec::new(),
+            quiet: true,
+            follow: None,
+        };
+        let mut t = match launch(&cmd) {
+            Ok(t) => t,
+            Err(e) => return crate::test_skip::skip(name, &format!("cannot trace here: {e}")),
+        };
+        if let Err(e) = t.run_to_exec() {
+            return crate::test_skip::skip(name, &format!("cannot trace here: {e}"));
+        }
+        let regs = ptrace::getregs(t.pid).expect("registers at the exec stop");
+        let page = procfs::page_size();
+        let mut bps = Breakpoints::default();
+        bps.insert(t.pid, regs.rip, 1, false)
+            .expect("plant at the entry");
+        assert_eq!(bps.pages_brought_in(), Some(1), "ld.so's entry page");
+        bps.insert(t.pid, regs.rip & !(page - 1), 2, false)
+            .expect("plant at the page's start");
+        assert_eq!(bps.pages_brought_in(), Some(1), "the same page again");
+        bps.insert(t.pid, regs.rsp & !7, 3, false)
+            .expect("plant in the stack");
+        assert_eq!(
+            bps.pages_brought_in(),
+            Some(1),
+            "the stack page was present"
+        );
+        t.kill();
     }
 }

@@ -505,6 +505,7 @@ pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunEr
                 .map(|s| s.and_then(|s| s.stop().map_err(|e| e.to_string()))),
             cpu_features,
             stop_costs_ns,
+            breakpoint_pages: bps.pages_brought_in(),
         },
         detail,
     ))
@@ -561,5 +562,6 @@ pub fn run_uninstrumented(cmd: &Command, timeout: Option<Duration>) -> Result<Ru
         sampled: None,
         cpu_features: None,
         stop_costs_ns: Vec::new(),
+        breakpoint_pages: None,
     })
 }
