@@ -278,7 +278,7 @@ pub fn add_to_section(s: &mut Section, m: &KindModel) {
         }));
         rows.push(r2);
         if !constant.is_empty() {
-            let mut r = vec![constant.join(", "), "µs per VMA of the kind".into()];
+            let mut r = vec![constant.join(", "), "µs for each VMA of these kinds".into()];
             r.extend(std::iter::repeat_n(State::Constant.text().to_string(), 3));
             rows.push(r);
         }
