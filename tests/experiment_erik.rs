@@ -186,7 +186,8 @@ fn quick_series_measures_a_constant_footprint_and_fits_the_model() {
     assert_eq!(check.holds, !any_off, "{}", check.detail);
 
     // Oracles: the driver started again by the test shows the same footprint in /proc.
-    for p in points.iter().filter(|p| series(p) == "A") {
+    let mut seen = Vec::new();
+    for p in points.iter().filter(|p| series(p) != "B") {
         let (vmas, text, pte, anon) = oracle(p);
         let f = &p["footprint"];
         assert_eq!(
@@ -208,6 +209,117 @@ fn quick_series_measures_a_constant_footprint_and_fits_the_model() {
             "k = {}: RssAnon {anon} here, {reported} reported",
             libs(p)
         );
+        seen.push((p, (vmas, text, pte, anon)));
+    }
+    // Series C grows one thing at a time: against the unpadded 10-library point, as /proc
+    // shows it to the test, each point adds what its padding says and no text VMA unless it
+    // is the text point (the sparse point: a page-table page per page; VMAs one mapping).
+    let base = points
+        .iter()
+        .find(|p| series(p) == "B" && pads(p) == 0)
+        .map(oracle)
+        .unwrap();
+    let n = |p: &Value, k: &str| p["point"]["pad"][k].as_u64().unwrap();
+    for (p, (vmas, text, pte, anon)) in seen.iter().filter(|(p, _)| series(p) == "C") {
+        let vary = p["point"]["vary"].as_str().unwrap();
+        let added = vmas - base.0;
+        let want = match vary {
+            "anon_pages" => 0,
+            "anon_vmas" => n(p, "extra_vmas"),
+            "file_text" => n(p, "text_vmas"),
+            "file_readonly" => n(p, "ro_vmas"),
+            "relro" => 2 * n(p, "relro_pairs"),
+            "file_data" => n(p, "data_vmas"),
+            "page_tables" => 1,
+            v => panic!("unknown vary {v}"),
+        };
+        assert_eq!(added, want, "{vary}: VMAs {vmas} vs {}", base.0);
+        let text_added = if vary == "file_text" { want } else { 0 };
+        assert_eq!(text - base.1, text_added, "{vary}: text VMAs");
+        if vary == "page_tables" {
+            let sparse = n(p, "sparse_pages");
+            assert!(
+                pte - base.2 >= sparse * 4096,
+                "{vary}: VmPTE {pte} vs {}",
+                base.2
+            );
+            assert!(
+                anon - base.3 >= sparse * 4096,
+                "{vary}: RssAnon {anon} vs {}",
+                base.3
+            );
+        } else {
+            assert!(
+                pte - base.2 < 64 * 1024,
+                "{vary}: VmPTE {pte} vs {}",
+                base.2
+            );
+        }
+    }
+
+    // The per-kind model: every term a finite number inside its finite interval, or marked
+    // not identifiable with no number, in the data and in the tables; with series C, every
+    // kind that varies is identified (a property of the counts, not of the timings).
+    let km = &s.data["kind_model"];
+    assert_eq!(km["version"], 1);
+    let terms = km["terms"].as_array().unwrap();
+    let fits = km["fits"].as_array().unwrap();
+    assert_eq!(fits.len(), 9);
+    for f in fits {
+        for (j, t) in terms.iter().enumerate() {
+            let (c, ci) = (&f["coef_us"][j], &f["ci95_us"][j]);
+            if t["state"] == "identifiable" {
+                let (c, lo, hi) = (c.as_f64(), ci[0].as_f64(), ci[1].as_f64());
+                let (c, lo, hi) = (c.unwrap(), lo.unwrap(), hi.unwrap());
+                assert!(c.is_finite() && lo <= c && c <= hi, "{t}: {c} [{lo}, {hi}]");
+            } else {
+                assert!(c.is_null() && ci.is_null(), "{t}: {c} {ci}");
+            }
+        }
+    }
+    let state = |key: &str| {
+        terms
+            .iter()
+            .find(|t| t["key"] == key)
+            .map(|t| t["state"].as_str().unwrap().to_string())
+            .unwrap()
+    };
+    for key in [
+        "libraries",
+        "vmas.file_text",
+        "vmas.file_readonly",
+        "vmas.relro",
+        "vmas.file_writable",
+        "vmas.anon",
+        "page_table_pages",
+        "anon_pages",
+    ] {
+        assert_eq!(state(key), "identifiable", "{key}: {km}");
+    }
+    let kind_tables: Vec<_> = s
+        .tables
+        .iter()
+        .filter(|t| t.title.contains("by VMA kind"))
+        .collect();
+    assert_eq!(kind_tables.len(), 3);
+    for t in kind_tables {
+        for r in t.rows.iter().filter(|r| r[0] != "R²") {
+            for c in &r[2..] {
+                let number = c
+                    .split_once(" [")
+                    .and_then(|(v, rest)| Some((v.parse::<f64>().ok()?, rest)))
+                    .and_then(|(v, rest)| {
+                        let (lo, hi) = rest.strip_suffix(']')?.split_once(", ")?;
+                        Some((v, lo.parse::<f64>().ok()?, hi.parse::<f64>().ok()?))
+                    });
+                assert!(
+                    number.is_some_and(|(v, lo, hi)| lo <= v && v <= hi)
+                        || c.starts_with("not identifiable"),
+                    "{}: {c:?}",
+                    r[0]
+                );
+            }
+        }
     }
 
     // Direction: unpadded, 100 libraries fork slower than 10 (parent's fork() call).

@@ -2,7 +2,7 @@
  * (cc -O2 -o driver-K driver.c -L. -Wl,--no-as-needed -lerik_0 ... -lerik_{K-1}) that maps
  * padding so that every point has the same footprint, then forks on command.
  *
- * argv: PAD_DIR PAD_COUNT EXTRA_VMAS EXTRA_PAGES MAX_N
+ * argv: PAD_DIR PAD_COUNT EXTRA_VMAS EXTRA_PAGES TEXT RO RELRO DATA SPARSE MAX_N
  *   The driver re-executes itself with address-space randomisation off (as setarch -R does),
  *   so that every point has the same layout and hence the same page-table pages (with ASLR,
  *   VmPTE moves by a page or two from run to run as the spans straddle 2 MiB boundaries).
@@ -17,6 +17,15 @@
  *   (link maps and scopes, in mappings of its own).
  * Every page of every library and pad mapping is then read, and every page still writable is
  * written, identically for both, so their resident pages are the same by construction.
+ * Series C's one-kind padding (all 0 elsewhere), each VMA a page of PAD_DIR/pad_warm.so with an
+ * unmapped page on each side so that none merges: TEXT r-x VMAs (read), RO r--p VMAs (read),
+ * RELRO pairs (two pages mapped rw-p and written, the first then protected r--: a RELRO VMA
+ * and a file-data VMA, as ld.so leaves an object's data), DATA rw-p VMAs (written: a private
+ * copy, so an anon_vma and an anonymous page each), and SPARSE written anonymous pages 2 MiB
+ * apart in one mapping (huge pages refused), so that each needs a page-table page of its own:
+ * VmPTE grows by 4 kB per page where EXTRA_PAGES grows it by 4 kB per 512. fork() copies
+ * page-table entries only for VMAs with an anon_vma (RELRO, DATA, SPARSE, EXTRA), not for
+ * TEXT and RO: the kinds differ in what fork does with them.
  *
  * Protocol: prints "self vmas=V pte_kb=P anon_kb=A file_kb=F", then "ready", and waits on
  * stdin. "run V N": N forks, child _exit(0) (V=1, through a pointer bound at start-up),
@@ -179,6 +188,51 @@ static void extra_vma(long pages)
         r[(i + 1) * PAGE] = 1;
 }
 
+/* `n` VMAs of `pages` pages of pad_warm.so each (its first pages), mapped with `prot`, every
+ * page read or (when writable) written, an unmapped page between neighbours; with `relro`,
+ * each VMA's first page is then protected read-only (a RELRO head and a data tail). */
+static void kind_vmas(const char *file, long n, long pages, int prot, int relro)
+{
+    if (n == 0)
+        return;
+    int fd = open(file, O_RDONLY | O_CLOEXEC);
+    unsigned long step = (pages + 1) * PAGE, len = n * step + PAGE;
+    char *r = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (fd < 0 || r == MAP_FAILED)
+        die("cannot map one-kind padding of", file);
+    for (long i = 0; i < n; i++) {
+        char *v = r + PAGE + i * step;
+        if (mmap(v, pages * PAGE, prot, MAP_PRIVATE | MAP_FIXED, fd, 0) == MAP_FAILED)
+            die("cannot map a page of", file);
+        for (long p = 0; p < pages; p++) {
+            volatile char *c = (volatile char *)(v + p * PAGE);
+            char x = *c;
+            if (prot & PROT_WRITE)
+                *c = x;
+        }
+        if (relro && mprotect(v, PAGE, PROT_READ) != 0)
+            die("cannot protect the head of", file);
+    }
+    for (long i = 0; i <= n; i++)
+        if (munmap(r + i * step, PAGE) != 0)
+            die("cannot unmap a gap in", file);
+    close(fd);
+}
+
+/* `n` written anonymous pages 2 MiB apart (a page-table page each), without huge pages. */
+static void sparse_pages(long n)
+{
+    if (n == 0)
+        return;
+    unsigned long huge = 512 * PAGE, len = (n + 1) * huge;
+    char *r = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (r == MAP_FAILED || madvise(r, len, MADV_NOHUGEPAGE) != 0)
+        die("cannot map the sparse area", "");
+    char *a = (char *)(((unsigned long)r + huge - 1) & ~(huge - 1));
+    for (long i = 0; i < n; i++)
+        a[i * huge] = 1;
+}
+
 static long status_kb(const char *status, const char *field)
 {
     const char *p = strstr(status, field);
@@ -208,8 +262,9 @@ static void self_report(void)
 
 int main(int argc, char **argv)
 {
-    if (argc != 6) {
-        fprintf(stderr, "usage: driver PAD_DIR PAD_COUNT EXTRA_VMAS EXTRA_PAGES MAX_N\n");
+    if (argc != 11) {
+        fprintf(stderr, "usage: driver PAD_DIR PAD_COUNT EXTRA_VMAS EXTRA_PAGES TEXT RO RELRO "
+                        "DATA SPARSE MAX_N\n");
         return 2;
     }
     int persona = personality(0xffffffff);
@@ -222,9 +277,12 @@ int main(int argc, char **argv)
     if (!bound_exit)
         die("dlsym cannot find", "exit");
     int pads = atoi(argv[2]), vmas = atoi(argv[3]);
-    long extra_pages = atol(argv[4]), max_n = atol(argv[5]);
+    long extra_pages = atol(argv[4]), max_n = atol(argv[10]);
+    long text = atol(argv[5]), ro = atol(argv[6]), relro = atol(argv[7]), data = atol(argv[8]),
+         sparse = atol(argv[9]);
     if (pads < 0 || vmas < 0 || extra_pages < 0 || extra_pages > EXTRA_MAX || max_n < 1 ||
-        (vmas > 0 && extra_pages < vmas)) {
+        (vmas > 0 && extra_pages < vmas) || text < 0 || ro < 0 || relro < 0 || data < 0 ||
+        sparse < 0 || text + ro + relro + data > 20000 || sparse > 4096) {
         fprintf(stderr, "driver: bad arguments\n");
         return 2;
     }
@@ -251,6 +309,12 @@ int main(int argc, char **argv)
     /* Last, so that nothing mapped later lands in the holes around them. */
     for (int i = 0; i < vmas; i++)
         extra_vma(i == 0 ? extra_pages - (vmas - 1) : 1);
+    snprintf(path, sizeof path, "%s/pad_warm.so", argv[1]);
+    kind_vmas(path, text, 1, PROT_READ | PROT_EXEC, 0);
+    kind_vmas(path, ro, 1, PROT_READ, 0);
+    kind_vmas(path, relro, 2, PROT_READ | PROT_WRITE, 1);
+    kind_vmas(path, data, 1, PROT_READ | PROT_WRITE, 0);
+    sparse_pages(sparse);
     self_report();
     printf("ready\n");
     fflush(stdout);

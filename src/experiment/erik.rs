@@ -17,9 +17,13 @@
 //!   point's measured footprint (see [`driver`] and probes/erik/driver.c). Every point's
 //!   footprint is then read through procfs while the driver waits, and any figure more than 2%
 //!   from the k = 100 point is named.
-//! - **Series B** keeps k = 10 and grows the padding; **series C** keeps k = 10 and no padding
-//!   and grows only the written anonymous pages, so that the per-VMA and per-page costs can be
-//!   told apart (in A and B they move together).
+//! - **Series B** keeps k = 10 and grows the padding, every kind of VMA in a library's
+//!   proportions. **Series C** keeps k = 10 and no padding and grows one thing at a time
+//!   ([`Vary`]: written anonymous pages, anonymous VMAs, file text, read-only file, RELRO, file
+//!   data VMAs, page-table pages), so that what moves together in A and B can be told apart:
+//!   fork copies page-table entries only for VMAs with an anon_vma, so the kinds differ. The
+//!   per-term model ([`kinds`]) fits one term per kind that varies, and says which terms the
+//!   points cannot identify.
 //!
 //! All drivers run at once, paused, and are forked in turn in small blocks, so that the load of
 //! a shared machine falls on every point alike rather than on whichever ran last.
@@ -28,8 +32,13 @@ mod build;
 pub mod diff;
 pub mod driver;
 pub mod fit;
+mod independent;
+pub mod kinds;
 mod plots;
 mod report;
+pub mod terms;
+
+pub use report::Measure;
 
 use serde::Serialize;
 
@@ -65,12 +74,73 @@ impl SeriesId {
     }
 }
 
+/// What a series-C point grows, alone (its padding, [`Vary::pad`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Vary {
+    /// Written anonymous pages in the program's bss (one VMA).
+    AnonPages,
+    /// Anonymous VMAs of one written page each.
+    AnonVmas,
+    /// One-page r-x file VMAs, read.
+    FileText,
+    /// One-page r--p file VMAs, read.
+    FileReadonly,
+    /// RELRO pairs (a RELRO VMA and a file-data VMA, both written).
+    Relro,
+    /// One-page rw-p file VMAs, written.
+    FileData,
+    /// Written anonymous pages 2 MiB apart: page-table pages.
+    PageTables,
+}
+
+impl Vary {
+    pub const ALL: [Vary; 7] = [
+        Vary::AnonPages,
+        Vary::AnonVmas,
+        Vary::FileText,
+        Vary::FileReadonly,
+        Vary::Relro,
+        Vary::FileData,
+        Vary::PageTables,
+    ];
+
+    /// The padding that adds `n` of it.
+    pub fn pad(self, n: u32) -> Padding {
+        let mut p = Padding::default();
+        match self {
+            Vary::AnonPages => p.extra_pages = n,
+            Vary::AnonVmas => (p.extra_vmas, p.extra_pages) = (n, n),
+            Vary::FileText => p.text_vmas = n,
+            Vary::FileReadonly => p.ro_vmas = n,
+            Vary::Relro => p.relro_pairs = n,
+            Vary::FileData => p.data_vmas = n,
+            Vary::PageTables => p.sparse_pages = n,
+        }
+        p
+    }
+
+    /// The sizes of the plan (`--quick`: one).
+    fn sizes(self, quick: bool) -> &'static [u32] {
+        match (self, quick) {
+            (Vary::AnonPages, true) => &[2048],
+            (Vary::AnonPages, false) => &[1024, 4096],
+            (Vary::Relro | Vary::PageTables, true) => &[128],
+            (_, true) => &[256],
+            (Vary::FileText | Vary::FileReadonly, false) => &[256, 1024],
+            (_, false) => &[128, 512],
+        }
+    }
+}
+
 /// One planned point.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Point {
     pub series: SeriesId,
     pub libs: u32,
     pub pad: Padding,
+    /// Series C: what grows.
+    pub vary: Option<Vary>,
 }
 
 /// One measured point.
@@ -87,16 +157,12 @@ pub struct Measured {
     pub samples: [Vec<Sample>; 3],
 }
 
-/// The points of a run: (series A library counts, series B pads, series C extra pages).
+/// The points of a run: series A's library counts, series B's pads, series C's kinds.
 pub fn plan(quick: bool) -> Vec<Point> {
-    let (a, b, c): (&[u32], &[u32], &[u32]) = if quick {
-        (&[0, 10, 100], &[0, 40], &[2048])
+    let (a, b): (&[u32], &[u32]) = if quick {
+        (&[0, 10, 100], &[0, 40])
     } else {
-        (
-            &[0, 1, 2, 5, 10, 20, 50, 100],
-            &[0, 10, 20, 40, 70, 90],
-            &[1024, 4096],
-        )
+        (&[0, 1, 2, 5, 10, 20, 50, 100], &[0, 10, 20, 40, 70, 90])
     };
     let mut v: Vec<Point> = a
         .iter()
@@ -107,6 +173,7 @@ pub fn plan(quick: bool) -> Vec<Point> {
                 pads: MAX_LIBS - k,
                 ..Padding::default()
             },
+            vary: None,
         })
         .collect();
     v.extend(b.iter().map(|&p| Point {
@@ -116,15 +183,16 @@ pub fn plan(quick: bool) -> Vec<Point> {
             pads: p,
             ..Padding::default()
         },
+        vary: None,
     }));
-    v.extend(c.iter().map(|&e| Point {
-        series: SeriesId::C,
-        libs: B_LIBS,
-        pad: Padding {
-            extra_pages: e,
-            ..Padding::default()
-        },
-    }));
+    for kind in Vary::ALL {
+        v.extend(kind.sizes(quick).iter().map(|&n| Point {
+            series: SeriesId::C,
+            libs: B_LIBS,
+            pad: kind.pad(n),
+            vary: Some(kind),
+        }));
+    }
     v
 }
 
@@ -158,6 +226,7 @@ pub fn run(settings: &Settings, progress: &dyn Progress) -> Result<Section, Expe
         series: SeriesId::A,
         libs: MAX_LIBS,
         pad: Padding::default(),
+        vary: None,
     };
     let d = Driver::launch(&exe(MAX_LIBS)?, &dir, top.pad, block)?;
     let target = d.footprint()?;
@@ -290,9 +359,9 @@ fn calibrate(
         let vmas = (i64::from(pad.extra_vmas) + dv).max(0);
         let pages = (i64::from(pad.extra_pages) + dp).max(vmas);
         let next = Padding {
-            pads: pad.pads,
             extra_vmas: vmas as u32,
             extra_pages: pages as u32,
+            ..pad
         };
         if next == pad {
             break;

@@ -89,6 +89,35 @@ pub struct Padding {
     pub extra_vmas: u32,
     /// Extra written anonymous pages.
     pub extra_pages: u32,
+    /// Series C's one-kind padding: one-page r-x file VMAs.
+    pub text_vmas: u32,
+    /// One-page r--p file VMAs.
+    pub ro_vmas: u32,
+    /// RELRO pairs: a written page protected r-- followed by a written rw-p page of the file.
+    pub relro_pairs: u32,
+    /// One-page rw-p file VMAs, written (an anon_vma and an anonymous page each).
+    pub data_vmas: u32,
+    /// Written anonymous pages 2 MiB apart in one mapping (a page-table page each).
+    pub sparse_pages: u32,
+}
+
+impl Padding {
+    /// How the report shows it: `pads / extra VMAs / extra pages`, then any one-kind padding.
+    pub fn describe(&self) -> String {
+        let mut s = format!("{} / {} / {}", self.pads, self.extra_vmas, self.extra_pages);
+        for (n, what) in [
+            (self.text_vmas, "text VMAs"),
+            (self.ro_vmas, "r-- VMAs"),
+            (self.relro_pairs, "RELRO pairs"),
+            (self.data_vmas, "data VMAs"),
+            (self.sparse_pages, "sparse pages"),
+        ] {
+            if n > 0 {
+                s.push_str(&format!(" + {n} {what}"));
+            }
+        }
+        s
+    }
 }
 
 /// A running, paused driver.
@@ -118,6 +147,11 @@ pub fn driver_argv(exe: &Path, dir: &Path, pad: Padding, max_n: u32) -> Vec<Stri
         pad.pads.to_string(),
         pad.extra_vmas.to_string(),
         pad.extra_pages.to_string(),
+        pad.text_vmas.to_string(),
+        pad.ro_vmas.to_string(),
+        pad.relro_pairs.to_string(),
+        pad.data_vmas.to_string(),
+        pad.sparse_pages.to_string(),
         max_n.to_string(),
     ]
 }

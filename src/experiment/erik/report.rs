@@ -5,15 +5,14 @@
 //! section every report format is rendered from. The model is fork cost (round trip, the
 //! parent's fork() call, the child's life) = intercept + per library × libraries + per VMA ×
 //! VMAs + per page × resident anonymous pages, fitted to the points' medians over all series
-//! (see [`super::fit`]). VMAs of different kinds and page-table bytes are not separate terms:
-//! the padding adds every kind, and page tables, in the proportions of a library, so they move
-//! together and this design cannot tell them apart (the report says so).
+//! (see [`super::fit`]), over the points where VMAs come in a library's mix. VMAs by kind and
+//! page-table pages are the per-kind model's ([`super::kinds`]), over every point.
 
 use serde_json::json;
 
 use super::driver::{Exit, Sample, VmaLoop};
 use super::fit::{fit, median, Fit};
-use super::{Measured, SeriesId, LOOP_VMAS, MAX_LIBS};
+use super::{Measured, SeriesId, Vary, MAX_LIBS};
 use crate::experiment::section::{Check, Finding, Section, Settings, Table};
 use crate::trace::footprint::{Footprint, VmaKind};
 
@@ -21,15 +20,15 @@ use crate::trace::footprint::{Footprint, VmaKind};
 const ROUNDS: usize = 400;
 
 /// Which figure of a sample.
-#[derive(Clone, Copy)]
-pub(super) enum Measure {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Measure {
     RoundTrip,
     Parent,
     Child,
 }
 
 impl Measure {
-    pub(super) const ALL: [Measure; 3] = [Measure::RoundTrip, Measure::Parent, Measure::Child];
+    pub const ALL: [Measure; 3] = [Measure::RoundTrip, Measure::Parent, Measure::Child];
     fn of(self, s: &Sample) -> f64 {
         match self {
             Measure::RoundTrip => s.round_trip,
@@ -37,14 +36,14 @@ impl Measure {
             Measure::Child => s.child,
         }
     }
-    fn key(self) -> &'static str {
+    pub fn key(self) -> &'static str {
         match self {
             Measure::RoundTrip => "round_trip",
             Measure::Parent => "parent",
             Measure::Child => "child",
         }
     }
-    pub(super) fn label(self) -> &'static str {
+    pub fn label(self) -> &'static str {
         match self {
             Measure::RoundTrip => "round trip",
             Measure::Parent => "parent's fork() call",
@@ -53,7 +52,7 @@ impl Measure {
     }
 }
 
-fn values(m: &Measured, e: usize, what: Measure) -> Vec<f64> {
+pub(super) fn values(m: &Measured, e: usize, what: Measure) -> Vec<f64> {
     m.samples[e].iter().map(|s| what.of(s)).collect()
 }
 
@@ -138,14 +137,18 @@ pub fn section(
          libraries.\" Series A links k tiny libraries and maps library-shaped padding files \
          (r--, r-x, r--, RELRO written then protected, rw- written, anonymous bss) plus the \
          anonymous memory ld.so allocates per library, so that every point has the footprint \
-         of k = 100; series B keeps 10 libraries and grows the padding; series C keeps 10 \
-         libraries and grows only the written anonymous pages."
+         of k = 100; series B keeps 10 libraries and grows the padding (every kind of VMA \
+         in a library's proportions); series C keeps 10 libraries and grows one thing at a \
+         time: written anonymous pages, anonymous VMAs, file text, read-only file, RELRO or \
+         written file-data VMAs (one page each, apart), or page-table pages (written pages \
+         2 MiB apart)."
             .into(),
         format!(
             "Each point: {n} forks with the child leaving by `_exit` (bound at start-up), {n} \
              with `exit()` (bound lazily in each child, then `_dl_fini` over every object) and \
-             {n} with `exit()` bound before the fork (`_dl_fini` alone); the parent waits. All drivers run at once and are forked in turn in blocks. Footprints \
-             are read through procfs while each driver waits on a pipe.{}",
+             {n} with `exit()` bound before the fork (`_dl_fini` alone); the parent waits. \
+             All drivers run at once and are forked in turn in blocks. Footprints are read \
+             through procfs while each driver waits on a pipe.{}",
             if settings.quick {
                 " --quick: fewer points and forks."
             } else {
@@ -159,8 +162,17 @@ pub fn section(
         .map(|m| m.footprint.clone());
     footprint_table(&mut s, points, target.as_ref());
     fork_table(&mut s, points);
-    let fits = model(&mut s, points);
-    let independent = independent(&mut s, vmaloop);
+    // The overall model is fitted where VMAs come in a library's mix (A, B, and C's
+    // anonymous pages, which add no VMA); the per-kind model over every point.
+    let mixed: Vec<Measured> = points
+        .iter()
+        .filter(|m| m.point.vary.is_none_or(|v| v == Vary::AnonPages))
+        .cloned()
+        .collect();
+    let fits = model(&mut s, &mixed);
+    let kinds = super::kinds::kind_model(points);
+    super::kinds::add_to_section(&mut s, &kinds);
+    let independent = super::independent::independent(&mut s, vmaloop);
     checks(&mut s, points, &fits, independent);
     super::plots::plots(&mut s, points);
     s.notes.push(
@@ -173,9 +185,10 @@ pub fn section(
             .into(),
     );
     s.notes.push(
-        "Not separated: the cost of each kind of VMA and of page-table bytes. The padding adds \
-         every kind (and page tables) in a library's proportions, so they move together here; \
-         the model's VMA term is the cost of a library-shaped mix of VMAs."
+        "The overall model's VMA term (\"µs per VMA\") is the cost of a library-shaped mix of \
+         VMAs: it is fitted to series A, B and C's anonymous-page points, where every kind \
+         grows in a library's proportions. The per-kind model separates them with series C's \
+         one-kind points, over every point."
             .into(),
     );
     s.data = json!({
@@ -188,6 +201,7 @@ pub fn section(
             "coef": f.as_ref().map(|f| &f.coef), "ci95": f.as_ref().map(|f| &f.ci),
             "r2": f.as_ref().map(|f| f.r2), "footprint_only_r2": fo,
         })).collect::<Vec<_>>(),
+        "kind_model": kinds.json(),
     });
     s
 }
@@ -211,10 +225,7 @@ fn footprint_table(s: &mut Section, points: &[Measured], target: Option<&Footpri
         rows.push(vec![
             m.point.series.name().into(),
             m.point.libs.to_string(),
-            format!(
-                "{} / {} / {}",
-                m.point.pad.pads, m.point.pad.extra_vmas, m.point.pad.extra_pages
-            ),
+            m.point.pad.describe(),
             f.vmas.total.to_string(),
             f.vmas.file_text.to_string(),
             f.vmas.file_readonly.to_string(),
@@ -346,7 +357,7 @@ fn model(s: &mut Section, points: &[Measured]) -> Vec<FitRow> {
         }
     }
     s.tables.push(Table {
-        title: "erik: fitted model of fork cost over all points (least squares, bootstrap 95%)"
+        title: "erik: fitted model of fork cost over series A, B and C's anonymous-page points (least squares, bootstrap 95%)"
             .into(),
         columns: [
             "fork cost",
@@ -438,75 +449,6 @@ fn model(s: &mut Section, points: &[Measured]) -> Vec<FitRow> {
         });
     }
     out
-}
-
-/// The independent per-VMA cost (round trip and parent), µs per VMA.
-fn independent(s: &mut Section, v: &VmaLoop) -> Option<(f64, f64)> {
-    let extra = v.split_vmas as f64 - v.merged_vmas as f64;
-    if extra <= 0.0 {
-        s.skipped.push(super::super::section::Skipped {
-            what: "erik: independent per-VMA measurement".into(),
-            reason: format!(
-                "vmaloop's region did not split ({} VMAs merged, {} split)",
-                v.merged_vmas, v.split_vmas
-            ),
-        });
-        return None;
-    }
-    let m = |xs: &[(f64, f64)], i: usize| {
-        median(
-            &mut xs
-                .iter()
-                .map(|p| if i == 0 { p.0 } else { p.1 })
-                .collect::<Vec<_>>(),
-        )
-    };
-    let rt = (m(&v.split, 0) - m(&v.merged, 0)) / extra;
-    let parent = (m(&v.split, 1) - m(&v.merged, 1)) / extra;
-    s.tables.push(Table {
-        title: "erik: independent per-VMA measurement (one region, one VMA or many)".into(),
-        columns: [
-            "state",
-            "VMAs",
-            "round trip µs",
-            "parent's fork() µs",
-            "forks",
-        ]
-        .map(String::from)
-        .to_vec(),
-        rows: vec![
-            vec![
-                "merged".into(),
-                v.merged_vmas.to_string(),
-                us(m(&v.merged, 0)),
-                us(m(&v.merged, 1)),
-                v.merged.len().to_string(),
-            ],
-            vec![
-                "split".into(),
-                v.split_vmas.to_string(),
-                us(m(&v.split, 0)),
-                us(m(&v.split, 1)),
-                v.split.len().to_string(),
-            ],
-        ],
-        caption: Some(format!(
-            "{LOOP_VMAS} written anonymous pages, as one VMA or with every other page read-only; \
-             the same pages either way. Medians. `{}`",
-            v.command
-        )),
-    });
-    s.findings.push(Finding {
-        key: "erik.per_vma_us.independent.round_trip".into(),
-        text: format!(
-            "independently: {rt:.3} µs per VMA per fork round trip ({parent:.3} µs per VMA in \
-             the parent's fork() call), {extra} extra VMAs over the same pages"
-        ),
-        value: rt,
-        unit: "µs per VMA".into(),
-        interval: None,
-    });
-    Some((rt, parent))
 }
 
 fn checks(s: &mut Section, points: &[Measured], fits: &[FitRow], independent: Option<(f64, f64)>) {
