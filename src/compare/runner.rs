@@ -366,9 +366,10 @@ fn sample_side(
     let measured = crate::attribute::stats::summarize(&cpu)
         .or(sec.total_task_clock_ns.clone())
         .map(|s| s.median);
-    match runs.and_then(|r| r.finish(measured)) {
-        Ok((b, f)) => {
+    match runs.and_then(|r| r.finish(measured, &sec.raw)) {
+        Ok((b, f, w)) => {
             sec.breakdown = Some(b);
+            sec.breakdown_weights = w;
             folded.extend(f);
         }
         Err(e) => sec.breakdown_error = Some(e),
