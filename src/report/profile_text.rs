@@ -15,10 +15,14 @@ fn ms(s: &Option<Summary>) -> String {
         .unwrap_or_else(|| "n/a".into())
 }
 
+/// A median's 95% interval, or why there is none: one run gives no interval (its bootstrap
+/// is the run's own value twice, which says nothing about the next run).
 fn ci(s: &Option<Summary>) -> String {
-    s.as_ref()
-        .map(|s| format!("[{:.3}, {:.3}]", s.ci95.0 / 1e6, s.ci95.1 / 1e6))
-        .unwrap_or_default()
+    match s {
+        Some(s) if s.n < 2 => format!("n/a ({} run)", s.n),
+        Some(s) => format!("[{:.3}, {:.3}]", s.ci95.0 / 1e6, s.ci95.1 / 1e6),
+        None => String::new(),
+    }
 }
 
 /// The mark after a phase's interval when it is wider than ±3% of its median (and the phase
@@ -102,9 +106,18 @@ pub fn profile(p: &ProfileSection) -> String {
         // --no-reference (or runs too alike to fit a cost per stop): nothing is subtracted.
         "including the cost of ptrace stops (not measured, nothing subtracted)"
     };
+    let of_runs = if p.runs < 2 {
+        format!(
+            "the value of the {} measured run (no interval can be drawn from {} run: -n 5 or more for a 95% CI)",
+            if p.runs == 1 { "one" } else { "no" },
+            p.runs
+        )
+    } else {
+        "median of the runs with a 95% bootstrap CI".to_string()
+    };
     let _ = writeln!(
         s,
-        "figures: CPU time of the target process {} {correction}, median of the runs with a 95% bootstrap CI; wall time excludes ldcost's own work at stops; threads and children are not included",
+        "figures: CPU time of the target process {} {correction}, {of_runs}; wall time excludes ldcost's own work at stops; threads and children are not included",
         p.counting.cpu_source()
     );
     s.push('\n');
