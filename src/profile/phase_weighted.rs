@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 
 use super::aggregate::{corrected, ns, per_stop_ns};
 use crate::attribute::breakdown::{
-    breakdown_in_phases, Breakdown, SpanInfo, Unit, MIN_UNITS_FOR_INTERVAL,
+    breakdown_in_phases, Breakdown, PhaseCell, PhaseRow, SpanInfo, Unit, MIN_UNITS_FOR_INTERVAL,
 };
 use crate::attribute::categories::Category;
 use crate::perf::sampler::SymbolizedStack;
@@ -209,13 +209,17 @@ fn median(v: &mut [f64]) -> Option<f64> {
     })
 }
 
+/// Per stratum, where its composition came from and, when borrowed, that composition
+/// (category -> fraction).
+type Sources = BTreeMap<String, (Composition, BTreeMap<Category, f64>)>;
+
 /// The estimate from pooled counts and weights: per category its share, and per stratum its
 /// composition's source.
 fn estimate(
     counts: &BTreeMap<(String, Category), u64>,
     kinds: &BTreeMap<String, String>,
     weights: &BTreeMap<String, f64>,
-) -> (BTreeMap<Category, f64>, BTreeMap<String, Composition>) {
+) -> (BTreeMap<Category, f64>, Sources) {
     let mut by_stratum: BTreeMap<&str, BTreeMap<Category, u64>> = BTreeMap::new();
     let mut by_kind: BTreeMap<&str, BTreeMap<Category, u64>> = BTreeMap::new();
     let mut all: BTreeMap<Category, u64> = BTreeMap::new();
@@ -241,8 +245,15 @@ fn estimate(
             (None, Some(c)) => (c, Composition::Phase),
             (None, None) => (&all, Composition::All),
         };
-        how.insert(s.clone(), source);
         let n: u64 = comp.values().sum();
+        let borrowed = if source == Composition::Own || n == 0 {
+            BTreeMap::new()
+        } else {
+            comp.iter()
+                .map(|(c, k)| (*c, *k as f64 / n as f64))
+                .collect()
+        };
+        how.insert(s.clone(), (source, borrowed));
         if n == 0 {
             continue;
         }
@@ -268,6 +279,10 @@ fn pooled(units: &[&UnitCounts]) -> BTreeMap<(String, Category), u64> {
 pub struct Weighted {
     pub shares: BTreeMap<Category, (f64, Option<(f64, f64)>)>,
     pub strata: Vec<PhaseWeight>,
+    /// The composition each stratum with no sample of its own borrowed (category -> fraction).
+    pub borrowed: BTreeMap<String, BTreeMap<Category, f64>>,
+    /// Each stratum's phase (as [`MeasuredStrata::kinds`]).
+    pub kinds: BTreeMap<String, String>,
     /// As [`MeasuredStrata::outside_from_reference`].
     pub outside_from_reference: bool,
 }
@@ -322,12 +337,19 @@ pub fn weighted(units: &[UnitCounts], measured: &MeasuredStrata) -> Weighted {
                 .filter(|((k, _), _)| k == s)
                 .map(|(_, n)| n)
                 .sum(),
-            composition: how.get(s).copied().unwrap_or(Composition::Own),
+            composition: how.get(s).map_or(Composition::Own, |h| h.0),
         })
+        .collect();
+    let borrowed = how
+        .into_iter()
+        .filter(|(_, h)| h.0 != Composition::Own)
+        .map(|(k, h)| (k, h.1))
         .collect();
     Weighted {
         shares,
         strata,
+        borrowed,
+        kinds: measured.kinds.clone(),
         outside_from_reference: measured.outside_from_reference,
     }
 }
@@ -386,7 +408,43 @@ pub fn apply(b: &mut Breakdown, w: &Weighted, cpu_ns: f64, measured_runs: usize)
         row.share = row.categories.iter().map(|c| c.share).sum();
         row.ns_per_exec_or_fork = row.categories.iter().map(|c| c.ns_per_exec_or_fork).sum();
     }
-    // Strata with CPU and no sample of their own: a row of their borrowed composition.
+    // Strata with CPU and no sample of their own: a row of their borrowed composition (no
+    // samples), so the rows still add up to the categories.
+    for (span, comp) in &w.borrowed {
+        let Some(st) = w.strata.iter().find(|s| &s.span == span) else {
+            continue;
+        };
+        if st.cpu_ns <= 0.0 || total_w <= 0.0 {
+            continue;
+        }
+        let phase = w.kinds.get(span).cloned().unwrap_or_else(|| span.clone());
+        let object = span
+            .strip_prefix(phase.as_str())
+            .and_then(|o| o.strip_prefix(": "))
+            .map(str::to_string);
+        let mut cells: Vec<PhaseCell> = comp
+            .iter()
+            .map(|(c, f)| {
+                let share = f * st.cpu_ns / total_w;
+                PhaseCell {
+                    category: *c,
+                    samples: 0,
+                    share,
+                    ns_per_exec_or_fork: share * cpu_ns,
+                }
+            })
+            .collect();
+        cells.sort_by(|a, b| b.share.total_cmp(&a.share));
+        b.phase_table.push(PhaseRow {
+            span: span.clone(),
+            phase,
+            object,
+            samples: 0,
+            share: cells.iter().map(|c| c.share).sum(),
+            ns_per_exec_or_fork: cells.iter().map(|c| c.ns_per_exec_or_fork).sum(),
+            categories: cells,
+        });
+    }
     let borrowed: Vec<&PhaseWeight> = w
         .strata
         .iter()
@@ -395,7 +453,7 @@ pub fn apply(b: &mut Breakdown, w: &Weighted, cpu_ns: f64, measured_runs: usize)
     let borrowed_ns: f64 = borrowed.iter().map(|s| s.cpu_ns).sum();
     if !borrowed.is_empty() && total_w > 0.0 {
         b.notes.push(format!(
-            "{} phase{} with no sample of {} own ({:.1} µs of {:.1} µs measured CPU) took the composition of {} phase's samples (or of all samples): {}",
+            "{} phase{} with no sample of {} own ({:.1} µs of {:.1} µs measured CPU) took the composition of {} phase's samples (or of all samples), in rows of no samples: {}",
             borrowed.len(),
             if borrowed.len() == 1 { "" } else { "s" },
             if borrowed.len() == 1 { "its" } else { "their" },
