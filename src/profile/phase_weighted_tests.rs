@@ -166,3 +166,82 @@ fn sampled_labels_outside_the_measured_spans_fall_outside() {
     assert_eq!(stratum_of("other", &k), OUTSIDE);
     assert_eq!(stratum_of(CHILDREN, &k), CHILDREN);
 }
+
+/// A pooled breakdown of the runs of [`unit`] (as `breakdown_in_phases` would give it).
+fn pooled_breakdown(runs: u64) -> Breakdown {
+    let row = |span: &str, phase: &str, cells: &[(&str, u64)]| {
+        serde_json::json!({ "span": span, "phase": phase, "object": null,
+            "samples": cells.iter().map(|c| c.1).sum::<u64>(), "share": 0.0,
+            "ns_per_exec_or_fork": 0.0,
+            "categories": cells.iter().map(|(c, n)| serde_json::json!({ "category": c,
+                "samples": n, "share": 0.0, "ns_per_exec_or_fork": 0.0 })).collect::<Vec<_>>() })
+    };
+    let cat = |c: &str, n: u64| {
+        serde_json::json!({ "category": c, "label": c, "samples": n,
+            "share": n as f64 / (55 * runs) as f64,
+            "share_per_unit": null, "ns_per_exec_or_fork": null, "phases": {} })
+    };
+    serde_json::from_value(serde_json::json!({
+        "section": "exec", "samples": 55 * runs, "units": runs, "covered": runs,
+        "categories": [cat("ldso_relocation", 30 * runs), cat("exec_kernel", 10 * runs),
+            cat("file_fault", 10 * runs), cat("exit_teardown", 5 * runs)],
+        "exec_kernel_parts": [{ "part": "elf_mapping", "label": "ELF", "samples": 10 * runs,
+            "share": 10.0 / 55.0, "ns_per_exec_or_fork": 0.0 }],
+        "phase_table": [
+            row(EXEC, "kernel exec", &[("exec_kernel", 10 * runs)]),
+            row(RELOC, "relocation", &[("ldso_relocation", 30 * runs), ("file_fault", 10 * runs)]),
+            row("after the exit stop", "after the exit stop", &[("exit_teardown", 5 * runs)]),
+        ],
+        "cpu_ns_per_unit": null, "notes": []
+    }))
+    .expect("a breakdown")
+}
+
+#[test]
+fn applied_rows_add_up_to_the_categories_with_a_borrowed_row() {
+    let mut m = measured(5);
+    for r in &mut m.runs {
+        r.insert("relocation: b.so".into(), 100e3);
+    }
+    let units: Vec<UnitCounts> = (0..6).map(|_| unit(10)).collect();
+    let w = weighted(&units, &m);
+    let mut b = pooled_breakdown(6);
+    let cpu = 700e3;
+    apply(&mut b, &w, cpu, 5);
+    let b_row = b
+        .phase_table
+        .iter()
+        .find(|r| r.span == "relocation: b.so")
+        .expect("a row for the span with no sample");
+    assert_eq!(
+        (b_row.samples, b_row.phase.as_str(), b_row.object.as_deref()),
+        (0, "relocation", Some("b.so"))
+    );
+    let mut by_cat: BTreeMap<Category, f64> = BTreeMap::new();
+    for r in &b.phase_table {
+        for c in &r.categories {
+            *by_cat.entry(c.category).or_insert(0.0) += c.ns_per_exec_or_fork;
+        }
+    }
+    for c in &b.categories {
+        let ns = c.ns_per_exec_or_fork.as_ref().unwrap().value;
+        assert!((ns - c.share * cpu).abs() < 1e-6, "{:?}", c.category);
+        assert!(
+            (by_cat[&c.category] - ns).abs() < 1e-6,
+            "{:?}: rows {} vs {ns}",
+            c.category,
+            by_cat[&c.category]
+        );
+    }
+    let rows: f64 = b.phase_table.iter().map(|r| r.ns_per_exec_or_fork).sum();
+    assert!((rows - cpu).abs() < 1e-6, "{rows} vs {cpu}");
+    // The exec-kernel parts add up to their category.
+    let ek = b
+        .categories
+        .iter()
+        .find(|c| c.category == Category::ExecKernel)
+        .unwrap();
+    let parts: f64 = b.exec_kernel_parts.iter().map(|p| p.share).sum();
+    assert!((parts - ek.share).abs() < 1e-12);
+    assert!(b.notes.iter().any(|n| n.contains("phase-weighted")));
+}
