@@ -18,8 +18,9 @@
 //! weight is the run's total less its spans) into which "after the exit stop", "other" and any
 //! sampled span the measured runs do not have fall. A stratum's weight is the median of its
 //! CPU over the measured runs. A stratum with CPU but no samples takes the composition of its
-//! phase kind's samples (all objects of that phase), else of all samples; the report says how
-//! much CPU that was. The 95% interval is one bootstrap: sampled runs and measured runs are
+//! phase kind's samples (the other objects of that phase); with none there either it is left
+//! out and the others are scaled to the whole CPU (another phase's composition would put,
+//! say, `exec: kernel` into `main to exit`); the report names both kinds and their CPU. The 95% interval is one bootstrap: sampled runs and measured runs are
 //! each drawn with replacement, the same formula applied, and the interval widened to hold
 //! the point.
 
@@ -48,8 +49,10 @@ pub enum Composition {
     Own,
     /// No sample of its own: the samples of its phase kind (every object of that phase).
     Phase,
-    /// No sample of its phase kind either: all samples.
-    All,
+    /// No sample of its phase either: left out of the shares (the other strata's times are
+    /// scaled to the whole CPU); a composition borrowed from other phases would put, say,
+    /// `exec: kernel` into `main to exit`.
+    LeftOut,
 }
 
 /// One stratum of the phase-weighted shares (JSON `profile.breakdown_weights`).
@@ -222,41 +225,42 @@ fn estimate(
 ) -> (BTreeMap<Category, f64>, Sources) {
     let mut by_stratum: BTreeMap<&str, BTreeMap<Category, u64>> = BTreeMap::new();
     let mut by_kind: BTreeMap<&str, BTreeMap<Category, u64>> = BTreeMap::new();
-    let mut all: BTreeMap<Category, u64> = BTreeMap::new();
     for ((s, c), n) in counts {
         *by_stratum.entry(s).or_default().entry(*c).or_insert(0) += n;
         let k = kinds.get(s).map_or(s.as_str(), String::as_str);
         *by_kind.entry(k).or_default().entry(*c).or_insert(0) += n;
-        *all.entry(*c).or_insert(0) += n;
     }
-    let total_w: f64 = weights.values().filter(|w| **w > 0.0).sum();
     let mut shares: BTreeMap<Category, f64> = BTreeMap::new();
     let mut how = BTreeMap::new();
-    if total_w <= 0.0 {
-        return (shares, how);
-    }
+    let mut used: Vec<(&BTreeMap<Category, u64>, f64)> = Vec::new();
     for (s, &w) in weights {
         if w <= 0.0 {
             continue;
         }
         let kind = kinds.get(s).map_or(s.as_str(), String::as_str);
         let (comp, source) = match (by_stratum.get(s.as_str()), by_kind.get(kind)) {
-            (Some(c), _) => (c, Composition::Own),
-            (None, Some(c)) => (c, Composition::Phase),
-            (None, None) => (&all, Composition::All),
+            (Some(c), _) => (Some(c), Composition::Own),
+            (None, Some(c)) => (Some(c), Composition::Phase),
+            (None, None) => (None, Composition::LeftOut),
         };
-        let n: u64 = comp.values().sum();
-        let borrowed = if source == Composition::Own || n == 0 {
-            BTreeMap::new()
-        } else {
-            comp.iter()
-                .map(|(c, k)| (*c, *k as f64 / n as f64))
-                .collect()
+        let n: u64 = comp.map_or(0, |c| c.values().sum());
+        let borrowed = match comp {
+            Some(c) if source == Composition::Phase && n > 0 => {
+                c.iter().map(|(c, k)| (*c, *k as f64 / n as f64)).collect()
+            }
+            _ => BTreeMap::new(),
         };
         how.insert(s.clone(), (source, borrowed));
-        if n == 0 {
-            continue;
+        if let Some(c) = comp.filter(|_| n > 0) {
+            used.push((c, w));
         }
+    }
+    let total_w: f64 = used.iter().map(|u| u.1).sum();
+    if total_w <= 0.0 {
+        return (shares, how);
+    }
+    for (comp, w) in used {
+        let n: u64 = comp.values().sum();
         for (c, k) in comp {
             *shares.entry(*c).or_insert(0.0) += *k as f64 / n as f64 * w / total_w;
         }
@@ -342,7 +346,7 @@ pub fn weighted(units: &[UnitCounts], measured: &MeasuredStrata) -> Weighted {
         .collect();
     let borrowed = how
         .into_iter()
-        .filter(|(_, h)| h.0 != Composition::Own)
+        .filter(|(_, h)| h.0 == Composition::Phase)
         .map(|(k, h)| (k, h.1))
         .collect();
     Weighted {
@@ -383,7 +387,13 @@ pub fn apply(b: &mut Breakdown, w: &Weighted, cpu_ns: f64, measured_runs: usize)
             part.ns_per_exec_or_fork = part.share * cpu_ns;
         }
     }
-    let total_w: f64 = w.strata.iter().map(|s| s.cpu_ns.max(0.0)).sum();
+    let total_w: f64 = w
+        .strata
+        .iter()
+        .filter(|s| s.composition != Composition::LeftOut)
+        .filter(|s| s.samples > 0 || s.composition == Composition::Phase)
+        .map(|s| s.cpu_ns.max(0.0))
+        .sum();
     let kinds: BTreeMap<String, String> = w
         .strata
         .iter()
@@ -445,26 +455,36 @@ pub fn apply(b: &mut Breakdown, w: &Weighted, cpu_ns: f64, measured_runs: usize)
             categories: cells,
         });
     }
-    let borrowed: Vec<&PhaseWeight> = w
-        .strata
-        .iter()
-        .filter(|s| s.composition != Composition::Own && s.cpu_ns > 0.0)
-        .collect();
-    let borrowed_ns: f64 = borrowed.iter().map(|s| s.cpu_ns).sum();
-    if !borrowed.is_empty() && total_w > 0.0 {
+    let of = |c: Composition| -> (Vec<&str>, f64) {
+        let v: Vec<&PhaseWeight> = w
+            .strata
+            .iter()
+            .filter(|s| s.composition == c && s.cpu_ns > 0.0)
+            .collect();
+        (
+            v.iter().map(|s| s.span.as_str()).collect(),
+            v.iter().map(|s| s.cpu_ns).sum(),
+        )
+    };
+    let (names, ns) = of(Composition::Phase);
+    if !names.is_empty() {
         b.notes.push(format!(
-            "{} phase{} with no sample of {} own ({:.1} µs of {:.1} µs measured CPU) took the composition of {} phase's samples (or of all samples), in rows of no samples: {}",
-            borrowed.len(),
-            if borrowed.len() == 1 { "" } else { "s" },
-            if borrowed.len() == 1 { "its" } else { "their" },
-            borrowed_ns / 1e3,
-            total_w / 1e3,
-            if borrowed.len() == 1 { "its" } else { "their" },
-            borrowed
-                .iter()
-                .map(|s| s.span.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
+            "{} span{} with no sample of {} own ({:.1} µs of the measured CPU) took the composition of the other objects' samples in the same phase, in rows of no samples: {}",
+            names.len(),
+            if names.len() == 1 { "" } else { "s" },
+            if names.len() == 1 { "its" } else { "their" },
+            ns / 1e3,
+            names.join(", ")
+        ));
+    }
+    let (names, ns) = of(Composition::LeftOut);
+    if !names.is_empty() {
+        b.notes.push(format!(
+            "{} phase{} with no sample at all ({:.1} µs of the measured CPU) left out of the shares, the other phases' times scaled to the whole CPU (more sampled runs: --sample-runs): {}",
+            names.len(),
+            if names.len() == 1 { "" } else { "s" },
+            ns / 1e3,
+            names.join(", ")
         ));
     }
     b.notes.push(format!(

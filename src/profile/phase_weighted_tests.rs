@@ -121,7 +121,7 @@ fn intervals_hold_their_points_and_a_sparse_category_keeps_its_share() {
 }
 
 #[test]
-fn a_phase_with_cpu_and_no_sample_borrows_its_kind_then_all() {
+fn a_phase_with_cpu_and_no_sample_borrows_its_kind_else_is_left_out() {
     let mut m = measured(5);
     for r in &mut m.runs {
         r.insert("relocation: b.so".into(), 100e3);
@@ -140,7 +140,7 @@ fn a_phase_with_cpu_and_no_sample_borrows_its_kind_then_all() {
         (rel - 0.75 * (398e3 + 100e3) / 650e3).abs() < 1e-12,
         "{rel}"
     );
-    // No relocation sample at all: b.so takes all samples' composition.
+    // No relocation sample at all: b.so is left out (no other phase's composition).
     let only_exec: Vec<UnitCounts> = (0..6)
         .map(|_| {
             [((EXEC.to_string(), Category::ExecKernel), 10)]
@@ -154,7 +154,7 @@ fn a_phase_with_cpu_and_no_sample_borrows_its_kind_then_all() {
         .iter()
         .find(|s| s.span == "relocation: b.so")
         .unwrap();
-    assert_eq!(b.composition, Composition::All);
+    assert_eq!(b.composition, Composition::LeftOut);
     assert!((w.shares[&Category::ExecKernel].0 - 1.0).abs() < 1e-12);
 }
 
@@ -202,6 +202,8 @@ fn applied_rows_add_up_to_the_categories_with_a_borrowed_row() {
     let mut m = measured(5);
     for r in &mut m.runs {
         r.insert("relocation: b.so".into(), 100e3);
+        // No sample in this phase at all: left out, the rest scaled to the CPU.
+        r.insert("entry to main".into(), 20e3);
     }
     let units: Vec<UnitCounts> = (0..6).map(|_| unit(10)).collect();
     let w = weighted(&units, &m);
@@ -244,4 +246,9 @@ fn applied_rows_add_up_to_the_categories_with_a_borrowed_row() {
     let parts: f64 = b.exec_kernel_parts.iter().map(|p| p.share).sum();
     assert!((parts - ek.share).abs() < 1e-12);
     assert!(b.notes.iter().any(|n| n.contains("phase-weighted")));
+    assert!(b
+        .notes
+        .iter()
+        .any(|n| n.contains("left out") && n.contains("entry to main")));
+    assert!(b.phase_table.iter().all(|r| r.span != "entry to main"));
 }
