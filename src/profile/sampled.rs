@@ -266,7 +266,7 @@ impl SampledRuns {
             let strata = super::phase_weighted::measured_strata(measured_runs);
             if strata.runs.is_empty() {
                 b.notes.push(
-                    "shares are pooled (a category's samples over all samples): no measured per-object run to weight the phases by".into(),
+                    "shares are pooled (a category's samples over all samples), not phase-weighted: no measured per-object runs were given to weight the phases by".into(),
                 );
             } else {
                 let per_run = super::phase_weighted::unit_counts(
