@@ -29,8 +29,9 @@
 //!   side effects on the target's other work).
 //!
 //! - `exec agreement`: the kernel-exec phase (median and 95% CI of 7 measured runs) and the
-//!   sampled `exec: kernel` category (µs per exec and its 95% CI, 20 sampled runs) of rustc and
-//!   /bin/true: their intervals overlap (issue 12; tests/exec_kernel.rs keeps a 2.5× factor).
+//!   sampled `exec: kernel` category (µs per exec and its 95% CI, 20 sampled runs; its share
+//!   phase-weighted by the measured runs' spans, docs/taxonomy.md) of rustc and /bin/true: their
+//!   intervals overlap (issue 12; tests/exec_kernel.rs keeps a 2.5× factor).
 //! - `phase groups` (issue 12): rustc's exec category shares (`profile --sample`, 10 sampled
 //!   runs) against the independent classification of `perf record -a -g` of a shell loop of
 //!   the same command (tests/oracle/classify_perf_script.py), per group (relocation+lookup,

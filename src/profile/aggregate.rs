@@ -199,6 +199,7 @@ pub fn aggregate(
         raw,
         breakdown: None,
         breakdown_error: None,
+        breakdown_weights: Vec::new(),
         cpu_features_note: None,
         folded: Vec::new(),
     }

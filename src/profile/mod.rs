@@ -23,6 +23,7 @@ use crate::trace::startup::{run_once, run_uninstrumented, RunError, RunOptions};
 mod aggregate;
 pub mod cpu_features;
 mod ld_debug;
+pub mod phase_weighted;
 mod sampled;
 
 use aggregate::ns;
@@ -179,6 +180,11 @@ pub struct ProfileSection {
     pub breakdown: Option<crate::attribute::breakdown::Breakdown>,
     #[serde(default)]
     pub breakdown_error: Option<String>,
+    /// The strata the breakdown's shares are weighted by: each phase's CPU in the measured
+    /// runs and where its composition came from ([`phase_weighted`]); empty when the shares
+    /// are pooled (no breakdown, or a document written before the weighting).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub breakdown_weights: Vec<phase_weighted::PhaseWeight>,
     /// CPU feature detection: its phase and category when significant, why its phase was not
     /// cut, and on a virtual machine that each `cpuid` is a hypervisor exit
     /// ([`cpu_features::note`]).
@@ -328,10 +334,11 @@ pub fn profile(cfg: &ProfileConfig) -> Result<ProfileSection, RunError> {
             .map(|s| s.median);
         // The sampled runs carry the measured runs' per-object boundaries, so every sample
         // falls in the same phases (and objects) as the phase table's.
-        match sampled_runs(cfg, sc, &per_obj, measured, &bar) {
-            Ok((b, f)) => {
+        match sampled_runs(cfg, sc, &per_obj, measured, &section.raw, &bar) {
+            Ok((b, f, w)) => {
                 section.breakdown = Some(b);
                 section.folded = f;
+                section.breakdown_weights = w;
             }
             Err(e) => section.breakdown_error = Some(e),
         }

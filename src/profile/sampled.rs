@@ -1,7 +1,7 @@
 //! The sampled exec runs of `profile --sample` and `compare --sample`: each run carries the
 //! measured runs' boundaries (per object when ld.so's debug symbols allow), so each sample
-//! falls into a phase and object by time, and the runs are pooled into one category
-//! breakdown.
+//! falls into a phase and object by time, and the runs make one category breakdown, its
+//! shares weighted by the measured runs' phases ([`super::phase_weighted`]).
 //!
 //! In: the [`ProfileConfig`], the sampler's configuration and the measured runs'
 //! [`RunOptions`]. Out: a [`Breakdown`] (scaled to the CPU per exec measured without ptrace
@@ -27,6 +27,14 @@ use crate::perf::sampler::{SymbolizedStack, Symbolizer};
 use crate::perf::{Recording, SamplerConfig};
 use crate::record::Phase;
 use crate::trace::startup::{run_once, RunOptions};
+
+/// A finished breakdown: the categories, the folded stacks, and the strata its shares were
+/// weighted by (empty when pooled).
+pub(crate) type Finished = (
+    Breakdown,
+    Vec<FoldedStack>,
+    Vec<super::phase_weighted::PhaseWeight>,
+);
 
 /// The sampled exec runs, one at a time ([`SampledRuns::run_next`]), pooled at the end
 /// ([`SampledRuns::finish`]).
@@ -214,7 +222,9 @@ impl SampledRuns {
     pub(crate) fn finish(
         mut self,
         measured_cpu_ns: Option<f64>,
-    ) -> Result<(Breakdown, Vec<FoldedStack>), String> {
+        measured_runs: &[crate::record::Run],
+    ) -> Result<Finished, String> {
+        let mut weights = Vec::new();
         let units = &mut self.units;
         // Units must not overlap: each ends where the next begins at the latest.
         units.sort_by_key(|u| u.start_ns);
@@ -228,7 +238,7 @@ impl SampledRuns {
             "exec",
             &self.stacks,
             units,
-            "threads and children",
+            super::phase_weighted::CHILDREN,
             false,
             &self.spans,
         );
@@ -253,6 +263,22 @@ impl SampledRuns {
         b.notes.extend(self.cut_short);
         if let Some(m) = measured_cpu_ns {
             crate::attribute::breakdown::scale_to_measured(&mut b, m);
+            let strata = super::phase_weighted::measured_strata(measured_runs);
+            if strata.runs.is_empty() {
+                b.notes.push(
+                    "shares are pooled (a category's samples over all samples), not phase-weighted: no measured per-object runs were given to weight the phases by".into(),
+                );
+            } else {
+                let per_run = super::phase_weighted::unit_counts(
+                    &self.stacks,
+                    &self.units,
+                    &self.spans,
+                    &strata.kinds,
+                );
+                let w = super::phase_weighted::weighted(&per_run, &strata);
+                super::phase_weighted::apply(&mut b, &w, m, strata.runs.len());
+                weights = w.strata;
+            }
             let s = summarize(&self.sampled_cpu)
                 .map(|s| s.median)
                 .unwrap_or(0.0);
@@ -270,7 +296,7 @@ impl SampledRuns {
                 s / 1e3
             ));
         }
-        Ok((b, folded))
+        Ok((b, folded, weights))
     }
 }
 
@@ -282,9 +308,10 @@ pub(crate) fn sampled_runs(
     sc: &SamplerConfig,
     instrumented: &RunOptions,
     measured_cpu_ns: Option<f64>,
+    measured_runs: &[crate::record::Run],
     bar: &crate::progress::Bar,
-) -> Result<(Breakdown, Vec<FoldedStack>), String> {
+) -> Result<Finished, String> {
     let mut runs = SampledRuns::new(cfg, sc, instrumented);
     while runs.run_next(bar)? {}
-    runs.finish(measured_cpu_ns)
+    runs.finish(measured_cpu_ns, measured_runs)
 }

@@ -15,10 +15,14 @@ fn ms(s: &Option<Summary>) -> String {
         .unwrap_or_else(|| "n/a".into())
 }
 
+/// A median's 95% interval, or why there is none: one run gives no interval (its bootstrap
+/// is the run's own value twice, which says nothing about the next run).
 fn ci(s: &Option<Summary>) -> String {
-    s.as_ref()
-        .map(|s| format!("[{:.3}, {:.3}]", s.ci95.0 / 1e6, s.ci95.1 / 1e6))
-        .unwrap_or_default()
+    match s {
+        Some(s) if s.n < 2 => format!("n/a ({} run)", s.n),
+        Some(s) => format!("[{:.3}, {:.3}]", s.ci95.0 / 1e6, s.ci95.1 / 1e6),
+        None => String::new(),
+    }
 }
 
 /// The mark after a phase's interval when it is wider than ±3% of its median (and the phase
@@ -102,9 +106,18 @@ pub fn profile(p: &ProfileSection) -> String {
         // --no-reference (or runs too alike to fit a cost per stop): nothing is subtracted.
         "including the cost of ptrace stops (not measured, nothing subtracted)"
     };
+    let of_runs = if p.runs < 2 {
+        format!(
+            "the value of the {} measured run (no interval can be drawn from {} run: -n 5 or more for a 95% CI)",
+            if p.runs == 1 { "one" } else { "no" },
+            p.runs
+        )
+    } else {
+        "median of the runs with a 95% bootstrap CI".to_string()
+    };
     let _ = writeln!(
         s,
-        "figures: CPU time of the target process {} {correction}, median of the runs with a 95% bootstrap CI; wall time excludes ldcost's own work at stops; threads and children are not included",
+        "figures: CPU time of the target process {} {correction}, {of_runs}; wall time excludes ldcost's own work at stops; threads and children are not included",
         p.counting.cpu_source()
     );
     s.push('\n');
@@ -489,7 +502,9 @@ pub fn phase_table(b: &crate::attribute::breakdown::Breakdown) -> String {
         t.add_row(row_cells(name, &merged));
         if with_objects && rows.len() > 1 {
             let mut by_cost = rows.clone();
-            by_cost.sort_by_key(|r| std::cmp::Reverse(r.samples));
+            // By time, not samples: with phase-weighted shares a span's samples are not its
+            // weight (and a span with no sample of its own has time).
+            by_cost.sort_by(|a, b| b.ns_per_exec_or_fork.total_cmp(&a.ns_per_exec_or_fork));
             for r in by_cost.iter().take(TOP_OBJECTS) {
                 let o = r.object.as_deref().map(short).unwrap_or_default();
                 t.add_row(row_cells(format!("  {o}"), r));
@@ -528,7 +543,7 @@ fn merge(rows: &[&crate::attribute::breakdown::PhaseRow]) -> crate::attribute::b
             }
         }
     }
-    cells.sort_by_key(|c| std::cmp::Reverse(c.samples));
+    cells.sort_by(|a, b| b.ns_per_exec_or_fork.total_cmp(&a.ns_per_exec_or_fork));
     PhaseRow {
         span: String::new(),
         phase: rows.first().map(|r| r.phase.clone()).unwrap_or_default(),
@@ -544,23 +559,34 @@ fn merge(rows: &[&crate::attribute::breakdown::PhaseRow]) -> crate::attribute::b
     }
 }
 
-/// A row's cells: its total, its share, and its categories (those that make up 95% of it, at
-/// most five; the rest summed as "others").
+/// A row's cells: its total, its share, and its categories (those that make up 95% of its
+/// time, at most five, largest first; the rest summed as "others").
 fn row_cells(name: String, r: &crate::attribute::breakdown::PhaseRow) -> Vec<String> {
     let mut parts = Vec::new();
-    let mut shown = 0u64;
-    for c in &r.categories {
-        if parts.len() == 5 || (shown as f64) >= 0.95 * r.samples as f64 {
+    let mut shown = 0.0;
+    let mut cells: Vec<_> = r.categories.iter().collect();
+    cells.sort_by(|a, b| b.ns_per_exec_or_fork.total_cmp(&a.ns_per_exec_or_fork));
+    for c in &cells {
+        if parts.len() == 5 || shown >= 0.95 * r.ns_per_exec_or_fork {
             break;
         }
-        shown += c.samples;
+        shown += c.ns_per_exec_or_fork;
         parts.push(format!(
             "{:.1} {}",
             c.ns_per_exec_or_fork / 1e3,
             c.category.label()
         ));
     }
-    let rest: Vec<_> = r.categories.iter().skip(parts.len()).collect();
+    if r.ns_per_exec_or_fork <= 0.0 && r.samples > 0 {
+        // Phase-weighted: samples that stand for no measured CPU (see the notes above).
+        return vec![
+            name,
+            "0.0".into(),
+            "0.0%".into(),
+            format!("({} samples, left out: no measured CPU)", r.samples),
+        ];
+    }
+    let rest: Vec<_> = cells.iter().skip(parts.len()).collect();
     if !rest.is_empty() {
         let ns: f64 = rest.iter().map(|c| c.ns_per_exec_or_fork).sum();
         parts.push(format!("{:.1} in {} others", ns / 1e3, rest.len()));

@@ -19,11 +19,17 @@ pub const GROUPS: [(&str, &[&str]); 3] = [
     ("mapping", &["ldso_mapping"]),
 ];
 
-/// Each group's share of the samples that are not `exec_kernel`, and exec kernel's share of
-/// all samples. Exec kernel is left out of the denominator: ldcost's launcher is a fork of
+/// Each group's share of the samples that are not `exec_kernel` (nor `instrumentation`), and
+/// exec kernel's share of all samples but `instrumentation`. Exec kernel is left out of the denominator: ldcost's launcher is a fork of
 /// ldcost, whose image exec tears down (issue 12 item 1), a shell's is small.
 pub fn group_shares(c: &BTreeMap<String, u64>) -> (Vec<f64>, f64) {
-    let total: u64 = c.values().sum();
+    // `instrumentation` (the oracle's name for perf's own side-band records, which perf
+    // record asks for too) is out of every share, as in ldcost's breakdown.
+    let total: u64 = c
+        .iter()
+        .filter(|(k, _)| k.as_str() != "instrumentation")
+        .map(|(_, v)| v)
+        .sum();
     let exec = c.get("exec_kernel").copied().unwrap_or(0);
     let rest = (total - exec).max(1) as f64;
     let groups = GROUPS

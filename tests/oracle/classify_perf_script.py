@@ -28,7 +28,8 @@ Output (stdout): one JSON object {category: samples}, category names as in docs/
 first column, plus "_kept" and "_dropped" (samples kept and filtered out).
 
 How one stack is classified (docs/taxonomy.md, "How a stack is classified"):
-  1. Kernel frames, leaf first: the innermost frame that a rule names decides, except that
+  1. Kernel frames, leaf first: the innermost frame that a rule names decides (ldcost's own
+     traps, ptrace stops and the sampler's side-band records are `instrumentation`), except that
      teardown frames, on-behalf (mapping and file syscall) frames and in-fork frames look at the
      frames outside them (see kernel_category). Faults are their own category whoever took them;
      interrupt entry frames are kernel: other.
@@ -155,6 +156,23 @@ INTERRUPT_NAMES = {
     "run_ksoftirqd",
 }
 
+# ldcost's own instrumentation (the table's `instrumentation` row): the breakpoint and single-step
+# traps, every ptrace stop, and the sampler's side-band records, which the kernel writes from
+# inside the target's own mmap, exec and fork. A perf record of a shell loop has no ptrace stop,
+# but perf record asks for the same side-band records, so its samples show them too.
+# CHOICE: the row says ldcost's sampler; the records are the same whoever asked for them, and
+# the doc's precedence says a fixed rule, innermost, beats exec's and exit's frames outside it
+# (`begin_new_exec -> perf_event_exec` is instrumentation, not exec).
+INSTRUMENTATION = {
+    "asm_exc_int3", "exc_int3", "do_int3", "do_int3_user", "asm_exc_debug", "exc_debug",
+    "exc_debug_user", "noist_exc_debug", "ptrace_stop", "ptrace_notify", "ptrace_do_notify",
+    "ptrace_signal", "ptrace_event", "ptrace_trap_notify", "arch_ptrace_stop",
+    "perf_event_mmap", "perf_event_mmap_output", "perf_event_exec", "perf_event_comm",
+    "perf_event_comm_output", "perf_event_task", "perf_event_task_output", "perf_event_fork",
+    "perf_event_namespaces", "perf_event_namespaces_output", "perf_iterate_sb",
+    "perf_iterate_ctx",
+}
+
 # In-fork frames: VMA duplication only under dup_mmap, otherwise transparent.
 IN_FORK_NAMES = {"vm_area_dup", "anon_vma_clone"}
 
@@ -205,6 +223,8 @@ def kernel_category(kernel, user):
     names = [normalize(f[0]) for f in kernel]
     for i, n in enumerate(names):
         outer = names[i + 1:]
+        if n in INSTRUMENTATION:
+            return "instrumentation"
         if is_interrupt(n):
             return "kernel_other"
         if is_in_fork(n):
@@ -482,6 +502,12 @@ SELF_TEST = [
     ("[unknown]@app", "application"),
     ("[unknown]@[unknown]", "unknown"),
     ("", "unknown"),
+    ("k:perf_output_copy k:perf_event_mmap_output k:perf_iterate_sb k:perf_event_mmap k:__mmap_region k:do_mmap k:vm_mmap_pgoff k:elf_load k:load_elf_binary k:bprm_execve", "instrumentation"),
+    ("k:perf_event_mmap k:_install_special_mapping k:map_vdso k:load_elf_binary", "instrumentation"),
+    ("k:perf_event_comm k:__set_task_comm k:begin_new_exec k:load_elf_binary", "instrumentation"),
+    ("k:perf_event_exec k:begin_new_exec k:load_elf_binary k:bprm_execve", "instrumentation"),
+    ("k:perf_event_mmap k:__mmap_region k:do_mmap k:vm_mmap_pgoff k:ksys_mmap_pgoff __mmap@ldso _dl_map_object_from_fd@ldso", "instrumentation"),
+    ("k:ptrace_stop k:ptrace_notify k:bprm_execve k:do_execveat_common", "instrumentation"),
     ("k:ret_from_fork_asm", "fork_other"),
     ("k:schedule_tail k:ret_from_fork k:ret_from_fork_asm", "fork_other"),
 ]
