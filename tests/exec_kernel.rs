@@ -116,7 +116,7 @@ fn pair(v: &serde_json::Value) -> (f64, f64) {
 }
 
 /// Profiles `argv` with sampling and reads the exec figures from the JSON and folded output.
-fn exec_figures(dir: &Path, argv: &[&str]) -> ExecFigures {
+fn exec_figures(dir: &Path, argv: &[&str], sample_runs: &str) -> ExecFigures {
     let json = dir.join("p.json");
     let folded = dir.join("p.folded");
     let (json_s, folded_s) = (json.to_str().unwrap(), folded.to_str().unwrap());
@@ -129,7 +129,7 @@ fn exec_figures(dir: &Path, argv: &[&str]) -> ExecFigures {
         "--quiet-target",
         "--sample",
         "--sample-runs",
-        "30",
+        sample_runs,
         "--json",
         json_s,
         "--folded",
@@ -178,8 +178,10 @@ fn exec_figures(dir: &Path, argv: &[&str]) -> ExecFigures {
 }
 
 /// The two checks of this file on one target.
-fn check(name: &str, dir: &Path, argv: &[&str]) {
-    let f = exec_figures(dir, argv);
+/// `sample_runs`: enough sampled execs for 10 exec-kernel samples at 10 kHz. A trivial static
+/// exec is ~40 µs of CPU on an Intel host of 2026-12-05 (6 exec-kernel samples in 30 runs).
+fn check(name: &str, dir: &Path, argv: &[&str], sample_runs: &str) {
+    let f = exec_figures(dir, argv, sample_runs);
     let ratio = f.phase_ns / f.category_ns;
     eprintln!(
         "{name}: kernel-exec phase {:.1} µs [{:.1}, {:.1}], exec: kernel {:.1} µs [{:.1}, {:.1}] \
@@ -193,8 +195,8 @@ fn check(name: &str, dir: &Path, argv: &[&str]) {
         f.exec_samples,
         f.teardown_samples,
     );
-    // Enough samples for a fraction to mean something (≈1.5 per exec at 10 kHz even for a
-    // trivial program, 30 sampled execs).
+    // Enough samples for a fraction to mean something (a trivial program's execve is 40-90 µs
+    // of CPU, 0.4-0.9 samples at 10 kHz: 100 sampled execs).
     assert!(
         f.exec_samples >= 10,
         "{name}: only {} exec-kernel samples",
@@ -236,7 +238,7 @@ fn trivial_dynamic_exec_is_whole_and_its_own() {
     write(dir.path(), "t.c", TRIVIAL);
     cc(dir.path(), &["-O2", "-o", "trivial", "t.c"]);
     let exe = dir.path().join("trivial");
-    check(name, dir.path(), &[exe.to_str().unwrap()]);
+    check(name, dir.path(), &[exe.to_str().unwrap()], "100");
 }
 
 #[test]
@@ -249,7 +251,7 @@ fn trivial_static_exec_is_whole_and_its_own() {
     write(dir.path(), "t.c", TRIVIAL);
     cc(dir.path(), &["-O2", "-static", "-o", "trivial", "t.c"]);
     let exe = dir.path().join("trivial");
-    check(name, dir.path(), &[exe.to_str().unwrap()]);
+    check(name, dir.path(), &[exe.to_str().unwrap()], "100");
 }
 
 #[test]
@@ -273,7 +275,12 @@ fn rustc_exec_is_whole_and_its_own() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    check(name, dir.path(), &[rustc.to_str().unwrap(), "--version"]);
+    check(
+        name,
+        dir.path(),
+        &[rustc.to_str().unwrap(), "--version"],
+        "30",
+    );
 }
 
 #[test]
