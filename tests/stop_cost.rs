@@ -5,7 +5,7 @@
 //! | replayed stops per per-object run | the run's own stop count: every breakpoint stop (all but the exec and exit stops) is replayed once | exact |
 //! | each run's cost per stop | the run's cheapest segment per stop (a segment is its stops plus work ≥ 0) | never above it |
 //! | every per-object phase's corrected CPU | its raw CPU | 0 < corrected ≤ raw, every phase has a figure |
-//! | the corrected start-up sum | the uninstrumented runs (no ptrace at all) | not below their 95% interval (never over-corrected) |
+//! | the corrected start-up sum | the uninstrumented runs (no ptrace at all) | not below their 95% interval, less the first-touch faults ldcost's breakpoint writes took off the target (≤ 3 µs per page; never over-corrected) |
 //!
 //! The machine is loaded on purpose: a thread spins for the whole test (stopped on drop), as
 //! CI's second core is busy with another build. The cross-run slope this replaced (one cost
@@ -84,6 +84,20 @@ fn profile(name: &str, program: &str, runs: &str) -> Option<ProfileSection> {
     Some(doc.profile.expect("a profile section"))
 }
 
+/// The most a text page's first-touch fault costs the target here (see `check`).
+const FAULT_NS: f64 = 3000.0;
+
+/// The median of `v` (0 for none: no page counted, no allowance).
+fn median(v: &[f64]) -> f64 {
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
 /// One test at a time: each loads the machine itself.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
@@ -145,17 +159,31 @@ fn check(name: &str, program: &str) {
         .as_ref()
         .expect("reference runs");
     let lo = none.ci95.0;
+    // The faults the target did not take: ldcost's breakpoint writes brought those text pages
+    // in (raw[].breakpoint_pages, tests/profile_oracles.rs). Each would have been a file fault
+    // with fault-around, 1.5-1.8 µs on 2026-12-05's host (a C loop touching one byte per 64 kB
+    // of a cached libLLVM mapping, 20 × 1789 touches, `perf stat -e page-faults` one per
+    // touch): the per-object runs do that much less work; 3 µs per page allows for load.
+    let pages = median(
+        &measured
+            .iter()
+            .filter_map(|r| r.breakpoint_pages)
+            .map(|n| n as f64)
+            .collect::<Vec<_>>(),
+    );
+    let saved = pages * FAULT_NS;
     eprintln!(
-        "{program}: corrected sum {:.0} µs, uninstrumented {:.0} µs [{:.0}, …], {:.2} µs per stop (slope across runs: {:?})",
+        "{program}: corrected sum {:.0} µs, uninstrumented {:.0} µs [{:.0}, …], {:.2} µs per stop (slope across runs: {:?}); breakpoint pages {pages} (≤ {:.1} µs of faults saved)",
         sum.median / 1e3,
         none.median / 1e3,
         lo / 1e3,
         p.overhead.ns_per_stop.unwrap_or(f64::NAN) / 1e3,
-        p.overhead.ns_per_stop_slope.map(|s| (s / 1e2).round() / 10.0)
+        p.overhead.ns_per_stop_slope.map(|s| (s / 1e2).round() / 10.0),
+        saved / 1e3
     );
     assert!(
-        sum.median >= lo,
-        "{program}: over-corrected: {} < uninstrumented interval's low end {lo}",
+        sum.median >= lo - saved,
+        "{program}: over-corrected: {} < uninstrumented interval's low end {lo} less the {saved} ns of faults the breakpoint pages saved",
         sum.median
     );
 }
