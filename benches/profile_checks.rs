@@ -576,7 +576,7 @@ fn cpu_features() -> Vec<String> {
             "cpu features: top category",
             label,
             format!(
-                "top at 2x the next in {firsts} of {} blocks ({})",
+                "top in {firsts} of {} blocks ({})",
                 tops.len(),
                 tops.iter()
                     .map(|(_, w)| w.as_str())
