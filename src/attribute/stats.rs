@@ -46,6 +46,22 @@ pub fn draws() -> impl FnMut() -> u64 {
     }
 }
 
+/// The median (the mean of the middle two for an even count); None when empty. Not
+/// `summarize`, whose own bootstrap would run inside every resample of its callers.
+pub fn median(values: &[f64]) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    let mut v = values.to_vec();
+    v.sort_by(|a, b| a.total_cmp(b));
+    let n = v.len();
+    Some(if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    })
+}
+
 pub fn summarize(values: &[f64]) -> Option<Summary> {
     if values.is_empty() {
         return None;

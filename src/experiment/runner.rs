@@ -107,19 +107,11 @@ pub fn run(program: &Path, args: &[String], deadline: Duration) -> Result<String
     Ok(stdout)
 }
 
-/// The median (the mean of the middle two for an even count); None when empty.
+/// The median of the finite values (the mean of the middle two for an even count); None when
+/// none is finite.
 pub fn median(values: &[f64]) -> Option<f64> {
-    let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(|a, b| a.total_cmp(b));
-    let n = v.len();
-    Some(if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    })
+    let v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+    crate::attribute::stats::median(&v)
 }
 
 /// A figure with about four significant digits (`12783`, `131.4`, `0.5123`).

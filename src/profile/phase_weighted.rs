@@ -33,6 +33,7 @@ use crate::attribute::breakdown::{
     breakdown_in_phases, Breakdown, PhaseCell, PhaseRow, SpanInfo, Unit, MIN_UNITS_FOR_INTERVAL,
 };
 use crate::attribute::categories::Category;
+use crate::attribute::stats::median;
 use crate::perf::sampler::SymbolizedStack;
 use crate::record::{Instrumentation, Run};
 
@@ -98,8 +99,7 @@ pub fn measured_strata(raw: &[Run]) -> MeasuredStrata {
         .filter(|r| r.instrumentation == Instrumentation::None)
         .filter_map(|r| ns(&r.total))
         .collect();
-    let mut plain = plain;
-    let plain = median(&mut plain);
+    let plain = median(&plain);
     m.outside_from_reference = plain.is_some();
     for r in raw
         .iter()
@@ -193,23 +193,8 @@ fn median_weights(runs: &[&BTreeMap<String, f64>]) -> BTreeMap<String, f64> {
         }
     }
     by.into_iter()
-        .filter_map(|(k, mut v)| median(&mut v).map(|m| (k.to_string(), m)))
+        .filter_map(|(k, v)| median(&v).map(|m| (k.to_string(), m)))
         .collect()
-}
-
-/// The median (mean of the middle two for an even count); not `summarize`, whose own
-/// bootstrap would run inside every resample here.
-fn median(v: &mut [f64]) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(|a, b| a.total_cmp(b));
-    let n = v.len();
-    Some(if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    })
 }
 
 /// Per stratum, where its composition came from and, when borrowed, that composition

@@ -107,6 +107,23 @@ fn solve(mut a: Vec<Vec<f64>>) -> Option<Vec<f64>> {
     Some((0..p).map(|i| a[i][p] / a[i][i]).collect())
 }
 
+/// One bootstrap round's response: each point's samples drawn with replacement (the fixed-seed
+/// draws of [`draws`]), and their median. Each call is the next round.
+pub fn resampled_medians() -> impl FnMut(&[Vec<f64>]) -> Vec<f64> {
+    let mut next = draws();
+    let mut buf = Vec::new();
+    move |samples| {
+        samples
+            .iter()
+            .map(|s| {
+                buf.clear();
+                buf.extend((0..s.len()).map(|_| s[(next() % s.len() as u64) as usize]));
+                median(&mut buf)
+            })
+            .collect()
+    }
+}
+
 /// Fits y = median of each point's `samples` on the rows `x`, with `rounds` bootstrap rounds
 /// (at least 1). None when the model is not identifiable or a point has no samples.
 pub fn fit(x: &[Vec<f64>], samples: &[Vec<f64>], rounds: usize) -> Option<Fit> {
@@ -115,18 +132,10 @@ pub fn fit(x: &[Vec<f64>], samples: &[Vec<f64>], rounds: usize) -> Option<Fit> {
     }
     let medians: Vec<f64> = samples.iter().map(|s| median(&mut s.clone())).collect();
     let (coef, r2) = ols(x, &medians)?;
-    let mut next = draws();
+    let mut resample = resampled_medians();
     let mut per_coef: Vec<Vec<f64>> = vec![Vec::with_capacity(rounds); coef.len()];
-    let mut buf = Vec::new();
     for _ in 0..rounds.max(1) {
-        let y: Vec<f64> = samples
-            .iter()
-            .map(|s| {
-                buf.clear();
-                buf.extend((0..s.len()).map(|_| s[(next() % s.len() as u64) as usize]));
-                median(&mut buf)
-            })
-            .collect();
+        let y = resample(samples);
         if let Some((b, _)) = ols(x, &y) {
             for (acc, v) in per_coef.iter_mut().zip(b) {
                 acc.push(v);

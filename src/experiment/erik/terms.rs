@@ -19,8 +19,7 @@
 //! identifiable coefficients are then read off the pseudo-inverse solution, which is one of
 //! the least-squares solutions; the others are reported as not identifiable, never as a number.
 
-use super::fit::median;
-use crate::attribute::stats::draws;
+use super::fit::{median, resampled_medians};
 
 /// An eigenvalue of the scaled XᵀX below this fraction of the largest is treated as zero: a
 /// singular value below 1e-4 of the largest, a direction the points do not move along.
@@ -216,18 +215,10 @@ pub fn fit_terms(
     let medians: Vec<f64> = samples.iter().map(|s| median(&mut s.clone())).collect();
     let beta = d.solve(&medians);
     let r2 = r_squared(x, &medians, &beta);
-    let mut next = draws();
+    let mut resample = resampled_medians();
     let mut per: Vec<Vec<f64>> = vec![Vec::with_capacity(rounds); beta.len()];
-    let mut buf = Vec::new();
     for _ in 0..rounds.max(1) {
-        let y: Vec<f64> = samples
-            .iter()
-            .map(|s| {
-                buf.clear();
-                buf.extend((0..s.len()).map(|_| s[(next() % s.len() as u64) as usize]));
-                median(&mut buf)
-            })
-            .collect();
+        let y = resample(samples);
         for (acc, b) in per.iter_mut().zip(d.solve(&y)) {
             acc.push(b);
         }
