@@ -143,10 +143,12 @@ pub(crate) fn side(doc: &Document, which: &str) -> Result<Side, String> {
         let mut start = BTreeMap::new();
         let mut start_raw: BTreeMap<String, f64> = BTreeMap::new();
         for s in &r.segments {
-            let Some(t) = s.counters.task_clock_ns else {
+            let (Some(t), Some(ns)) = (
+                s.counters.task_clock_ns,
+                crate::profile::corrected(s, per_stop),
+            ) else {
                 continue;
             };
-            let ns = (t as f64 - s.stops as f64 * per_stop).max(0.0);
             if s.phase != Phase::MainToExit {
                 let obj = s
                     .object
@@ -174,10 +176,11 @@ pub(crate) fn side(doc: &Document, which: &str) -> Result<Side, String> {
                 _ => {}
             }
         }
-        // As the phase table's medians (profile::aggregate): a phase the replayed stops
-        // correct to zero though it counted CPU is below what a stop resolves, not measured as
-        // zero; the run is left out of that phase's median, not counted at 0.
-        start.retain(|k, v| *v > 0.0 || start_raw.get(k).is_none_or(|r| *r <= 0.0));
+        // As the phase table's medians: a phase the replayed stops correct to zero though it
+        // counted CPU is left out of that run, not counted at 0.
+        start.retain(|k, v| {
+            crate::profile::phase_cpu(*v, start_raw.get(k).copied().unwrap_or(0.0)).is_some()
+        });
         reloc.push(rl);
         init.push(it);
         mapping.push(map);

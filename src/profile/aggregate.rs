@@ -90,11 +90,8 @@ pub fn aggregate(
                 let v: f64 = segs.iter().filter_map(|s| corrected(s)).sum();
                 let raw_v: f64 = segs.iter().filter_map(|s| ns(&s.counters)).sum();
                 raw_cpu.push(raw_v);
-                // The bound makes one segment of a run (its cheapest per stop) exactly zero
-                // when the replays cost more: its work is below what a stop resolves, not
-                // measured as zero. Such a run is left out of that phase, and a phase with no
-                // run left has no CPU figure rather than 0.
-                if v > 0.0 || raw_v <= 0.0 {
+                // A phase with no run left ([`phase_cpu`]) has no CPU figure rather than 0.
+                if let Some(v) = phase_cpu(v, raw_v) {
                     cpu.push(v);
                     if run_total > 0.0 {
                         shares.push(v / run_total);
@@ -223,6 +220,15 @@ pub fn per_stop_ns(r: &Run, fallback: Option<f64>) -> Option<f64> {
 /// A segment's task-clock less its stops at `per_stop` ns each (None: not counted).
 pub fn corrected(s: &crate::record::Segment, per_stop: f64) -> Option<f64> {
     ns(&s.counters).map(|v| (v - s.stops as f64 * per_stop).max(0.0))
+}
+
+/// A phase's CPU in one run for its median: `corrected` when the stops' correction left some,
+/// or when the counters saw none either; None when the correction took counted CPU to zero
+/// (the bound of [`corrected`] makes a run's cheapest segment per stop exactly zero when the
+/// replays cost more): its work is below what a stop resolves, not measured as zero, and the
+/// run is left out of that phase. The phase table and `compare`'s start-up change both use it.
+pub fn phase_cpu(corrected: f64, raw: f64) -> Option<f64> {
+    (corrected > 0.0 || raw <= 0.0).then_some(corrected)
 }
 
 /// Least-squares slope of y on x; None without two distinct x values.

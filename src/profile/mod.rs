@@ -27,7 +27,7 @@ pub mod phase_weighted;
 mod sampled;
 
 use aggregate::ns;
-pub use aggregate::{aggregate, per_stop_ns};
+pub use aggregate::{aggregate, corrected, per_stop_ns, phase_cpu};
 use ld_debug::ld_debug_statistics;
 pub use ld_debug::parse_ld_debug;
 pub(crate) use sampled::{sampled_runs, SampledRuns};
