@@ -3,9 +3,12 @@
 //!
 //! Oracles, both from ldcost's own sampled runs (cpu-clock call chains, kernel frames named
 //! from kallsyms), which are measured independently of the phase table's counters:
-//! * the `exec: kernel` category's µs per exec (pooled share × CPU of the sampled runs) and the
-//!   kernel-exec phase's median (task-clock read at the execve-enter and exec stops of the
-//!   measured runs) agree within a wide factor (2.5×). Counted from enable-on-exec, as before,
+//! * the `exec: kernel` category's µs per exec and the kernel-exec phase's median (task-clock
+//!   read at the execve-enter and exec stops of the measured runs) less the faults execve takes
+//!   (the `kernel exec` row's fault cells) agree within a wide factor (2.5×). Since the shares
+//!   are phase-weighted, the category's µs carry the phase's own CPU: what this checks is the
+//!   composition of the exec span's samples (exec: kernel and faults, little else; 0.89-1.02
+//!   on 2026-12-05), not the phase's reach, which the counted_from field above pins. Counted from enable-on-exec, as before,
 //!   the phase was 0.028 ms against 367 µs for rustc (0.08×): most of execve was missed.
 //! * in `--folded`, the exec-kernel stacks through `exec_mmap → mmput` (inlined here:
 //!   `begin_new_exec → __mmput → exit_mmap`; the old image's
@@ -29,6 +32,9 @@ use common::{cc, ldcost, running_as_root, skip, tools, write};
 struct ExecFigures {
     /// Median CPU ns of the kernel-exec phase, and its 95% CI.
     phase_ns: f64,
+    /// The page faults execve takes: the fault cells of the phase × category table's
+    /// `kernel exec` row (faults are their own category whoever takes them), ns per exec.
+    faults_ns: f64,
     phase_ci: (f64, f64),
     /// `exec: kernel` ns per exec, and its 95% CI.
     category_ns: f64,
@@ -169,6 +175,19 @@ fn exec_figures(dir: &Path, argv: &[&str], sample_runs: &str) -> ExecFigures {
     parts_add_up(cat, &p["breakdown"]["exec_kernel_parts"]);
     ExecFigures {
         phase_ns: phase["task_clock_ns"]["median"].as_f64().unwrap(),
+        faults_ns: p["breakdown"]["phase_table"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|r| r["span"] == "kernel exec")
+            .flat_map(|r| r["categories"].as_array().into_iter().flatten())
+            .filter(|c| {
+                c["category"]
+                    .as_str()
+                    .is_some_and(|k| k.ends_with("_fault"))
+            })
+            .filter_map(|c| c["ns_per_exec_or_fork"].as_f64())
+            .sum(),
         phase_ci: pair(&phase["task_clock_ns"]["ci95"]),
         category_ns: cat["ns_per_exec_or_fork"]["value"].as_f64().unwrap(),
         category_ci: pair(&cat["ns_per_exec_or_fork"]["ci95"]),
@@ -182,13 +201,17 @@ fn exec_figures(dir: &Path, argv: &[&str], sample_runs: &str) -> ExecFigures {
 /// exec is ~40 µs of CPU on an Intel host of 2026-12-05 (6 exec-kernel samples in 30 runs).
 fn check(name: &str, dir: &Path, argv: &[&str], sample_runs: &str) {
     let f = exec_figures(dir, argv, sample_runs);
-    let ratio = f.phase_ns / f.category_ns;
+    // The category is the phase less the faults execve takes (docs/taxonomy.md: faults are
+    // their own category; a trivial static exec's are a fifth to a half of it): CI 2026-12-05
+    // read a whole phase of 55.2 µs against 22.1 µs, 2.50×.
+    let ratio = (f.phase_ns - f.faults_ns) / f.category_ns;
     eprintln!(
-        "{name}: kernel-exec phase {:.1} µs [{:.1}, {:.1}], exec: kernel {:.1} µs [{:.1}, {:.1}] \
-         (phase/category {ratio:.2}); exec-kernel samples {} of which through exec_mmap→mmput {}",
+        "{name}: kernel-exec phase {:.1} µs [{:.1}, {:.1}] less execve's faults {:.1}, exec: kernel {:.1} µs [{:.1}, {:.1}] \
+         (phase less faults / category {ratio:.2}); exec-kernel samples {} of which through exec_mmap→mmput {}",
         f.phase_ns / 1e3,
         f.phase_ci.0 / 1e3,
         f.phase_ci.1 / 1e3,
+        f.faults_ns / 1e3,
         f.category_ns / 1e3,
         f.category_ci.0 / 1e3,
         f.category_ci.1 / 1e3,
@@ -211,9 +234,10 @@ fn check(name: &str, dir: &Path, argv: &[&str], sample_runs: &str) {
     );
     assert!(
         (0.4..=2.5).contains(&ratio),
-        "{name}: the kernel-exec phase ({:.1} µs) and the sampled exec: kernel ({:.1} µs per \
-         exec) disagree by {ratio:.2}×: the phase does not cover the whole execve",
-        f.phase_ns / 1e3,
+        "{name}: the kernel-exec phase less execve's faults ({:.1} µs) and the sampled exec: \
+         kernel ({:.1} µs per exec) disagree by {ratio:.2}×: the phase does not cover the whole \
+         execve",
+        (f.phase_ns - f.faults_ns) / 1e3,
         f.category_ns / 1e3
     );
 }
