@@ -230,6 +230,15 @@ pub struct Run {
     /// untraced runs, older recordings, or when `/proc/PID/pagemap` could not be read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub breakpoint_pages: Option<u64>,
+    /// Traced runs: the target's CPU after its exit stop that its per-task counters did not
+    /// count, in ns: its own thread's CPU by the scheduler (`/proc/PID/schedstat`) from the
+    /// exit stop to its death (read at the zombie, before it is reaped) less the task-clock
+    /// its counter added over the same span. That is the exit teardown on kernels whose
+    /// `do_exit` stops a task's perf events before it frees the address space (6.18 here:
+    /// ~40-130 µs for a trivial dynamic program), ~0 elsewhere. None for untraced runs, older
+    /// recordings, a run whose death was not seen as a zombie, or without schedstat.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_uncounted_ns: Option<u64>,
 }
 
 /// Where a run's CPU-feature detection phase ([`Phase::CpuFeatures`]) was cut, or why not.

@@ -88,7 +88,7 @@ mod sources;
 pub mod tasks;
 
 pub use counters::{machine_counting, machine_support, CounterSet};
-pub use cputime::{cpu_times, user_kernel_split, CpuTimes};
+pub use cputime::{cpu_times, thread_cpu_ns, user_kernel_split, CpuTimes};
 pub use error::{is_perf_privileged, paranoid_hint, read_paranoid_level, PerfError, PARANOID_PATH};
 pub use sampler::{Recording, Sampler, SamplerConfig, SamplerError, Scope};
 pub use snapshot::Snapshot;

@@ -181,6 +181,12 @@ pub fn aggregate(
                 .filter_map(|r| r.children.as_ref().and_then(ns))
                 .collect::<Vec<_>>(),
         ),
+        exit_uncounted_ns: summarize(
+            &measured
+                .iter()
+                .filter_map(|r| r.exit_uncounted_ns.map(|e| e as f64))
+                .collect::<Vec<_>>(),
+        ),
         user_ns: summarize(
             &measured
                 .iter()

@@ -172,6 +172,11 @@ pub struct ProfileSection {
     pub endings: Vec<Ending>,
     /// CPU time of threads and child processes, counted apart (median over runs).
     pub children_task_clock_ns: Option<Summary>,
+    /// The target's exit teardown that its per-task counters do not see (median over the
+    /// measured runs of [`crate::record::Run::exit_uncounted_ns`]): in the CPU per exec the
+    /// category shares are scaled to, not in the phases. None when no run measured it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_uncounted_ns: Option<Summary>,
     /// The kernel's tick-sampled user and kernel CPU time of the whole process (medians).
     pub user_ns: Option<Summary>,
     pub kernel_ns: Option<Summary>,
@@ -325,6 +330,12 @@ pub fn profile(cfg: &ProfileConfig) -> Result<ProfileSection, RunError> {
         })
         .collect();
     let mut section = aggregate(cfg, detail, raw, ld_debug, counters);
+    // The exit teardown no counter sees (6.18 stops a task's events before its exit frees its
+    // memory), measured by the scheduler in the per-object runs: part of the CPU per exec.
+    let cpu: Vec<f64> = cpu
+        .iter()
+        .map(|c| c + section.exit_uncounted_ns.as_ref().map_or(0.0, |e| e.median))
+        .collect();
     section.counting = counting;
     section.followed = cfg.chain.clone().unwrap_or_default();
     section.pinned_cpu = Some(crate::trace::pin::cpu());

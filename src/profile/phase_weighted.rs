@@ -85,13 +85,17 @@ pub struct MeasuredStrata {
     /// Whether [`OUTSIDE`]'s CPU came from uninstrumented runs (the per-object runs' own
     /// counters stop at the exit stop, so they cannot see the exit path after it).
     pub outside_from_reference: bool,
+    /// The median exit teardown after the counters stop ([`Run::exit_uncounted_ns`]) that
+    /// [`OUTSIDE`]'s CPU includes; None when no run measured it.
+    pub exit_uncounted_ns: Option<f64>,
 }
 
 /// The strata of the per-object runs in `raw`: each span's task-clock less its stops (as the
 /// phase table corrects them), its threads' and children's ([`CHILDREN`]), and [`OUTSIDE`]:
 /// the median uninstrumented run's own CPU less this run's corrected spans when `raw` has
 /// uninstrumented runs (they count the exit path after the exit stop), else the run's own
-/// total less its spans' raw task-clock (zero when its counters stop at the exit stop).
+/// total less its spans' raw task-clock (zero when its counters stop at the exit stop); either
+/// way with the run's exit teardown after its counters stopped ([`Run::exit_uncounted_ns`]).
 pub fn measured_strata(raw: &[Run]) -> MeasuredStrata {
     let mut m = MeasuredStrata::default();
     let plain: Vec<f64> = raw
@@ -101,6 +105,12 @@ pub fn measured_strata(raw: &[Run]) -> MeasuredStrata {
         .collect();
     let plain = median(&plain);
     m.outside_from_reference = plain.is_some();
+    m.exit_uncounted_ns = median(
+        &raw.iter()
+            .filter(|r| r.instrumentation == Instrumentation::PerObject)
+            .filter_map(|r| r.exit_uncounted_ns.map(|e| e as f64))
+            .collect::<Vec<_>>(),
+    );
     for r in raw
         .iter()
         .filter(|r| r.instrumentation == Instrumentation::PerObject)
@@ -126,7 +136,9 @@ pub fn measured_strata(raw: &[Run]) -> MeasuredStrata {
             (None, None) => None,
         };
         if let Some(o) = outside {
-            w.insert(OUTSIDE.into(), o.max(0.0));
+            // With the exit teardown after the counters stopped, which no total above counts.
+            let exit = r.exit_uncounted_ns.map_or(0.0, |e| e as f64);
+            w.insert(OUTSIDE.into(), o.max(0.0) + exit);
         }
         w.insert(
             CHILDREN.into(),
@@ -274,6 +286,8 @@ pub struct Weighted {
     pub kinds: BTreeMap<String, String>,
     /// As [`MeasuredStrata::outside_from_reference`].
     pub outside_from_reference: bool,
+    /// As [`MeasuredStrata::exit_uncounted_ns`].
+    pub exit_uncounted_ns: Option<f64>,
 }
 
 /// The phase-weighted shares of `units` (one per sampled run) by `measured`'s CPU; intervals
@@ -340,6 +354,7 @@ pub fn weighted(units: &[UnitCounts], measured: &MeasuredStrata) -> Weighted {
         borrowed,
         kinds: measured.kinds.clone(),
         outside_from_reference: measured.outside_from_reference,
+        exit_uncounted_ns: measured.exit_uncounted_ns,
     }
 }
 
@@ -481,9 +496,15 @@ pub fn apply(b: &mut Breakdown, w: &Weighted, cpu_ns: f64, measured_runs: usize)
         .find(|s| s.span == OUTSIDE)
         .map_or((0, 0.0), |s| (s.samples, s.cpu_ns));
     if n > 0 {
+        let exit = w.exit_uncounted_ns.map_or(String::new(), |e| {
+            format!(
+                ", with the exit teardown after the counters stop, {:.1} µs by the scheduler",
+                e / 1e3
+            )
+        });
         b.notes.push(if cpu > 0.0 {
             format!(
-                "{n} samples after the exit stop or between phases stand for the CPU outside every phase ({:.1} µs: {})",
+                "{n} samples after the exit stop or between phases stand for the CPU outside every phase ({:.1} µs: {}{exit})",
                 cpu / 1e3,
                 if w.outside_from_reference {
                     "the runs without ptrace less the measured phases"

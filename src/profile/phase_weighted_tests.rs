@@ -39,6 +39,7 @@ fn measured(runs: usize) -> MeasuredStrata {
             })
             .collect(),
         outside_from_reference: true,
+        exit_uncounted_ns: None,
     }
 }
 
@@ -251,4 +252,49 @@ fn applied_rows_add_up_to_the_categories_with_a_borrowed_row() {
         .iter()
         .any(|n| n.contains("left out") && n.contains("entry to main")));
     assert!(b.phase_table.iter().all(|r| r.span != "entry to main"));
+}
+
+/// A run as `ldcost profile --json` writes it: one kernel-exec segment of `exec_ns` task-clock
+/// (no stops to correct), the whole run's `total_ns`, and the exit teardown its counters missed.
+fn run(instrumentation: &str, exec_ns: u64, total_ns: u64, exit: Option<u64>) -> Run {
+    let snap = |t: u64| serde_json::json!({"task_clock_ns": t, "page_faults": 0});
+    let segments = if instrumentation == "per-object" {
+        serde_json::json!([{"phase": "kernel-exec", "object": null, "wall_ns": exec_ns,
+            "counters": snap(exec_ns), "stops": 0}])
+    } else {
+        serde_json::json!([])
+    };
+    serde_json::from_value(serde_json::json!({
+        "instrumentation": instrumentation, "segments": segments, "total": snap(total_ns),
+        "wall_ns": total_ns, "ending": {"how": "exited", "value": 0}, "stops": 0,
+        "exit_uncounted_ns": exit,
+    }))
+    .expect("a run document")
+}
+
+#[test]
+fn the_exit_teardown_the_counters_miss_is_in_the_outside_stratum() {
+    // Untraced runs counted 300 µs; the per-object run's phases 280 µs, and after its exit
+    // stop the scheduler saw 60 µs more than its counter: outside = 300 - 280 + 60.
+    let raw = [
+        run("none", 0, 300_000, None),
+        run("per-object", 280_000, 280_000, Some(60_000)),
+    ];
+    let m = measured_strata(&raw);
+    assert_eq!(m.runs[0][OUTSIDE], 80_000.0);
+    assert_eq!(m.exit_uncounted_ns, Some(60_000.0));
+    // Phases that take more than the untraced total leave only the exit outside.
+    let raw = [
+        run("none", 0, 250_000, None),
+        run("per-object", 280_000, 280_000, Some(60_000)),
+    ];
+    assert_eq!(measured_strata(&raw).runs[0][OUTSIDE], 60_000.0);
+    // Without the measurement (older recordings, another kernel): as before.
+    let raw = [
+        run("none", 0, 300_000, None),
+        run("per-object", 280_000, 280_000, None),
+    ];
+    let m = measured_strata(&raw);
+    assert_eq!(m.runs[0][OUTSIDE], 20_000.0);
+    assert_eq!(m.exit_uncounted_ns, None);
 }

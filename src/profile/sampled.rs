@@ -264,6 +264,15 @@ impl SampledRuns {
         if let Some(m) = measured_cpu_ns {
             crate::attribute::breakdown::scale_to_measured(&mut b, m);
             let strata = super::phase_weighted::measured_strata(measured_runs);
+            let exit = strata
+                .exit_uncounted_ns
+                .map(|e| {
+                    format!(
+                        ", the exit teardown after the counters stop {:.1} µs of it",
+                        e / 1e3
+                    )
+                })
+                .unwrap_or_default();
             if strata.runs.is_empty() {
                 b.notes.push(
                     "shares are pooled (a category's samples over all samples), not phase-weighted: no measured per-object runs were given to weight the phases by".into(),
@@ -291,7 +300,7 @@ impl SampledRuns {
                 .map(|e| format!(" (their execve {:.1} µs)", e.median / 1e3))
                 .unwrap_or_default();
             b.notes.push(format!(
-                "µs per exec = share × the CPU per run without ptrace or sampling ({:.1} µs); the sampled runs took {:.1} µs{exec}, with the measured runs' boundaries ({stops:.0} ptrace stops) and the sampler",
+                "µs per exec = share × the CPU per run without ptrace or sampling ({:.1} µs{exit}); the sampled runs took {:.1} µs{exec}, with the measured runs' boundaries ({stops:.0} ptrace stops) and the sampler",
                 m / 1e3,
                 s / 1e3
             ));

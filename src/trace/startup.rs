@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use nix::sys::ptrace;
 use nix::sys::signal::Signal;
-use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
+use nix::sys::wait::{waitid, waitpid, Id, WaitPidFlag, WaitStatus};
 use nix::unistd::Pid;
 
 use super::breakpoint::{read_u64, Breakpoints};
@@ -237,10 +237,28 @@ pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunEr
     let mut forked: Vec<Forked> = Vec::new();
     // What each replayed stop cost the target (per-object runs: stopcost).
     let mut stop_costs_ns: Vec<u64> = Vec::new();
+    // The target's own CPU by the scheduler at its exit stop and at its death: the exit
+    // teardown its counters do not see (Run::exit_uncounted_ns).
+    let (mut cpu_at_exit_stop, mut cpu_at_death) = (None, None);
     loop {
         if super::interrupted() {
             tracee.kill();
             return Err(TraceError::Interrupted.into());
+        }
+        if cpu_at_exit_stop.is_some() && cpu_at_death.is_none() {
+            // Past the exit stop: when the next event is the target's death, it is read as a
+            // zombie (WNOWAIT leaves it to the wait below), its CPU final and /proc/PID there.
+            let any = WaitPidFlag::WEXITED
+                | WaitPidFlag::WSTOPPED
+                | WaitPidFlag::__WALL
+                | WaitPidFlag::WNOWAIT;
+            if let Ok(WaitStatus::Exited(p, _) | WaitStatus::Signaled(p, _, _)) =
+                waitid(Id::All, any)
+            {
+                if p == pid {
+                    cpu_at_death = crate::perf::thread_cpu_ns(pid.as_raw());
+                }
+            }
         }
         let waited = waitpid(Pid::from_raw(-1), Some(WaitPidFlag::__WALL));
         if let Ok(st) = &waited {
@@ -285,6 +303,7 @@ pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunEr
                     stops,
                     counters.read()?,
                 ));
+                cpu_at_exit_stop = crate::perf::thread_cpu_ns(pid.as_raw());
                 // /proc/PID still describes the whole process here (it has not exited yet).
                 user_kernel_ns = crate::perf::cpu_times(pid.as_raw())
                     .map(|c| c.since(cpu_at_exec.as_ref()))
@@ -477,6 +496,19 @@ pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunEr
     drop(watchdog);
     let wall = t0.elapsed();
     let total = marks.last().map(|m| m.counters.clone()).unwrap_or_default();
+    // After the exit stop: the scheduler's CPU less what the counters still counted (both
+    // differences over the same short span, so steal and IRQ time, which task-clock counts and
+    // the scheduler's runtime does not, barely enter).
+    let exit_uncounted_ns = match (cpu_at_exit_stop, cpu_at_death) {
+        (Some(a), Some(b)) => {
+            let counted = counters
+                .read()
+                .ok()
+                .and_then(|f| Some(f.task_clock_ns?.saturating_sub(total.task_clock_ns?)));
+            counted.map(|c| b.saturating_sub(a).saturating_sub(c))
+        }
+        _ => None,
+    };
     let children = inherited
         .as_mut()
         .and_then(|c| c.read().ok())
@@ -506,6 +538,7 @@ pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunEr
             cpu_features,
             stop_costs_ns,
             breakpoint_pages: bps.pages_brought_in(),
+            exit_uncounted_ns,
         },
         detail,
     ))
@@ -563,5 +596,6 @@ pub fn run_uninstrumented(cmd: &Command, timeout: Option<Duration>) -> Result<Ru
         cpu_features: None,
         stop_costs_ns: Vec::new(),
         breakpoint_pages: None,
+        exit_uncounted_ns: None,
     })
 }
