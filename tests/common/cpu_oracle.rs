@@ -198,3 +198,55 @@ pub fn ldcost_share(doc: &serde_json::Value) -> Option<(f64, bool, String)> {
         ),
     ))
 }
+
+/// ldcost's side as its report reads (phase-weighted, `-n` ≥ 2): CPU feature detection's µs
+/// per exec, its share of the CPU per exec outside the kernel-exec phase (as [`PerfShare`]
+/// leaves execve out: the kernel-exec row of the phase × category table, faults taken inside
+/// execve included), and the report's top category with its margin over the next.
+#[derive(Debug, Clone)]
+pub struct Weighted {
+    pub cpu_ns: f64,
+    pub outside_exec_ns: f64,
+    pub top: String,
+    pub margin: f64,
+}
+
+impl Weighted {
+    pub fn share(&self) -> f64 {
+        self.cpu_ns / self.outside_exec_ns.max(1.0)
+    }
+}
+
+pub fn ldcost_weighted(doc: &serde_json::Value) -> Option<Weighted> {
+    let b = &doc["profile"]["breakdown"];
+    let per_exec = b["cpu_ns_per_unit"].as_f64()?;
+    let exec_ns: f64 = b["phase_table"]
+        .as_array()?
+        .iter()
+        .filter(|r| r["phase"] == "kernel exec")
+        .filter_map(|r| r["ns_per_exec_or_fork"].as_f64())
+        .sum();
+    let mut cats: Vec<(String, f64)> = b["categories"]
+        .as_array()?
+        .iter()
+        .map(|c| {
+            (
+                c["category"].as_str().unwrap_or("").to_string(),
+                c["ns_per_exec_or_fork"]["value"].as_f64().unwrap_or(0.0),
+            )
+        })
+        .collect();
+    cats.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let cpu_ns = cats
+        .iter()
+        .find(|c| c.0 == "cpu_features")
+        .map_or(0.0, |c| c.1);
+    let (top, first) = cats.first().cloned()?;
+    let second = cats.get(1).map_or(0.0, |c| c.1);
+    Some(Weighted {
+        cpu_ns,
+        outside_exec_ns: per_exec - exec_ns,
+        top,
+        margin: first / second.max(1.0),
+    })
+}
