@@ -243,7 +243,7 @@ pub fn measure_with_stacks(cfg: &CompareConfig) -> Result<Measured, Error> {
                 let mut d = Document::deps(&target.to_string_lossy(), c, Some(m));
                 if exec {
                     let raw = std::mem::take(&mut raws[i]);
-                    let cpu = uninstrumented_cpu(&raw);
+                    let cpu = crate::profile::cpu_per_exec(&raw);
                     let mut sec =
                         aggregate(&s.profile, details[i].clone(), raw, None, counters.clone());
                     sec.prediction = Some(pred);
@@ -256,7 +256,7 @@ pub fn measure_with_stacks(cfg: &CompareConfig) -> Result<Measured, Error> {
                 let mut d = Document::empty(&target.to_string_lossy());
                 if exec {
                     let raw = std::mem::take(&mut raws[i]);
-                    let cpu = uninstrumented_cpu(&raw);
+                    let cpu = crate::profile::cpu_per_exec(&raw);
                     let mut sec =
                         aggregate(&s.profile, details[i].clone(), raw, None, counters.clone());
                     sample_side(sampled[i].take(), cpu, &mut sec, &mut folded[i]);
@@ -303,16 +303,6 @@ fn run_bar(cfg: &CompareConfig) -> Bar {
         .sum::<usize>();
     let total = 2 * p.warmup + 2 * p.runs.max(1) * per_round + sampled;
     Bar::new("ldcost compare", total as u64, "runs")
-}
-
-/// CPU per exec of the uninstrumented runs (the target, its threads and children): what the
-/// sampled shares are scaled to, as in `profile`.
-fn uninstrumented_cpu(raw: &[Run]) -> Vec<f64> {
-    let ns = |s: &crate::perf::Snapshot| s.task_clock_ns.map(|v| v as f64);
-    raw.iter()
-        .filter(|r| r.instrumentation == Instrumentation::None)
-        .filter_map(|r| Some(ns(&r.total)? + r.children.as_ref().and_then(ns).unwrap_or(0.0)))
-        .collect()
 }
 
 /// One side's sampled exec runs so far, or why they stopped.

@@ -249,3 +249,22 @@ pub(super) fn slope(points: &[(f64, f64)]) -> Option<f64> {
     let sxy: f64 = points.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
     (sxx > 0.0).then(|| sxy / sxx)
 }
+
+/// The CPU per exec that sampled shares are scaled to, one figure per run without ptrace: the
+/// target's task-clock with its threads' and children's, plus the median exit teardown the
+/// per-object runs' counters missed ([`Run::exit_uncounted_ns`], 6.18 stops a task's events
+/// before its exit frees its memory). `profile` and `compare` both scale by it.
+pub fn cpu_per_exec(raw: &[Run]) -> Vec<f64> {
+    let exits: Vec<f64> = raw
+        .iter()
+        .filter(|r| r.instrumentation == Instrumentation::PerObject)
+        .filter_map(|r| r.exit_uncounted_ns.map(|e| e as f64))
+        .collect();
+    let exit = crate::attribute::stats::median(&exits).unwrap_or(0.0);
+    raw.iter()
+        .filter(|r| r.instrumentation == Instrumentation::None)
+        .filter_map(|r| {
+            Some(ns(&r.total)? + r.children.as_ref().and_then(ns).unwrap_or(0.0) + exit)
+        })
+        .collect()
+}

@@ -26,8 +26,7 @@ mod ld_debug;
 pub mod phase_weighted;
 mod sampled;
 
-use aggregate::ns;
-pub use aggregate::{aggregate, corrected, per_stop_ns, phase_cpu};
+pub use aggregate::{aggregate, corrected, cpu_per_exec, per_stop_ns, phase_cpu};
 use ld_debug::ld_debug_statistics;
 pub use ld_debug::parse_ld_debug;
 pub(crate) use sampled::{sampled_runs, SampledRuns};
@@ -319,23 +318,10 @@ pub fn profile(cfg: &ProfileConfig) -> Result<ProfileSection, RunError> {
     };
     let (counting, _) = machine_counting();
     let counters = counter_support();
-    // CPU per exec (the target and its threads and children), without ptrace: what the
-    // sampled shares are scaled to.
-    let cpu: Vec<f64> = raw
-        .iter()
-        .filter(|r| r.instrumentation == Instrumentation::None)
-        .filter_map(|r| {
-            let own = ns(&r.total)?;
-            Some(own + r.children.as_ref().and_then(ns).unwrap_or(0.0))
-        })
-        .collect();
+    // CPU per exec without ptrace (the target, its threads and children, and the exit teardown
+    // no counter sees): what the sampled shares are scaled to.
+    let cpu = cpu_per_exec(&raw);
     let mut section = aggregate(cfg, detail, raw, ld_debug, counters);
-    // The exit teardown no counter sees (6.18 stops a task's events before its exit frees its
-    // memory), measured by the scheduler in the per-object runs: part of the CPU per exec.
-    let cpu: Vec<f64> = cpu
-        .iter()
-        .map(|c| c + section.exit_uncounted_ns.as_ref().map_or(0.0, |e| e.median))
-        .collect();
     section.counting = counting;
     section.followed = cfg.chain.clone().unwrap_or_default();
     section.pinned_cpu = Some(crate::trace::pin::cpu());
