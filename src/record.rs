@@ -230,6 +230,11 @@ pub struct Run {
     /// untraced runs, older recordings, or when `/proc/PID/pagemap` could not be read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub breakpoint_pages: Option<u64>,
+    /// Traced runs: the target's own CPU after its exit stop, in ns, by the scheduler
+    /// (`/proc/PID/schedstat` at the exit stop and at the zombie, before it is reaped): its
+    /// exit, whether its counters saw it or not. None as for `exit_uncounted_ns`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_ns: Option<u64>,
     /// Traced runs: the target's CPU after its exit stop that its per-task counters did not
     /// count, in ns: its own thread's CPU by the scheduler (`/proc/PID/schedstat`) from the
     /// exit stop to its death (read at the zombie, before it is reaped) less the task-clock

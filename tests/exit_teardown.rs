@@ -9,7 +9,8 @@
 //! beside 40 samples of it (11% of the sampled CPU).
 //!
 //! ldcost reads the scheduler's CPU of the target at its exit stop and at its zombie
-//! (`raw[].exit_uncounted_ns`, `profile.exit_uncounted_ns`). Checked here, with a program that
+//! (`raw[].exit_ns`; less what the counter still counted, `raw[].exit_uncounted_ns` and its
+//! median `profile.exit_uncounted_ns`). Checked here, with a program that
 //! touches 128 MiB and leaves it to the exit:
 //!
 //! - against `perf record -a -g` (which sees the exit): the samples of the program whose
@@ -100,9 +101,14 @@ fn uncounted(doc: &Value) -> f64 {
         .iter()
         .filter(|r| r["instrumentation"] == "per-object")
         .map(|r| {
-            r["exit_uncounted_ns"]
+            let part = r["exit_uncounted_ns"]
                 .as_f64()
-                .unwrap_or_else(|| panic!("a per-object run without exit_uncounted_ns: {r}"))
+                .unwrap_or_else(|| panic!("a per-object run without exit_uncounted_ns: {r}"));
+            let whole = r["exit_ns"]
+                .as_f64()
+                .unwrap_or_else(|| panic!("a per-object run without exit_ns: {r}"));
+            assert!(part <= whole, "uncounted {part} ns of an exit of {whole} ns");
+            part
         })
         .collect();
     assert_eq!(runs.len(), 3, "three measured runs");

@@ -88,14 +88,17 @@ pub struct MeasuredStrata {
     /// The median exit teardown after the counters stop ([`Run::exit_uncounted_ns`]) that
     /// [`OUTSIDE`]'s CPU includes; None when no run measured it.
     pub exit_uncounted_ns: Option<f64>,
+    /// Whether [`OUTSIDE`]'s CPU is the runs' exit measured by the scheduler
+    /// ([`Run::exit_ns`]) rather than a difference of totals.
+    pub exit_measured: bool,
 }
 
 /// The strata of the per-object runs in `raw`: each span's task-clock less its stops (as the
 /// phase table corrects them), its threads' and children's ([`CHILDREN`]), and [`OUTSIDE`]:
 /// the median uninstrumented run's own CPU less this run's corrected spans when `raw` has
 /// uninstrumented runs (they count the exit path after the exit stop), else the run's own
-/// total less its spans' raw task-clock (zero when its counters stop at the exit stop); either
-/// way with the run's exit teardown after its counters stopped ([`Run::exit_uncounted_ns`]).
+/// total less its spans' raw task-clock (zero when its counters stop at the exit stop); but
+/// when the run measured its exit by the scheduler ([`Run::exit_ns`]), that exit.
 pub fn measured_strata(raw: &[Run]) -> MeasuredStrata {
     let mut m = MeasuredStrata::default();
     let plain: Vec<f64> = raw
@@ -105,6 +108,9 @@ pub fn measured_strata(raw: &[Run]) -> MeasuredStrata {
         .collect();
     let plain = median(&plain);
     m.outside_from_reference = plain.is_some();
+    m.exit_measured = raw
+        .iter()
+        .any(|r| r.instrumentation == Instrumentation::PerObject && r.exit_ns.is_some());
     m.exit_uncounted_ns = median(
         &raw.iter()
             .filter(|r| r.instrumentation == Instrumentation::PerObject)
@@ -130,19 +136,28 @@ pub fn measured_strata(raw: &[Run]) -> MeasuredStrata {
             spans_raw += raw_v;
             spans += v;
         }
-        let outside = match (plain, ns(&r.total)) {
-            (Some(u), _) => Some(u - spans),
-            (None, Some(t)) => Some(t - spans_raw),
-            (None, None) => None,
+        // The exit measured by the scheduler is this stratum: its samples are the exit's, and a
+        // difference between the runs without ptrace and the spans is no stratum's (the scaling
+        // to the CPU per exec spreads it over all). Else, as before it was measured, that
+        // difference.
+        let outside = match (r.exit_ns, plain, ns(&r.total)) {
+            (Some(e), _, _) => Some(e as f64),
+            (None, Some(u), _) => Some(u - spans),
+            (None, None, Some(t)) => Some(t - spans_raw),
+            (None, None, None) => None,
         };
         if let Some(o) = outside {
-            // With the exit teardown after the counters stopped, which no total above counts.
-            let exit = r.exit_uncounted_ns.map_or(0.0, |e| e as f64);
-            w.insert(OUTSIDE.into(), o.max(0.0) + exit);
+            w.insert(OUTSIDE.into(), o.max(0.0));
         }
+        // The inherited counters' excess over the exit stop holds the target's own exit as far
+        // as its counter saw it: that part is in the exit above.
+        let counted_exit = match (r.exit_ns, r.exit_uncounted_ns) {
+            (Some(e), Some(u)) => e.saturating_sub(u) as f64,
+            _ => 0.0,
+        };
         w.insert(
             CHILDREN.into(),
-            r.children.as_ref().and_then(ns).unwrap_or(0.0),
+            (r.children.as_ref().and_then(ns).unwrap_or(0.0) - counted_exit).max(0.0),
         );
         m.runs.push(w);
     }
@@ -288,6 +303,8 @@ pub struct Weighted {
     pub outside_from_reference: bool,
     /// As [`MeasuredStrata::exit_uncounted_ns`].
     pub exit_uncounted_ns: Option<f64>,
+    /// As [`MeasuredStrata::exit_measured`].
+    pub exit_measured: bool,
 }
 
 /// The phase-weighted shares of `units` (one per sampled run) by `measured`'s CPU; intervals
@@ -355,6 +372,7 @@ pub fn weighted(units: &[UnitCounts], measured: &MeasuredStrata) -> Weighted {
         kinds: measured.kinds.clone(),
         outside_from_reference: measured.outside_from_reference,
         exit_uncounted_ns: measured.exit_uncounted_ns,
+        exit_measured: measured.exit_measured,
     }
 }
 
@@ -496,15 +514,15 @@ pub fn apply(b: &mut Breakdown, w: &Weighted, cpu_ns: f64, measured_runs: usize)
         .find(|s| s.span == OUTSIDE)
         .map_or((0, 0.0), |s| (s.samples, s.cpu_ns));
     if n > 0 {
-        let exit = w.exit_uncounted_ns.map_or(String::new(), |e| {
+        b.notes.push(if let (true, Some(e)) = (w.exit_measured, w.exit_uncounted_ns) {
             format!(
-                ", with the exit teardown after the counters stop, {:.1} µs by the scheduler",
+                "{n} samples after the exit stop or between phases stand for the CPU outside every phase ({:.1} µs: the target's own CPU after its exit stop, by the scheduler; {:.1} µs of it after its counters stopped)",
+                cpu / 1e3,
                 e / 1e3
             )
-        });
-        b.notes.push(if cpu > 0.0 {
+        } else if cpu > 0.0 {
             format!(
-                "{n} samples after the exit stop or between phases stand for the CPU outside every phase ({:.1} µs: {}{exit})",
+                "{n} samples after the exit stop or between phases stand for the CPU outside every phase ({:.1} µs: {})",
                 cpu / 1e3,
                 if w.outside_from_reference {
                     "the runs without ptrace less the measured phases"

@@ -40,6 +40,7 @@ fn measured(runs: usize) -> MeasuredStrata {
             .collect(),
         outside_from_reference: true,
         exit_uncounted_ns: None,
+        exit_measured: false,
     }
 }
 
@@ -255,8 +256,16 @@ fn applied_rows_add_up_to_the_categories_with_a_borrowed_row() {
 }
 
 /// A run as `ldcost profile --json` writes it: one kernel-exec segment of `exec_ns` task-clock
-/// (no stops to correct), the whole run's `total_ns`, and the exit teardown its counters missed.
-fn run(instrumentation: &str, exec_ns: u64, total_ns: u64, exit: Option<u64>) -> Run {
+/// (no stops to correct), the whole run's `total_ns`, its threads' and children's `children_ns`
+/// (the target's own exit as far as its counter saw it among them), and its exit by the
+/// scheduler with the part of it the counters missed.
+fn run(
+    instrumentation: &str,
+    exec_ns: u64,
+    total_ns: u64,
+    children_ns: u64,
+    exit: Option<(u64, u64)>,
+) -> Run {
     let snap = |t: u64| serde_json::json!({"task_clock_ns": t, "page_faults": 0});
     let segments = if instrumentation == "per-object" {
         serde_json::json!([{"phase": "kernel-exec", "object": null, "wall_ns": exec_ns,
@@ -267,34 +276,47 @@ fn run(instrumentation: &str, exec_ns: u64, total_ns: u64, exit: Option<u64>) ->
     serde_json::from_value(serde_json::json!({
         "instrumentation": instrumentation, "segments": segments, "total": snap(total_ns),
         "wall_ns": total_ns, "ending": {"how": "exited", "value": 0}, "stops": 0,
-        "exit_uncounted_ns": exit,
+        "children": snap(children_ns),
+        "exit_ns": exit.map(|e| e.0), "exit_uncounted_ns": exit.map(|e| e.1),
     }))
     .expect("a run document")
 }
 
 #[test]
-fn the_exit_teardown_the_counters_miss_is_in_the_outside_stratum() {
-    // Untraced runs counted 300 µs; the per-object run's phases 280 µs, and after its exit
-    // stop the scheduler saw 60 µs more than its counter: outside = 300 - 280 + 60.
+fn the_exit_by_the_scheduler_is_the_outside_stratum() {
+    // Untraced runs counted 300 µs; the per-object run's phases 280 µs; after its exit stop the
+    // scheduler saw 66 µs, 60 of them after its counter stopped (the other 6 are in its
+    // inherited counters' excess, with no thread or child of its own).
     let raw = [
-        run("none", 0, 300_000, None),
-        run("per-object", 280_000, 280_000, Some(60_000)),
+        run("none", 0, 300_000, 6_000, None),
+        run(
+            "per-object",
+            280_000,
+            280_000,
+            6_000,
+            Some((66_000, 60_000)),
+        ),
     ];
     let m = measured_strata(&raw);
-    assert_eq!(m.runs[0][OUTSIDE], 80_000.0);
+    assert_eq!(m.runs[0][OUTSIDE], 66_000.0, "the exit, not 300 - 280");
+    assert_eq!(
+        m.runs[0][CHILDREN], 0.0,
+        "its own counted exit is not a child's"
+    );
     assert_eq!(m.exit_uncounted_ns, Some(60_000.0));
-    // Phases that take more than the untraced total leave only the exit outside.
+    assert!(m.exit_measured);
+    // The CPU per exec the shares are scaled to: the untraced runs and the uncounted exit.
+    assert_eq!(
+        super::super::cpu_per_exec(&raw),
+        vec![300_000.0 + 6_000.0 + 60_000.0]
+    );
+    // Without the measurement (older recordings): the untraced total less the spans.
     let raw = [
-        run("none", 0, 250_000, None),
-        run("per-object", 280_000, 280_000, Some(60_000)),
-    ];
-    assert_eq!(measured_strata(&raw).runs[0][OUTSIDE], 60_000.0);
-    // Without the measurement (older recordings, another kernel): as before.
-    let raw = [
-        run("none", 0, 300_000, None),
-        run("per-object", 280_000, 280_000, None),
+        run("none", 0, 300_000, 0, None),
+        run("per-object", 280_000, 280_000, 0, None),
     ];
     let m = measured_strata(&raw);
     assert_eq!(m.runs[0][OUTSIDE], 20_000.0);
     assert_eq!(m.exit_uncounted_ns, None);
+    assert!(!m.exit_measured);
 }

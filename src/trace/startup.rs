@@ -496,18 +496,19 @@ pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunEr
     drop(watchdog);
     let wall = t0.elapsed();
     let total = marks.last().map(|m| m.counters.clone()).unwrap_or_default();
-    // After the exit stop: the scheduler's CPU less what the counters still counted (both
-    // differences over the same short span, so steal and IRQ time, which task-clock counts and
-    // the scheduler's runtime does not, barely enter).
-    let exit_uncounted_ns = match (cpu_at_exit_stop, cpu_at_death) {
+    // After the exit stop: the target's own CPU by the scheduler, and that less what its counter
+    // still counted (both differences over the same short span, so steal and IRQ time, which
+    // task-clock counts and the scheduler's runtime does not, barely enter).
+    let (exit_ns, exit_uncounted_ns) = match (cpu_at_exit_stop, cpu_at_death) {
         (Some(a), Some(b)) => {
+            let whole = b.saturating_sub(a);
             let counted = counters
                 .read()
                 .ok()
                 .and_then(|f| Some(f.task_clock_ns?.saturating_sub(total.task_clock_ns?)));
-            counted.map(|c| b.saturating_sub(a).saturating_sub(c))
+            (Some(whole), counted.map(|c| whole.saturating_sub(c)))
         }
-        _ => None,
+        _ => (None, None),
     };
     let children = inherited
         .as_mut()
@@ -538,6 +539,7 @@ pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunEr
             cpu_features,
             stop_costs_ns,
             breakpoint_pages: bps.pages_brought_in(),
+            exit_ns,
             exit_uncounted_ns,
         },
         detail,
@@ -596,6 +598,7 @@ pub fn run_uninstrumented(cmd: &Command, timeout: Option<Duration>) -> Result<Ru
         cpu_features: None,
         stop_costs_ns: Vec::new(),
         breakpoint_pages: None,
+        exit_ns: None,
         exit_uncounted_ns: None,
     })
 }
