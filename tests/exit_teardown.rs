@@ -107,7 +107,10 @@ fn uncounted(doc: &Value) -> f64 {
             let whole = r["exit_ns"]
                 .as_f64()
                 .unwrap_or_else(|| panic!("a per-object run without exit_ns: {r}"));
-            assert!(part <= whole, "uncounted {part} ns of an exit of {whole} ns");
+            assert!(
+                part <= whole,
+                "uncounted {part} ns of an exit of {whole} ns"
+            );
             part
         })
         .collect();
@@ -138,14 +141,8 @@ fn perf_exit_ns(prog: &Path) -> Result<f64, String> {
         }
     }
     rec.stop()?;
-    let out = Command::new("perf")
-        .args(["script", "-F", "comm,ip,sym", "-i"])
-        .arg(&data)
-        .stderr(Stdio::null())
-        .output()
-        .map_err(|e| format!("perf script: {e}"))?;
+    let text = perf_record::script_frames(&data)?;
     let comm = prog.file_name().unwrap().to_string_lossy().into_owned();
-    let text = String::from_utf8_lossy(&out.stdout);
     let mut exit = 0u64;
     for block in text.split("\n\n") {
         let mut lines = block.lines().filter(|l| !l.trim().is_empty());

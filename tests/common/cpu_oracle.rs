@@ -6,7 +6,7 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use crate::perf_record::PerfRecord;
 
@@ -135,18 +135,10 @@ pub fn perf_loop(dir: &Path, prog: &Path, runs: u32, hz: &str) -> Result<PerfSha
     if !st.success() {
         return Err(format!("the loop of {} exited with {st}", prog.display()));
     }
-    let out = Command::new("perf")
-        .args(["script", "-F", "comm,ip,sym", "-i"])
-        .arg(&data)
-        .stderr(Stdio::null())
-        .output()
-        .map_err(|e| format!("perf script: {e}"))?;
+    let text = crate::perf_record::script_frames(&data)?;
     let _ = std::fs::remove_file(&data);
     let comm = prog.file_name().unwrap().to_string_lossy().into_owned();
-    Ok(classify_script(
-        &String::from_utf8_lossy(&out.stdout),
-        &comm,
-    ))
+    Ok(classify_script(&text, &comm))
 }
 
 /// ldcost's side, from its JSON document: the share of `cpu_features` among the exec samples

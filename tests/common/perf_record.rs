@@ -107,6 +107,19 @@ impl Drop for PerfRecord {
     }
 }
 
+/// `perf script -F comm,ip,sym` of `data`: one block per sample (the command on its first
+/// line, then one frame per line, leaf first), blocks separated by blank lines.
+#[allow(dead_code)]
+pub fn script_frames(data: &Path) -> Result<String, String> {
+    let out = Command::new("perf")
+        .args(["script", "-F", "comm,ip,sym", "-i"])
+        .arg(data)
+        .stderr(Stdio::null())
+        .output()
+        .map_err(|e| format!("perf script: {e}"))?;
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
 /// `perf script` of `data` classified by the oracle, restricted to `pid`'s tree and `window`:
 /// {category: samples} and the number of samples kept.
 pub fn oracle(data: &Path, pid: u64, window: (u64, u64)) -> (BTreeMap<String, u64>, u64) {
