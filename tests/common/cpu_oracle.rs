@@ -135,7 +135,7 @@ pub fn perf_loop(dir: &Path, prog: &Path, runs: u32, hz: &str) -> Result<PerfSha
     if !st.success() {
         return Err(format!("the loop of {} exited with {st}", prog.display()));
     }
-    let text = crate::perf_record::script_frames(&data)?;
+    let text = crate::perf_record::script_frames(&data, "comm,ip,sym")?;
     let _ = std::fs::remove_file(&data);
     let comm = prog.file_name().unwrap().to_string_lossy().into_owned();
     Ok(classify_script(&text, &comm))

@@ -107,12 +107,13 @@ impl Drop for PerfRecord {
     }
 }
 
-/// `perf script -F comm,ip,sym` of `data`: one block per sample (the command on its first
-/// line, then one frame per line, leaf first), blocks separated by blank lines.
+/// `perf script -F FIELDS` of `data` (`comm,ip,sym` or `comm,pid,ip,sym`): one block per
+/// sample (the command, and the pid if asked, on its first line, then one frame per line,
+/// leaf first), blocks separated by blank lines.
 #[allow(dead_code)]
-pub fn script_frames(data: &Path) -> Result<String, String> {
+pub fn script_frames(data: &Path, fields: &str) -> Result<String, String> {
     let out = Command::new("perf")
-        .args(["script", "-F", "comm,ip,sym", "-i"])
+        .args(["script", "-F", fields, "-i"])
         .arg(data)
         .stderr(Stdio::null())
         .output()
