@@ -198,19 +198,7 @@ fn exec_agreement(label: &str, t: &Target) -> String {
     let (cm, cl, ch) = (f(&cat["value"]), f(&cat["ci95"][0]), f(&cat["ci95"][1]));
     // The faults execve takes (its stack, its arguments, the bss padding): faults by the
     // taxonomy's precedence, in the kernel-exec row of the phase × category table.
-    let faults: f64 = p["breakdown"]["phase_table"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|r| r["span"] == "kernel exec")
-        .flat_map(|r| r["categories"].as_array().into_iter().flatten())
-        .filter(|c| {
-            c["category"]
-                .as_str()
-                .is_some_and(|k| k.ends_with("_fault"))
-        })
-        .map(|c| f(&c["ns_per_exec_or_fork"]))
-        .sum();
+    let faults = common::execve_fault_ns(&p["breakdown"]);
     let raw_rule = if pl <= ch && cl <= ph {
         "overlap"
     } else {

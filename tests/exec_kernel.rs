@@ -175,19 +175,7 @@ fn exec_figures(dir: &Path, argv: &[&str], sample_runs: &str) -> ExecFigures {
     parts_add_up(cat, &p["breakdown"]["exec_kernel_parts"]);
     ExecFigures {
         phase_ns: phase["task_clock_ns"]["median"].as_f64().unwrap(),
-        faults_ns: p["breakdown"]["phase_table"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter(|r| r["span"] == "kernel exec")
-            .flat_map(|r| r["categories"].as_array().into_iter().flatten())
-            .filter(|c| {
-                c["category"]
-                    .as_str()
-                    .is_some_and(|k| k.ends_with("_fault"))
-            })
-            .filter_map(|c| c["ns_per_exec_or_fork"].as_f64())
-            .sum(),
+        faults_ns: common::execve_fault_ns(&p["breakdown"]),
         phase_ci: pair(&phase["task_clock_ns"]["ci95"]),
         category_ns: cat["ns_per_exec_or_fork"]["value"].as_f64().unwrap(),
         category_ci: pair(&cat["ns_per_exec_or_fork"]["ci95"]),

@@ -582,3 +582,22 @@ pub fn assert_no_leftovers(fixtures: &[PathBuf]) {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
+
+/// The faults execve takes, ns per exec: the fault cells (`*_fault`) of the phase × category
+/// table's `kernel exec` row in a profile's `breakdown` (faults are their own category whoever
+/// takes them). Shared by tests/exec_kernel.rs and benches/profile_checks.rs.
+pub fn execve_fault_ns(breakdown: &serde_json::Value) -> f64 {
+    breakdown["phase_table"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|r| r["span"] == "kernel exec")
+        .flat_map(|r| r["categories"].as_array().into_iter().flatten())
+        .filter(|c| {
+            c["category"]
+                .as_str()
+                .is_some_and(|k| k.ends_with("_fault"))
+        })
+        .filter_map(|c| c["ns_per_exec_or_fork"].as_f64())
+        .sum()
+}
