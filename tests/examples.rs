@@ -8,7 +8,7 @@
 //! | more-libraries | start-up CPU significantly slower; the leading part is relocation and its leading item libwidgets.so (added), priced by its lookups or probes (direction); libwidgets.so's counts (relative, symbolic, PLT) = `readelf -rW`'s R_X86_64_RELATIVE, R_X86_64_64 + GLOB_DAT, JUMP_SLOT entries; its lookups + cache hits = its symbolic + PLT entries (5 vtables × 2,000 methods) |
 //! | visibility | start-up CPU significantly faster; the leading part is relocation, its leading item libshapes.so with fewer lookups or probes; its relative relocations rise by exactly the R_X86_64_64 entries readelf counts in the default build |
 //! | bind-now (FUNCS=6000) | start-up CPU significantly slower, the leading item the program (its 6,000 PLT slots: `readelf -rW` JUMP_SLOT entries) priced by lookups or probes; the children's CPU per fork lower (direction) |
-//! | aa | "no significant change", nothing attributed (explained = 0 exactly), no explained share |
+//! | aa | every count of the static model equal on both sides, nothing attributed (explained = 0 exactly), an explained share (0) stated exactly when the start-up change is significant; the verdict ("no significant change") printed, not asserted: a false alarm is the 5% level doing what it says (`compare_aa` measures the rate) |
 //!
 //! Not asserted here: the explained share's magnitude (≥ 80%). The remainder is the phases the
 //! model does not price (kernel exec, ld.so's fixed start-up, entry to main), whose medians
@@ -361,11 +361,53 @@ fn aa_is_no_significant_change_and_nothing_is_attributed() {
     let Some(c) = run("aa", name, dir.path()) else {
         return;
     };
-    assert_eq!(c.verdict.summary, "no significant change");
-    assert!(!c.verdict.slower && !c.verdict.faster);
+    // The verdict is timed: at the 5% level an A/A pair is a false alarm about one time in
+    // twenty on a quiet machine, more under load (CI, 2026-12-05, fresh clone: "start-up CPU
+    // faster (-3.6% [-6.1%, -0.3%], p = 0.049)"). Printed here; `benches/compare_aa.rs`
+    // measures the rate over twenty pairs and `benches/examples_check.rs` judges it.
+    timed(
+        c.verdict.summary == "no significant change",
+        &c.verdict.summary,
+        dir.path(),
+    );
+    let startup = c
+        .verdict
+        .metrics
+        .iter()
+        .find(|m| m.key == "startup_cpu")
+        .and_then(|m| m.change.as_ref())
+        .expect("a start-up CPU change");
+    // What holds on any machine: the two files are the same bytes, so every count of the
+    // static model is equal, nothing is attributed, and the explained share is stated exactly
+    // when the start-up change is significant, as 0.
     let a = &c.attribution;
     adds_up(&c);
     assert_eq!(a.explained_ns, 0.0);
-    assert!(a.parts.iter().all(|p| p.items.is_empty()));
-    assert_eq!(a.explained_share, None);
+    assert!(a.parts.iter().all(|p| p.items.is_empty()), "{a:?}");
+    let f = &c.factors;
+    assert!(f.totals.len() >= 10, "{:?}", f.totals);
+    for r in f
+        .totals
+        .iter()
+        .chain(f.objects.iter().flat_map(|o| &o.rows))
+    {
+        assert_eq!(r.base, r.head, "{r:?}");
+    }
+    assert!(f.objects_added.is_empty() && f.objects_removed.is_empty());
+    match a.explained_share {
+        Some(s) => {
+            assert!(startup.significant, "share {s} of an insignificant change");
+            assert_eq!(s, 0.0);
+        }
+        None => assert!(
+            !startup.significant || a.instrumented_delta_ns == Some(0.0),
+            "a significant change with no share: {a:?}"
+        ),
+    }
+    assert_eq!(
+        c.verdict.slower || c.verdict.faster,
+        c.verdict.summary != "no significant change",
+        "{}",
+        c.verdict.summary
+    );
 }
