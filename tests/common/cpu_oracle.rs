@@ -33,6 +33,21 @@ pub const CPU_FUNCTIONS: &[&str] = &[
     "get_midr_from_mcpu",
 ];
 
+/// The tracer's work in the tracee, by kernel function name: breakpoint traps, single-steps
+/// and ptrace stops (the exit stop's included). Never on a stack of a shell's loop; on
+/// ldcost's traced runs, left out, as ldcost's report sets its own stops apart.
+pub const TRACING_FUNCTIONS: &[&str] = &[
+    "asm_exc_int3",
+    "exc_int3",
+    "do_int3_user",
+    "asm_exc_debug",
+    "exc_debug",
+    "exc_debug_user",
+    "ptrace_stop",
+    "ptrace_notify",
+    "ptrace_signal",
+];
+
 /// `int main(){return 0;}`.
 pub const TRIVIAL_C: &str = "int main(void) { return 0; }\n";
 
@@ -67,7 +82,8 @@ fn clean(sym: &str) -> &str {
 }
 
 /// What perf saw of the program: samples whose command is the program's (after its exec),
-/// less those in execve's kernel work (the launcher differs: a shell here, ldcost there), and
+/// less those in execve's kernel work (the launcher differs: a shell here, ldcost there) and
+/// those in a tracer's stops ([`TRACING_FUNCTIONS`]: none in a shell's loop), and
 /// those among them that CPU feature detection takes: user-mode stacks (no kernel frame: a
 /// fault taken there is a fault) with one of [`CPU_FUNCTIONS`] among their frames.
 #[derive(Debug, Clone, Copy)]
@@ -101,7 +117,10 @@ pub fn classify_script(text: &str, comm: &str) -> PerfShare {
             })
             .collect();
         let kernel: Vec<&str> = frames.iter().filter(|f| f.0).map(|f| f.1).collect();
-        if kernel.iter().any(|k| k.contains("execve")) {
+        if kernel
+            .iter()
+            .any(|k| k.contains("execve") || TRACING_FUNCTIONS.contains(k))
+        {
             continue;
         }
         kept += 1;
@@ -139,6 +158,42 @@ pub fn perf_loop(dir: &Path, prog: &Path, runs: u32, hz: &str) -> Result<PerfSha
     let _ = std::fs::remove_file(&data);
     let comm = prog.file_name().unwrap().to_string_lossy().into_owned();
     Ok(classify_script(&text, &comm))
+}
+
+/// `perf record -a -g -F hz` while `run` runs (ldcost profiling `prog`, in the bench): the
+/// program's samples in those same runs, classified by [`classify_script`], and the number of
+/// the program's processes perf saw, beside `run`'s result. The same moment and the same processes as ldcost's own figures: what the host does
+/// to the price of a `cpuid` exit, it does to both.
+pub fn perf_during<T>(
+    dir: &Path,
+    prog: &Path,
+    hz: &str,
+    run: impl FnOnce() -> Result<T, String>,
+) -> Result<(T, PerfShare, u64), String> {
+    let data = dir.join(format!(
+        "perf-during-{}.data",
+        prog.file_name().unwrap().to_string_lossy()
+    ));
+    for f in ["perf.ctl", "perf.ack"] {
+        let _ = std::fs::remove_file(dir.join(f));
+    }
+    let rec = PerfRecord::start(dir, &data, hz)?;
+    let r = run();
+    rec.stop()?;
+    let r = r?;
+    let text = crate::perf_record::script_frames(&data, "comm,pid,ip,sym")?;
+    let _ = std::fs::remove_file(&data);
+    let comm = prog.file_name().unwrap().to_string_lossy().into_owned();
+    // The processes of the program perf saw (each block's head: command, pid).
+    let pids: std::collections::BTreeSet<&str> = text
+        .split("\n\n")
+        .filter_map(|b| {
+            let mut w = b.trim_start().lines().next()?.split_whitespace();
+            (w.next() == Some(comm.as_str())).then_some(())?;
+            w.next()
+        })
+        .collect();
+    Ok((r, classify_script(&text, &comm), pids.len() as u64))
 }
 
 /// ldcost's side, from its JSON document: the share of `cpu_features` among the exec samples
