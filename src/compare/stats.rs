@@ -111,7 +111,13 @@ pub fn change(base: &[f64], head: &[f64]) -> Option<Change> {
         return None;
     }
     let change_pct = (mh / mb - 1.0) * 100.0;
-    let ci95_pct = bootstrap_ratio(base, head);
+    // Widened to hold the change itself when the resampled percentiles do not.
+    let (lo, hi) = bootstrap_ratio(base, head);
+    let ci95_pct = if lo.is_nan() || hi.is_nan() {
+        (lo, hi)
+    } else {
+        (lo.min(change_pct), hi.max(change_pct))
+    };
     let p_value = mann_whitney_p(base, head);
     let noise_floor_pct = split_half(base).max(split_half(head));
     let mut c = Change {

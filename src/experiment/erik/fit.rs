@@ -2,8 +2,9 @@
 //!
 //! In: one row of regressors per measured point (intercept, library count, VMAs, resident
 //! anonymous pages) and that point's raw per-fork samples. Out: a [`Fit`]: the coefficients of
-//! the model fitted to the points' medians, their 95% percentile-bootstrap intervals (the
-//! samples of every point resampled with replacement, medians recomputed, the model refitted;
+//! the model fitted to the points' medians, their 95% percentile-bootstrap intervals, widened to
+//! hold the coefficient when they do not (the samples of every point resampled with
+//! replacement, medians recomputed, the model refitted;
 //! the fixed-seed generator of [`crate::attribute::stats::draws`], so the same samples always
 //! give the same intervals) and R².
 //!
@@ -149,17 +150,36 @@ pub fn fit(x: &[Vec<f64>], samples: &[Vec<f64>], rounds: usize) -> Option<Fit> {
             if v.is_empty() {
                 return [c, c];
             }
-            v.sort_by(f64::total_cmp);
-            let at = |q: f64| v[((v.len() as f64 * q) as usize).min(v.len() - 1)];
-            [at(0.025), at(0.975)]
+            interval(&mut v, c)
         })
         .collect();
     Some(Fit { coef, ci, r2 })
 }
 
+/// The 95% percentile interval of bootstrap replicates `v` (sorted here, not empty) of the
+/// estimate `c`, widened to hold `c` when it does not: a percentile interval need not hold its
+/// point (skewed resamples of few points), and every interval ldcost prints contains its
+/// estimate.
+pub(crate) fn interval(v: &mut [f64], c: f64) -> [f64; 2] {
+    v.sort_by(f64::total_cmp);
+    let at = |q: f64| v[((v.len() as f64 * q) as usize).min(v.len() - 1)];
+    [at(0.025).min(c), at(0.975).max(c)]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_interval_holds_its_estimate() {
+        let mut v: Vec<f64> = (0..200).map(|i| 10.0 + f64::from(i) * 0.05).collect();
+        // Inside: the 2.5th and 97.5th percentiles (replicates 5 and 195 of 200).
+        assert_eq!(interval(&mut v.clone(), 15.0), [10.25, 19.75]);
+        // Below every replicate (a skewed bootstrap): the interval reaches down to it.
+        assert_eq!(interval(&mut v.clone(), 4.0), [4.0, 19.75]);
+        v.reverse();
+        assert_eq!(interval(&mut v, 30.0), [10.25, 30.0]);
+    }
 
     #[test]
     fn recovers_an_exact_plane() {

@@ -3,7 +3,8 @@
 //! In: the design, one row of regressors per measured point (an intercept column and one
 //! column per term), and each point's raw per-fork samples. Out: a [`Design`] (which columns
 //! are identifiable, the rank, the condition number) and a [`TermFit`]: each identifiable
-//! term's coefficient with its 95% percentile-bootstrap interval (the points' samples
+//! term's coefficient with its 95% percentile-bootstrap interval, widened to hold the
+//! coefficient when it does not (the points' samples
 //! resampled with replacement, medians recomputed, the model refitted, with the fixed-seed
 //! generator of [`crate::attribute::stats::draws`]), `None` for a term the points cannot
 //! identify, and R².
@@ -231,10 +232,8 @@ pub fn fit_terms(
             ci.push(None);
             continue;
         }
-        v.sort_by(f64::total_cmp);
-        let at = |q: f64| v[((v.len() as f64 * q) as usize).min(v.len() - 1)];
         coef.push(Some(beta[j]));
-        ci.push(Some([at(0.025), at(0.975)]));
+        ci.push(Some(super::fit::interval(&mut v, beta[j])));
     }
     Some(TermFit { coef, ci, r2 })
 }
