@@ -134,36 +134,29 @@ pub fn classify_script(text: &str, comm: &str) -> PerfShare {
 /// `perf record -a -g -F hz` of a shell running `prog` `runs` times; the program's samples
 /// classified by [`classify_script`].
 pub fn perf_loop(dir: &Path, prog: &Path, runs: u32, hz: &str) -> Result<PerfShare, String> {
-    let data = dir.join(format!(
-        "perf-{}.data",
-        prog.file_name().unwrap().to_string_lossy()
-    ));
-    for f in ["perf.ctl", "perf.ack"] {
-        let _ = std::fs::remove_file(dir.join(f));
-    }
-    let rec = PerfRecord::start(dir, &data, hz)?;
     let script = format!(
         "i=0; while [ $i -lt {runs} ]; do '{}'; i=$((i+1)); done",
         prog.display()
     );
-    let st = Command::new("sh")
-        .args(["-c", &script])
-        .status()
-        .map_err(|e| format!("sh: {e}"))?;
-    rec.stop()?;
-    if !st.success() {
-        return Err(format!("the loop of {} exited with {st}", prog.display()));
-    }
-    let text = crate::perf_record::script_frames(&data, "comm,ip,sym")?;
-    let _ = std::fs::remove_file(&data);
-    let comm = prog.file_name().unwrap().to_string_lossy().into_owned();
-    Ok(classify_script(&text, &comm))
+    let shell_loop = || {
+        let st = Command::new("sh")
+            .args(["-c", &script])
+            .status()
+            .map_err(|e| format!("sh: {e}"))?;
+        if st.success() {
+            Ok(())
+        } else {
+            Err(format!("the loop of {} exited with {st}", prog.display()))
+        }
+    };
+    perf_during(dir, prog, hz, shell_loop).map(|(_, share, _)| share)
 }
 
 /// `perf record -a -g -F hz` while `run` runs (ldcost profiling `prog`, in the bench): the
 /// program's samples in those same runs, classified by [`classify_script`], and the number of
-/// the program's processes perf saw, beside `run`'s result. The same moment and the same processes as ldcost's own figures: what the host does
-/// to the price of a `cpuid` exit, it does to both.
+/// the program's processes perf saw, beside `run`'s result. In the bench, the same moment and
+/// the same processes as ldcost's own figures: what the host does to the price of a `cpuid`
+/// exit, it does to both.
 pub fn perf_during<T>(
     dir: &Path,
     prog: &Path,
@@ -171,7 +164,7 @@ pub fn perf_during<T>(
     run: impl FnOnce() -> Result<T, String>,
 ) -> Result<(T, PerfShare, u64), String> {
     let data = dir.join(format!(
-        "perf-during-{}.data",
+        "perf-{}.data",
         prog.file_name().unwrap().to_string_lossy()
     ));
     for f in ["perf.ctl", "perf.ack"] {
@@ -256,6 +249,8 @@ pub struct Weighted {
     pub outside_exec_ns: f64,
     pub top: String,
     pub margin: f64,
+    /// Every category's µs per exec (ns), largest first.
+    pub categories: Vec<(String, f64)>,
 }
 
 impl Weighted {
@@ -295,5 +290,35 @@ pub fn ldcost_weighted(doc: &serde_json::Value) -> Option<Weighted> {
         outside_exec_ns: per_exec - exec_ns,
         top,
         margin: first / second.max(1.0),
+        categories: cats,
     })
+}
+
+/// CPU feature detection's share of the CPU per exec outside execve over several blocks'
+/// reports pooled: their µs summed over their µs outside execve summed.
+pub fn pooled_share(blocks: &[Weighted]) -> f64 {
+    blocks.iter().map(|w| w.cpu_ns).sum::<f64>()
+        / blocks
+            .iter()
+            .map(|w| w.outside_exec_ns)
+            .sum::<f64>()
+            .max(1.0)
+}
+
+/// The top category of several blocks' reports pooled (each category's mean µs per exec over
+/// the blocks), its margin over the next, and the next's name.
+pub fn pooled_top(blocks: &[Weighted]) -> Option<(String, f64, String)> {
+    let mut sum: Vec<(String, f64)> = Vec::new();
+    for b in blocks {
+        for (c, ns) in &b.categories {
+            match sum.iter_mut().find(|s| &s.0 == c) {
+                Some(s) => s.1 += ns,
+                None => sum.push((c.clone(), *ns)),
+            }
+        }
+    }
+    sum.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let (top, first) = sum.first().cloned()?;
+    let (next, second) = sum.get(1).cloned().unwrap_or_default();
+    Some((top, first / second.max(1.0), next))
 }
