@@ -484,7 +484,7 @@ pub fn section(run: &ForkRun, iterations: u64) -> ForkSection {
         footprint: run.footprint.clone(),
         footprint_error: run.footprint_error.clone(),
         probe_adds: format!(
-            "one shared anonymous VMA of {} (code, parameters and the pre-faulted records: fork copies no page-table entry for it, each child faults in the pages it runs); its stack is the target's own, below rsp (saved and restored), or a private mapping when there is no room{}",
+            "one shared anonymous VMA of {} (code, parameters and the pre-faulted records: fork copies no page-table entry for it, each child faults in the pages it runs); its stack is the target's own, below rsp (left as it was found: resident pages saved and restored, the others dropped again), or a private mapping when there is no room{}",
             mib(res.page_bytes),
             if run.rate.is_some() {
                 "; the rates (forks per second, loop_wall_ns, loop_parent_cpu_ns) come from a lean loop of as many forks that only forks and waits, as forktest does; the per-fork figures from the measured loop, whose clock reads and getrusage per fork cost the parent a few µs"

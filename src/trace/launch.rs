@@ -279,6 +279,25 @@ extern "C" fn child_main(arg: *mut nix::libc::c_void) -> nix::libc::c_int {
                 }
             }
         }
+        // The signal state a program gets from a shell or std::process::Command: SIGPIPE at
+        // its default (Rust's runtime ignores it in ldcost, and an ignored disposition
+        // survives execve: a target writing into a closed pipe would get EPIPE instead of
+        // dying) and no signal blocked (the cloning thread's mask is inherited too).
+        let dfl = [0u64; 4]; // struct sigaction: SIG_DFL, no flags, no restorer, empty mask
+        raw_syscall(
+            nix::libc::SYS_rt_sigaction,
+            [nix::libc::SIGPIPE as usize, dfl.as_ptr() as usize, 0, 8],
+        );
+        let empty = 0u64;
+        raw_syscall(
+            nix::libc::SYS_rt_sigprocmask,
+            [
+                nix::libc::SIG_SETMASK as usize,
+                &empty as *const u64 as usize,
+                0,
+                8,
+            ],
+        );
         let me = raw_syscall(SYS_getpid, [0; 4]);
         raw_syscall(SYS_kill, [me as usize, nix::libc::SIGSTOP as usize, 0, 0]);
         // The next system call after the stop is this one: the tracer's execve-enter stop.

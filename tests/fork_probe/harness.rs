@@ -139,6 +139,60 @@ int main(void) {
 }
 "#;
 
+/// A target that prints its signal dispositions and mask as /proc/self/status has them
+/// (SigBlk, SigIgn; read before any handler of its own is set), then calls `checkpoint`.
+pub(crate) const SIGSTATE: &str = r#"#include <stdio.h>
+#include <string.h>
+
+__attribute__((noinline)) void checkpoint(void) { __asm__ volatile("" ::: "memory"); }
+
+int main(void) {
+    char l[256];
+    FILE *f = fopen("/proc/self/status", "r");
+    while (f && fgets(l, sizeof l, f))
+        if (!strncmp(l, "SigBlk:", 7) || !strncmp(l, "SigIgn:", 7)) fputs(l, stdout);
+    if (f) fclose(f);
+    fflush(stdout);
+    checkpoint();
+    return 0;
+}
+"#;
+
+/// A target that reads its `[stack]` mapping's Rss from /proc/self/smaps just before and just
+/// after `checkpoint` (the same code, the same stack depth, both times) and prints both: what
+/// the probe left resident in the target's stack, by the target's own reading.
+pub(crate) const STACKRSS: &str = r#"#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+__attribute__((noinline)) void checkpoint(void) { __asm__ volatile("" ::: "memory"); }
+
+static char buf[1 << 20];
+
+__attribute__((noinline)) static long stack_rss_kb(void) {
+    int fd = open("/proc/self/smaps", O_RDONLY);
+    if (fd < 0) return -1;
+    long n = 0, r;
+    while ((r = read(fd, buf + n, sizeof buf - 1 - n)) > 0) n += r;
+    close(fd);
+    buf[n] = 0;
+    char *s = strstr(buf, "[stack]");
+    char *rss = s ? strstr(s, "\nRss:") : 0;
+    long kb = -1;
+    if (rss) sscanf(rss + 1, "Rss: %ld", &kb);
+    return kb;
+}
+
+int main(void) {
+    long before = stack_rss_kb();
+    checkpoint();
+    long after = stack_rss_kb();
+    printf("stack rss before %ld after %ld\n", before, after);
+    return 0;
+}
+"#;
+
 /// A target that reads its own /proc/self/maps and VmPTE with raw syscalls (no allocation, so
 /// no new mapping after the count), prints what it counted and then calls `checkpoint`.
 pub(crate) const SELFMAPS: &str = r#"#include <fcntl.h>
