@@ -170,11 +170,14 @@ fn the_sample_budget_is_reached_and_said() {
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");
-    // About 1 s of CPU: at 10 kHz, far more samples than 1 MiB holds.
+    // 2 s of its own CPU, whatever the host's speed: at 10 kHz 20000 samples, four times what
+    // the budget's 512 KiB of kept records hold (~5000 samples of ~100 bytes). A fixed count
+    // of iterations took 1.5 s on one host and 0.46 s on another, where 4641 samples fitted
+    // (CI, 2026-12-05 18:2x, the loaded run).
     let src = common::write(
         dir.path(),
         "spin.c",
-        "int main(void){volatile unsigned long x=0;for(unsigned long i=0;i<1000000000UL;i++)x+=i;return (int)(x&1);}\n",
+        "#include <time.h>\nint main(void){volatile unsigned long x=0;while(clock()<2*CLOCKS_PER_SEC)for(int i=0;i<1000000;i++)x+=i;return (int)(x&1);}\n",
     );
     let exe = dir.path().join("spin");
     common::cc(
