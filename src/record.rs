@@ -3,7 +3,7 @@
 //!
 //! A run is a sequence of phase segments, each with its wall time and the perf counter deltas
 //! of the target over that segment. Phases are cut at ptrace stops (breakpoints); the
-//! taxonomy is documented in the README ("What ldcost measures").
+//! taxonomy is documented in docs/taxonomy.md.
 
 use serde::{Deserialize, Serialize};
 

@@ -1,8 +1,9 @@
 //! Kernel exec in parts, and ldcost's own ptrace stops set apart: two refinements of the
 //! category breakdown ([`super::breakdown`]).
 //!
-//! In: a call stack (leaf first) that the taxonomy put in [`Category::ExecKernel`]. Out: its
-//! [`ExecPart`]: the old image's teardown (`exec_mmap` → `mmput` → `exit_mmap` under
+//! In: a call stack (leaf first) that the taxonomy put in
+//! [`ExecKernel`](super::categories::Category::ExecKernel). Out: its [`ExecPart`]: the old
+//! image's teardown (`exec_mmap` → `mmput` → `exit_mmap` under
 //! `begin_new_exec`), the ELF and interpreter mapping (`load_elf_binary` → `elf_map`/`elf_load`/
 //! `vm_mmap`, `load_elf_interp`), the arguments and stack (`copy_strings`, `setup_arg_pages`,
 //! `create_elf_tables`), or the rest. The **outermost** marker frame decides, because the parts

@@ -207,7 +207,7 @@ pub const RTLD_INTERNAL_LOOKUPS: u64 = 10;
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Prediction {
     pub objects: u64,
-    /// Start-up symbol lookups not answered by the cache, plus ld.so's own 10 (see README).
+    /// Start-up symbol lookups not answered by the cache, plus ld.so's own 10 (docs/taxonomy.md).
     pub lookups: u64,
     pub cache_hits: u64,
     /// Sum of DT_RELACOUNT (what LD_DEBUG=statistics calls relative relocations).

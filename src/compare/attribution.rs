@@ -136,7 +136,7 @@ pub struct Attribution {
     /// less their stops), median HEAD − median BASE: what the attribution explains. The two
     /// kinds of run differ in how much the instrumentation slows the heavy phases, so
     /// explaining the boundaries-only change with per-object unit costs mixed two
-    /// measurements (README, "Attribution").
+    /// measurements (docs/compare.md, "Attribution").
     #[serde(default)]
     pub instrumented_delta_ns: Option<f64>,
     /// Σ parts' ns.

@@ -36,7 +36,7 @@ fn per_lookup(c: &Costs, o: &super::attribution::ObjectInputs, scope: usize) -> 
 /// say so: the unit costs were fitted on objects far smaller, and a per-probe cost fitted
 /// where probes and relative relocations go together can be several times off (measured
 /// with examples/bind-now: BIND_NOW predicted +2.0–2.2 ms from a BASE-only run, +0.27–0.45
-/// ms measured; README, "The BIND_NOW prediction").
+/// ms measured; docs/compare.md, "The BIND_NOW prediction").
 pub const EXTRAPOLATION: f64 = 10.0;
 
 /// ", extrapolated: …" when one object's new probes exceed [`EXTRAPOLATION`] × the most

@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{vaddr_to_offset, DynValues, EM_AARCH64, EM_X86_64};
 
-/// Cost classes of relocations (README "Cost taxonomy").
+/// Cost classes of relocations (docs/taxonomy.md, "Static link cost").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum RelocClass {
