@@ -544,6 +544,8 @@ fn make_work_dir() -> Result<std::path::PathBuf, (std::path::PathBuf, std::io::E
     let base = std::path::absolute(&base).unwrap_or(base);
     tempfile::Builder::new()
         .prefix("ldcost-experiment-")
+        // tempfile's directories are 0777 less the umask unless told.
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
         .tempdir_in(&base)
         .map(|d| d.keep())
         .map_err(|e| (base, e))

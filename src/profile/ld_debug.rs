@@ -112,6 +112,8 @@ fn ld_debug_run(cmd: &Command, what: &str, timeout: Option<Duration>) -> Option<
     let base = std::env::temp_dir();
     let dir = tempfile::Builder::new()
         .prefix("ldcost-lddebug-")
+        // tempfile's directories are 0777 less the umask unless told.
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
         .tempdir_in(std::path::absolute(&base).unwrap_or(base))
         .ok()?;
     crate::trace::tree::temp_made(dir.path());
