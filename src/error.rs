@@ -292,6 +292,7 @@ impl Error {
         match self {
             Error::Deps(e) => e.exit_code(),
             Error::Saved(e) => e.exit_code(),
+            Error::Report(ReportError::Clash { .. }) => ExitCode::Usage,
             Error::Report(_) => ExitCode::Output,
             Error::Compare(e) => e.exit_code(),
             Error::Run(crate::trace::startup::RunError::Trace(t)) => trace_exit_code(t),
@@ -328,6 +329,9 @@ impl Error {
                     .into(),
             ),
             Error::Report(ReportError::Json(_)) => None,
+            Error::Report(ReportError::Clash { .. }) => {
+                Some("give each output a file of its own, other than the files ldcost reads".into())
+            }
             Error::Saved(e) => Some(report_read_hint(e)),
             Error::Compare(e) => e.hint(),
             Error::Run(crate::trace::startup::RunError::Trace(t)) => t.hint(),

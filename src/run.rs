@@ -9,6 +9,7 @@ use crate::report::{self, Document};
 
 /// `ldcost deps`.
 pub fn deps(cfg: &DepsConfig) -> Result<ExitCode, Error> {
+    outputs(&[("the target", &cfg.target)], &[("--json", &cfg.json)])?;
     let closure = deps::resolve(&cfg.target, &cfg.resolve)?;
     let complete = closure.complete();
     let lookups = crate::attribute::lookups::model(&closure);
@@ -71,6 +72,14 @@ fn interrupted() -> Error {
 /// The checks before anything is launched, then the runs.
 fn profile_checked(cfg: &crate::config::ProfileRun) -> Result<ExitCode, Error> {
     let target = &cfg.profile.command.program;
+    outputs(
+        &[("the target", target)],
+        &[
+            ("--json", &cfg.json),
+            ("--flamegraph", &cfg.flamegraph),
+            ("--folded", &cfg.folded),
+        ],
+    )?;
     // The same checks as `deps`, with its codes and messages (a script is fine: the kernel
     // runs its interpreter). The closure is the static prediction of the cross-check.
     let opts = deps::ResolveOptions::from_env();
@@ -250,7 +259,7 @@ fn profile_inner(
         doc.profile = Some(section);
         doc.fork = fork;
         doc.machine = Some(crate::record::Machine::current());
-        write_json(&doc, path)?;
+        report::write_json(&doc, path)?;
     }
     if let Some(sig) = killed {
         eprintln!(
@@ -282,18 +291,9 @@ fn fork_only(
         doc.command = "profile".into();
         doc.fork = fork;
         doc.machine = Some(crate::record::Machine::current());
-        write_json(&doc, path)?;
+        report::write_json(&doc, path)?;
     }
     Ok(ExitCode::Ok)
-}
-
-/// A report file, removed again if it cannot be written to its end (a full disk must not
-/// leave a file that looks complete).
-fn write_json(doc: &Document, path: &std::path::Path) -> Result<(), Error> {
-    crate::trace::tree::writing(path);
-    report::write_json(doc, path)?;
-    crate::trace::tree::written(path);
-    Ok(())
 }
 
 /// `--folded` and `--flamegraph`: the sampled stacks of exec and fork in one graph, rooted by
@@ -310,27 +310,10 @@ fn write_graphs(
             source: e,
         })
     };
-    // `-` is standard output (as for --json).
-    let to_stdout = |path: &std::path::Path, bytes: Vec<u8>| {
-        use std::io::Write;
-        let mut out = std::io::stdout().lock();
-        out.write_all(&bytes)
-            .and_then(|_| out.flush())
-            .map_err(|e| err(path, e))
-    };
     if let Some(path) = &cfg.folded {
-        if path.as_os_str() == "-" {
-            let mut buf = Vec::new();
-            report::flamegraph::write_folded(folded, &mut buf).map_err(|e| err(path, e))?;
-            to_stdout(path, buf)?;
-        } else {
-            crate::trace::tree::writing(path);
-            let f = std::fs::File::create(path).map_err(|e| err(path, e))?;
-            let mut w = std::io::BufWriter::new(f);
-            report::flamegraph::write_folded(folded, &mut w).map_err(|e| err(path, e))?;
-            finish(w).map_err(|e| err(path, e))?;
-            crate::trace::tree::written(path);
-        }
+        let mut buf = Vec::new();
+        report::flamegraph::write_folded(folded, &mut buf).map_err(|e| err(path, e))?;
+        report::output::write_bytes(&buf, path)?;
     }
     if let Some(path) = &cfg.flamegraph {
         if folded.is_empty() {
@@ -360,24 +343,26 @@ fn write_graphs(
             title: format!("ldcost profile {target}"),
             subtitle: Some(head.join(" · ")),
         };
-        if path.as_os_str() == "-" {
-            let mut buf = Vec::new();
-            report::flamegraph::write_svg(folded, &opts, &mut buf).map_err(|e| err(path, e))?;
-            to_stdout(path, buf)?;
-            return Ok(());
-        }
-        crate::trace::tree::writing(path);
-        let f = std::fs::File::create(path).map_err(|e| err(path, e))?;
-        let mut w = std::io::BufWriter::new(f);
-        report::flamegraph::write_svg(folded, &opts, &mut w).map_err(|e| err(path, e))?;
-        finish(w).map_err(|e| err(path, e))?;
-        crate::trace::tree::written(path);
+        let mut buf = Vec::new();
+        report::flamegraph::write_svg(folded, &opts, &mut buf).map_err(|e| err(path, e))?;
+        report::output::write_bytes(&buf, path)?;
     }
     Ok(())
 }
 
 /// `ldcost diff BASE.json HEAD.json`.
 pub fn diff(cfg: &crate::compare::DiffConfig) -> Result<ExitCode, Error> {
+    outputs(
+        &[
+            ("the BASE document", &cfg.base),
+            ("the HEAD document", &cfg.head),
+        ],
+        &[
+            ("--json", &cfg.json),
+            ("--flamegraph-diff", &cfg.flamegraph_diff),
+            ("--folded-diff", &cfg.folded_diff),
+        ],
+    )?;
     crate::compare::diff(cfg)
 }
 
@@ -446,13 +431,36 @@ pub fn report(cfg: &crate::config::ReportConfig) -> Result<ExitCode, Error> {
 
 /// `ldcost compare BASE HEAD [-- ARGS]`.
 pub fn compare(cfg: &crate::compare::runner::CompareConfig) -> Result<ExitCode, Error> {
+    outputs(
+        &[
+            ("the BASE program", &cfg.base.profile.command.program),
+            ("the HEAD program", &cfg.head.profile.command.program),
+        ],
+        &[
+            ("--json", &cfg.json),
+            ("--save-base", &cfg.save_base),
+            ("--save-head", &cfg.save_head),
+            ("--flamegraph-diff", &cfg.flamegraph_diff),
+            ("--folded-diff", &cfg.folded_diff),
+        ],
+    )?;
     crate::compare::runner::compare(cfg)
 }
 
-/// Flushes a buffered report and syncs it, so that ENOSPC shows here and not never.
-fn finish(w: std::io::BufWriter<std::fs::File>) -> std::io::Result<()> {
-    let f = w.into_inner().map_err(|e| e.into_error())?;
-    f.sync_all()
+/// Refuses, before anything runs, an output naming an input or another output's file
+/// ([`report::output::check_outputs`]); options not given are left out.
+fn outputs(
+    inputs: &[(&str, &std::path::PathBuf)],
+    given: &[(&str, &Option<std::path::PathBuf>)],
+) -> Result<(), Error> {
+    let inputs: Vec<(&str, &std::path::Path)> =
+        inputs.iter().map(|(w, p)| (*w, p.as_path())).collect();
+    let given: Vec<(&str, &std::path::Path)> = given
+        .iter()
+        .filter_map(|(o, p)| Some((*o, p.as_deref()?)))
+        .collect();
+    report::output::check_outputs(&inputs, &given)?;
+    Ok(())
 }
 
 /// `ldcost experiment [NAME…]`: checks the names and the output directory before anything
@@ -471,11 +479,11 @@ pub fn experiment(cfg: &crate::config::ExperimentConfig) -> Result<ExitCode, Err
     };
     // The output directory must be writable before minutes of measuring, not after.
     std::fs::create_dir_all(&cfg.out).map_err(|e| out_err(&cfg.out, e))?;
-    let probe = cfg
-        .out
-        .join(format!(".ldcost-write-test.{}", std::process::id()));
-    std::fs::write(&probe, b"").map_err(|e| out_err(&cfg.out, e))?;
-    let _ = std::fs::remove_file(&probe);
+    // A fresh name (never an existing file, never through a link), removed when dropped.
+    tempfile::Builder::new()
+        .prefix(".ldcost-write-test.")
+        .tempfile_in(&cfg.out)
+        .map_err(|e| out_err(&cfg.out, e))?;
     let work = make_work_dir().map_err(|(p, e)| out_err(&p, e))?;
     let start = std::time::Instant::now();
     if cfg.format == crate::config::Format::Json {
@@ -529,27 +537,16 @@ pub fn experiment(cfg: &crate::config::ExperimentConfig) -> Result<ExitCode, Err
     Ok(ExitCode::ExperimentFailed)
 }
 
-/// A new private directory under the system's temporary directory (absolute, mode 0700).
+/// A new private directory under the system's temporary directory (absolute, mode 0700, a
+/// fresh unpredictable name), left in place: removed by the caller unless `--keep`.
 fn make_work_dir() -> Result<std::path::PathBuf, (std::path::PathBuf, std::io::Error)> {
-    use std::os::unix::fs::DirBuilderExt;
     let base = std::env::temp_dir();
     let base = std::path::absolute(&base).unwrap_or(base);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    let mut last = None;
-    for i in 0..16u32 {
-        let dir = base.join(format!(
-            "ldcost-experiment-{}-{:08x}",
-            std::process::id(),
-            nanos.wrapping_add(i.wrapping_mul(0x9e37_79b9))
-        ));
-        match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
-            Ok(()) => return Ok(dir),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some((dir, e)),
-            Err(e) => return Err((dir, e)),
-        }
-    }
-    Err(last.unwrap_or_else(|| (base, std::io::Error::other("no free name"))))
+    tempfile::Builder::new()
+        .prefix("ldcost-experiment-")
+        // tempfile's directories are 0777 less the umask unless told.
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
+        .tempdir_in(&base)
+        .map(|d| d.keep())
+        .map_err(|e| (base, e))
 }

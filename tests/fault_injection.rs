@@ -230,8 +230,12 @@ fn ldcost_sigkilled_mid_sampling_leaves_no_tracee_and_no_perf_fd() {
         "-c",
         &script,
     ]);
+    // ldcost's own TMPDIR: whatever it leaves there is seen.
+    let tmpdir = dir.path().join("tmp");
+    std::fs::create_dir(&tmpdir).expect("mkdir");
     let mut child = Command::new(BIN)
         .args(&args)
+        .env("TMPDIR", &tmpdir)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -280,8 +284,7 @@ fn ldcost_sigkilled_mid_sampling_leaves_no_tracee_and_no_perf_fd() {
     }
     eprintln!("NOTE {NAME}: survivors after SIGKILL of ldcost (untraced grandchildren): {left:?}");
     kill_all(&left);
-    let temp = std::env::temp_dir().join(format!("ldcost-lddebug-{me}"));
-    assert!(!temp.exists(), "{}", temp.display());
+    assert!(files_in(&tmpdir).is_empty(), "{:?}", files_in(&tmpdir));
     assert!(settle(&marker).is_empty());
 }
 
@@ -311,6 +314,161 @@ fn a_full_disk_is_exit_7_and_no_partial_report() {
         assert_eq!(err.lines().count(), 2, "{err}");
         assert!(err.contains("No space left on device"), "{err}");
         assert_eq!(files_in(fs.path()), vec!["fill".to_string()], "{flag}");
+    }
+}
+
+/// Every option that writes a file, as (name, arguments with `OUT` where the file goes):
+/// the fewest runs each allows. `BASE`/`HEAD` are saved profile documents.
+const OUTPUTS: &[(&str, &[&str])] = &[
+    ("deps --json", &["deps", "--json", "OUT", "/bin/true"]),
+    ("profile --json", &["--json", "OUT", "/bin/true"]),
+    (
+        "profile --folded",
+        &["--sample-runs", "2", "--folded", "OUT", "/bin/true"],
+    ),
+    (
+        "profile --flamegraph",
+        &["--sample-runs", "2", "--flamegraph", "OUT", "/bin/true"],
+    ),
+    ("diff --json", &["diff", "--json", "OUT", "BASE", "HEAD"]),
+    (
+        "compare --json",
+        &["COMPARE", "--json", "OUT", "/bin/true", "/bin/true"],
+    ),
+    (
+        "compare --save-base",
+        &["COMPARE", "--save-base", "OUT", "/bin/true", "/bin/true"],
+    ),
+    (
+        "compare --save-head",
+        &["COMPARE", "--save-head", "OUT", "/bin/true", "/bin/true"],
+    ),
+    (
+        "compare --flamegraph-diff",
+        &[
+            "COMPARE",
+            "--sample-runs",
+            "2",
+            "--flamegraph-diff",
+            "OUT",
+            "/bin/true",
+            "/bin/true",
+        ],
+    ),
+    (
+        "compare --folded-diff",
+        &[
+            "COMPARE",
+            "--sample-runs",
+            "2",
+            "--folded-diff",
+            "OUT",
+            "/bin/true",
+            "/bin/true",
+        ],
+    ),
+];
+
+/// The command line of one [`OUTPUTS`] case writing to `out`.
+fn output_case(args: &[&str], out: &Path, docs: &(PathBuf, PathBuf)) -> Vec<String> {
+    let mut v: Vec<String> = Vec::new();
+    if args[0] != "deps" && args[0] != "diff" && args[0] != "COMPARE" {
+        v.extend(QUICK.iter().map(|s| s.to_string()));
+    }
+    for a in args {
+        match *a {
+            "OUT" => v.push(out.display().to_string()),
+            "BASE" => v.push(docs.0.display().to_string()),
+            "HEAD" => v.push(docs.1.display().to_string()),
+            "COMPARE" => v.extend(
+                [
+                    "compare",
+                    "-n",
+                    "2",
+                    "--warmup",
+                    "0",
+                    "--no-reference",
+                    "--quiet-target",
+                ]
+                .map(String::from),
+            ),
+            a => v.push(a.into()),
+        }
+    }
+    v
+}
+
+/// Two saved profile documents of /bin/true, for `diff`.
+fn saved_docs(dir: &Path) -> (PathBuf, PathBuf) {
+    let docs = (dir.join("base.json"), dir.join("head.json"));
+    for d in [&docs.0, &docs.1] {
+        let mut args: Vec<&str> = QUICK.to_vec();
+        args.extend(["--json", d.to_str().expect("utf-8"), "/bin/true"]);
+        let (code, err) = run(&args, "");
+        assert_eq!(code, 0, "{err}");
+    }
+    docs
+}
+
+/// Fills the file system at `dir` to the last byte.
+fn fill(dir: &Path) {
+    use std::io::Write;
+    let mut f = std::fs::File::create(dir.join("fill")).expect("fill");
+    let block = vec![0u8; 4096];
+    while f.write_all(&block).and_then(|_| f.sync_all()).is_ok() {}
+}
+
+#[test]
+fn every_output_on_a_full_disk_keeps_the_old_file_and_exits_7() {
+    const NAME: &str = "every_output_on_a_full_disk_keeps_the_old_file_and_exits_7";
+    if !root(NAME) {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let docs = saved_docs(dir.path());
+    let Some(fs) = Tmpfs::mount("size=256k") else {
+        common::skip(NAME, "mount -t tmpfs failed");
+        return;
+    };
+    let out = fs.path().join("out");
+    let old = b"the user's old file\n";
+    std::fs::write(&out, old).expect("old file");
+    fill(fs.path());
+    for (what, args) in OUTPUTS {
+        let argv = output_case(args, &out, &docs);
+        let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+        let (code, err) = run(&argv, "");
+        assert_eq!(code, 7, "{what}: {err}");
+        let first = err.lines().next().unwrap_or("");
+        assert!(
+            first.starts_with("ldcost: error:")
+                && first.contains(&out.display().to_string())
+                && first.contains("No space left on device"),
+            "{what}: {err}"
+        );
+        assert_eq!(std::fs::read(&out).expect("old file"), old, "{what}");
+        assert_eq!(files_in(fs.path()), vec!["fill", "out"], "{what}");
+    }
+}
+
+#[test]
+fn every_output_to_dev_full_is_exit_7() {
+    const NAME: &str = "every_output_to_dev_full_is_exit_7";
+    if !root(NAME) {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let docs = saved_docs(dir.path());
+    for (what, args) in OUTPUTS {
+        let argv = output_case(args, Path::new("/dev/full"), &docs);
+        let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+        let (code, err) = run(&argv, "");
+        assert_eq!(code, 7, "{what}: {err}");
+        let first = err.lines().next().unwrap_or("");
+        assert!(
+            first.starts_with("ldcost: error: cannot write /dev/full: No space left on device"),
+            "{what}: {err}"
+        );
     }
 }
 
@@ -419,9 +577,12 @@ fn interrupt_in(name: &str, extra: &[&str], phase: &str) {
     } else {
         vec!["/bin/sh".into(), "-c".into(), script]
     };
+    let tmpdir = dir.path().join("tmp");
+    std::fs::create_dir(&tmpdir).expect("mkdir");
     let mut child = Command::new(BIN)
         .args(&args)
         .args(&target_args)
+        .env("TMPDIR", &tmpdir)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -476,8 +637,11 @@ fn interrupt_in(name: &str, extra: &[&str], phase: &str) {
         );
     }
     assert!(!json.exists(), "{phase}: a partial report was left");
-    let temp = std::env::temp_dir().join(format!("ldcost-lddebug-{me}"));
-    assert!(!temp.exists(), "{}", temp.display());
+    assert!(
+        files_in(&tmpdir).is_empty(),
+        "{phase}: left in TMPDIR: {:?}",
+        files_in(&tmpdir)
+    );
 }
 
 #[test]

@@ -446,8 +446,8 @@ fn html_flamegraph(g: &super::section::Flamegraph) -> String {
 }
 
 /// Writes report.md, report.html, results.json and every plot's SVG into `dir` (which
-/// exists). Each file is written under a temporary name and renamed, so no partial file is
-/// left. Err: the path that could not be written.
+/// exists), each all or nothing ([`crate::report::output`]). Err: the path that could not be
+/// written.
 pub fn write_dir(r: &Report, dir: &Path) -> Result<(), (std::path::PathBuf, std::io::Error)> {
     let json = serde_json::to_string_pretty(&json(r)).unwrap_or_default() + "\n";
     let mut files: Vec<(String, String)> = vec![
@@ -468,13 +468,10 @@ pub fn write_dir(r: &Report, dir: &Path) -> Result<(), (std::path::PathBuf, std:
     }
     for (name, body) in files {
         let path = dir.join(&name);
-        let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-        std::fs::write(&tmp, body)
-            .and_then(|_| std::fs::rename(&tmp, &path))
-            .map_err(|e| {
-                let _ = std::fs::remove_file(&tmp);
-                (path.clone(), e)
-            })?;
+        crate::report::output::write_bytes(body.as_bytes(), &path).map_err(|e| match e {
+            crate::report::ReportError::Write { path, source } => (path, source),
+            other => (path.clone(), std::io::Error::other(other.to_string())),
+        })?;
     }
     Ok(())
 }

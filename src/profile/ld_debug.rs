@@ -106,9 +106,18 @@ pub fn first_image<'a>(text: &'a str, marker: &str, opens: bool) -> Option<&'a s
 /// moved aside at that stop, so the measured image's ld.so starts a file of its own: the
 /// exec boundary separates them, not the order of the lines.
 fn ld_debug_run(cmd: &Command, what: &str, timeout: Option<Duration>) -> Option<String> {
-    let dir = std::env::temp_dir().join(format!("ldcost-lddebug-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).ok()?;
-    let out = dir.join("debug");
+    // A fresh directory of ours (0700, an unpredictable name): another user can neither
+    // plant the files ld.so appends to nor rewrite them before they are read.
+    // Absolute: the target's ld.so resolves LD_DEBUG_OUTPUT from its own directory.
+    let base = std::env::temp_dir();
+    let dir = tempfile::Builder::new()
+        .prefix("ldcost-lddebug-")
+        // tempfile's directories are 0777 less the umask unless told.
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
+        .tempdir_in(std::path::absolute(&base).unwrap_or(base))
+        .ok()?;
+    crate::trace::tree::temp_made(dir.path());
+    let out = dir.path().join("debug");
     let mut c = cmd.clone();
     c.quiet = true;
     c.env
@@ -121,7 +130,8 @@ fn ld_debug_run(cmd: &Command, what: &str, timeout: Option<Duration>) -> Option<
         let _ = std::fs::rename(&file, format!("{file}.before"));
         file
     });
-    let _ = std::fs::remove_dir_all(&dir);
+    crate::trace::tree::temp_gone(dir.path());
+    drop(dir);
     text
 }
 

@@ -13,6 +13,9 @@ pub enum ReportError {
         #[source]
         source: std::io::Error,
     },
+    /// An output naming an input or another output's file (refused before anything runs).
+    #[error("refusing to write: {what}")]
+    Clash { what: String },
     #[error("cannot encode the JSON report: {0}")]
     Json(#[from] serde_json::Error),
 }

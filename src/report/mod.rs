@@ -12,11 +12,11 @@ pub mod fault_gap;
 
 pub mod flamegraph;
 pub mod fork_text;
+pub mod output;
 pub mod profile_text;
 pub mod reader;
 pub mod text;
 
-use std::io::Write;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -150,20 +150,8 @@ pub fn write_json(doc: &Document, path: &Path) -> Result<(), ReportError> {
     write_text(&(text + "\n"), path)
 }
 
-/// Writes `text` to `path`, `-` meaning standard output. A closed pipe is not an error.
+/// Writes `text` to `path`, `-` meaning standard output, through [`output::write_bytes`]:
+/// all or nothing, a closed pipe not an error.
 pub fn write_text(text: &str, path: &Path) -> Result<(), ReportError> {
-    let res = if path == Path::new("-") {
-        let mut out = std::io::stdout().lock();
-        out.write_all(text.as_bytes()).and_then(|_| out.flush())
-    } else {
-        std::fs::write(path, text)
-    };
-    match res {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        Err(e) => Err(ReportError::Write {
-            path: path.to_path_buf(),
-            source: e,
-        }),
-        Ok(()) => Ok(()),
-    }
+    output::write_bytes(text.as_bytes(), path)
 }

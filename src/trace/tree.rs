@@ -34,7 +34,8 @@ pub fn adopt_orphans() {
 /// Reports being written now: removed if ldcost stops before they are complete.
 static PARTIAL: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
-/// Marks `path` as being written (`-`, standard output, is ignored).
+/// Marks `path` as being written: a temporary file that an interrupt removes (`-`, standard
+/// output, is ignored).
 pub fn writing(path: &std::path::Path) {
     if path == std::path::Path::new("-") {
         return;
@@ -51,7 +52,8 @@ pub fn written(path: &std::path::Path) {
     }
 }
 
-/// Removes every report still being written, and ldcost's temp files.
+/// Removes every report still being written (their temporary files: the reports they would
+/// replace stay as they were), and ldcost's temp directories.
 pub fn remove_partial() {
     let paths = PARTIAL
         .lock()
@@ -65,9 +67,27 @@ pub fn remove_partial() {
     }
 }
 
-/// The temp paths ldcost may have made (the LD_DEBUG output directory).
+/// ldcost's temp directories that exist now (the LD_DEBUG runs' output directory): an
+/// interrupt ends the process from another thread, so their owners' destructors never run.
+static TEMP: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// Marks `path` as a temp directory of ldcost's, removed if ldcost is interrupted.
+pub fn temp_made(path: &std::path::Path) {
+    if let Ok(mut v) = TEMP.lock() {
+        v.push(path.to_path_buf());
+    }
+}
+
+/// Marks `path` as removed by its owner.
+pub fn temp_gone(path: &std::path::Path) {
+    if let Ok(mut v) = TEMP.lock() {
+        v.retain(|p| p != path);
+    }
+}
+
+/// The temp directories ldcost has made and not removed yet.
 pub fn temp_paths() -> Vec<PathBuf> {
-    vec![std::env::temp_dir().join(format!("ldcost-lddebug-{}", std::process::id()))]
+    TEMP.lock().map(|v| v.clone()).unwrap_or_default()
 }
 
 /// The exit code of an interrupted run (`ExitCode::Interrupted` in `error.rs` is defined

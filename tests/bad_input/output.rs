@@ -38,3 +38,113 @@ fn json_into_missing_directory() {
         o.describe()
     );
 }
+
+/// Runs `ldcost args` (no target added): (exit code, stdout, stderr).
+fn ldcost(args: &[&str]) -> (Option<i32>, String, String) {
+    let out = std::process::Command::new(LDCOST)
+        .args(args)
+        .output()
+        .expect("run the ldcost binary");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// An output naming the target, an input document, or another output's file is refused
+/// before anything runs: exit 2, one error line naming both, nothing written or run.
+#[test]
+fn outputs_that_clash_are_refused_before_anything_runs() {
+    let dir = tmp();
+    let t = dir.path().join("t");
+    std::fs::copy("/bin/true", &t).expect("copy /bin/true");
+    let original = std::fs::read(&t).expect("read");
+    let t = t.to_str().expect("utf-8");
+    // The same file spelled another way.
+    let t2 = format!("{}/./t", dir.path().display());
+    let a = dir.path().join("a.json");
+    let a = a.to_str().expect("utf-8");
+    let b = dir.path().join("b.json");
+    std::fs::write(&b, b"{}").expect("write");
+    let b = b.to_str().expect("utf-8");
+    let quick = [
+        "profile",
+        "-n",
+        "1",
+        "--warmup",
+        "0",
+        "--no-reference",
+        "--no-ld-debug",
+    ];
+    let profile = |extra: &[&str]| -> Vec<String> {
+        quick
+            .iter()
+            .chain(extra)
+            .chain(std::iter::once(&t))
+            .map(|s| s.to_string())
+            .collect()
+    };
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (
+            ["deps", "--json", &t2, t].map(String::from).to_vec(),
+            "names the target itself",
+        ),
+        (profile(&["--json", &t2]), "names the target itself"),
+        (profile(&["--folded", t]), "names the target itself"),
+        (
+            profile(&["--json", a, "--flamegraph", a]),
+            "--json and --flamegraph both name",
+        ),
+        (profile(&["--json", "-", "--folded", "-"]), "both name -"),
+        (
+            ["diff", "--json", b, b, b].map(String::from).to_vec(),
+            "names the BASE document itself",
+        ),
+        (
+            ["compare", "-n", "2", "--json", t, t, t]
+                .map(String::from)
+                .to_vec(),
+            "names the BASE program itself",
+        ),
+        (
+            [
+                "compare",
+                "-n",
+                "2",
+                "--save-base",
+                a,
+                "--save-head",
+                a,
+                t,
+                t,
+            ]
+            .map(String::from)
+            .to_vec(),
+            "--save-base and --save-head both name",
+        ),
+        (
+            ["compare", "-n", "2", "--json", a, "--folded-diff", a, t, t]
+                .map(String::from)
+                .to_vec(),
+            "--json and --folded-diff both name",
+        ),
+    ];
+    for (args, says) in cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (code, stdout, stderr) = ldcost(&args);
+        let what = args.join(" ");
+        assert_eq!(code, Some(2), "{what}: {stderr}");
+        let lines: Vec<&str> = stderr.lines().collect();
+        assert_eq!(lines.len(), 2, "{what}: {stderr}");
+        assert!(
+            lines[0].starts_with("ldcost: error: refusing to write:") && lines[0].contains(says),
+            "{what}: {stderr}"
+        );
+        assert!(lines[1].starts_with("  hint:"), "{what}: {stderr}");
+        assert!(stdout.is_empty(), "{what}: something ran: {stdout}");
+        assert!(!std::path::Path::new(a).exists(), "{what}: wrote {a}");
+        assert_eq!(std::fs::read(b).expect("b"), b"{}", "{what}");
+        assert_eq!(std::fs::read(t).expect("t"), original, "{what}");
+    }
+}

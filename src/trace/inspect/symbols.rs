@@ -253,19 +253,18 @@ pub(in crate::trace) fn exit_got_slot(exe: &Path, bias: u64) -> Option<u64> {
 mod tests {
     use super::*;
 
-    /// A copy of /bin/true in a fresh directory (an ELF file with symbols we may rewrite).
-    fn copy_of_true(name: &str) -> PathBuf {
-        let dir =
-            std::env::temp_dir().join(format!("ldcost-symcache-{}-{name}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let p = dir.join("true");
+    /// A copy of /bin/true in a fresh directory (an ELF file with symbols we may rewrite),
+    /// removed with the returned guard.
+    fn copy_of_true() -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("true");
         std::fs::copy("/bin/true", &p).unwrap();
-        p
+        (dir, p)
     }
 
     #[test]
     fn symbols_are_read_once_per_unchanged_file() {
-        let p = copy_of_true("once");
+        let (_dir, p) = copy_of_true();
         let a = symbols_of(&p, &[]).unwrap();
         let b = symbols_of(&p, &[]).unwrap();
         assert!(Rc::ptr_eq(&a, &b), "the second run read the symbols again");
@@ -276,7 +275,7 @@ mod tests {
 
     #[test]
     fn a_changed_file_is_read_again() {
-        let p = copy_of_true("changed");
+        let (_dir, p) = copy_of_true();
         let a = symbols_of(&p, &[]).unwrap();
         // Replaced by another file (a new inode), as a rebuild does.
         let tmp = p.with_extension("new");
@@ -284,17 +283,15 @@ mod tests {
         std::fs::rename(&tmp, &p).unwrap();
         let b = symbols_of(&p, &[]).unwrap();
         assert!(!Rc::ptr_eq(&a, &b), "a replaced file kept its old symbols");
-        let _ = std::fs::remove_dir_all(p.parent().unwrap());
     }
 
     #[test]
     fn at_most_kept_files_are_held() {
-        let p = copy_of_true("bound");
+        let (_dir, p) = copy_of_true();
         for i in 0..KEPT + 3 {
             let roots = [PathBuf::from(format!("/nonexistent/{i}"))];
             symbols_of(&p, &roots).unwrap();
         }
         assert_eq!(SYMBOLS.with(|c| c.borrow().len()), KEPT);
-        let _ = std::fs::remove_dir_all(p.parent().unwrap());
     }
 }

@@ -51,34 +51,22 @@ fn run(cmd: &mut Command) -> Vec<u8> {
     out.stdout
 }
 
-/// A directory under the system temp dir, removed on drop.
-struct TempDir(PathBuf);
+/// A fresh private directory under the system temp dir, removed on drop.
+struct TempDir(tempfile::TempDir);
 
 impl TempDir {
     fn new(tag: &str) -> TempDir {
-        use std::sync::atomic::{AtomicUsize, Ordering};
-        static COUNTER: AtomicUsize = AtomicUsize::new(0);
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.subsec_nanos())
-            .unwrap_or(0);
-        let dir = std::env::temp_dir().join(format!(
-            "ldcost-cache-{tag}-{}-{nanos}-{}",
-            std::process::id(),
-            COUNTER.fetch_add(1, Ordering::Relaxed)
-        ));
-        std::fs::create_dir_all(&dir).expect("create temp dir");
-        TempDir(dir)
+        let prefix = format!("ldcost-cache-{tag}-");
+        TempDir(
+            tempfile::Builder::new()
+                .prefix(&prefix)
+                .tempdir()
+                .expect("create temp dir"),
+        )
     }
 
     fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        self.0.path()
     }
 }
 
