@@ -94,17 +94,26 @@ pub enum Command {
 /// The command line as clap should see it: `--fork N` (N a number) becomes `--fork=N`, so that
 /// `--fork 500 /bin/true` counts 500 forks while `--fork /bin/true` leaves the path as the
 /// target (`--fork` requires `=` for its optional value; clap cannot back out of a value that
-/// fails to parse). Only before `--`, and only for `profile` and `compare`.
+/// fails to parse). Only before `--`, and only for `profile` and `compare`, wherever the
+/// subcommand is: the global options before it (`--no-pin`, `--no-progress`) are flags.
 pub fn normalize_args(
     args: impl IntoIterator<Item = std::ffi::OsString>,
 ) -> Vec<std::ffi::OsString> {
     let args: Vec<std::ffi::OsString> = args.into_iter().collect();
-    let forks = matches!(
-        args.get(1).and_then(|a| a.to_str()),
-        Some("profile" | "compare")
-    );
+    // The subcommand is the first argument that is not an option: every global option is a
+    // flag without a value, so nothing before the subcommand can be an option's value.
+    let sub = args
+        .iter()
+        .enumerate()
+        .skip(1)
+        .find(|(_, a)| !a.as_encoded_bytes().starts_with(b"-"));
+    let forks_from = match sub {
+        Some((i, a)) if a == "profile" || a == "compare" => i + 1,
+        _ => return args,
+    };
     let mut out = Vec::with_capacity(args.len());
-    let mut i = 0;
+    out.extend(args[..forks_from].iter().cloned());
+    let mut i = forks_from;
     while i < args.len() {
         let a = &args[i];
         if a == "--" {
@@ -115,7 +124,7 @@ pub fn normalize_args(
             .get(i + 1)
             .and_then(|n| n.to_str())
             .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
-        if forks && a == "--fork" && next_is_number {
+        if a == "--fork" && next_is_number {
             let mut joined = std::ffi::OsString::from("--fork=");
             joined.push(&args[i + 1]);
             out.push(joined);

@@ -261,3 +261,140 @@ fn a_timeout_before_the_injection_point_names_at() {
     assert!(!err.contains("lower --fork"), "no fork ran: {err}");
     assert!(out.stdout.is_empty(), "nothing was measured");
 }
+
+/// `--fork N` is read as N forks wherever the subcommand is: after the global options too
+/// (they are flags, so the subcommand is the first argument that is not an option).
+#[test]
+fn fork_count_is_parsed_after_global_options() {
+    use ldcost::cli::{Cli, Command as Sub};
+    let parse = |args: &[&str]| {
+        Cli::try_parse_from_normalized(
+            std::iter::once("ldcost")
+                .chain(args.iter().copied())
+                .map(std::ffi::OsString::from),
+        )
+        .unwrap_or_else(|e| panic!("{args:?}: {e}"))
+    };
+    let cases: [(&[&str], u64, &str, usize); 6] = [
+        (&["profile", "./t", "--fork", "7", "--no-exec"], 7, "./t", 0),
+        (
+            &["--no-pin", "profile", "./t", "--fork", "7", "--no-exec"],
+            7,
+            "./t",
+            0,
+        ),
+        (
+            &["--no-progress", "profile", "--fork", "5", "./t"],
+            5,
+            "./t",
+            0,
+        ),
+        (
+            &[
+                "--no-pin",
+                "--no-progress",
+                "profile",
+                "--fork",
+                "12",
+                "./t",
+            ],
+            12,
+            "./t",
+            0,
+        ),
+        // No number: the default count, and the path stays the target.
+        (&["--no-pin", "profile", "--fork", "./t"], 1000, "./t", 0),
+        // After `--` a number is the target's argument.
+        (
+            &[
+                "--no-pin", "profile", "--fork=2", "./t", "--", "--fork", "3",
+            ],
+            2,
+            "./t",
+            2,
+        ),
+    ];
+    for (args, forks, target, nargs) in cases {
+        let Sub::Profile(p) = parse(args) else {
+            panic!("{args:?} is not profile")
+        };
+        assert_eq!(p.fork, Some(forks), "{args:?}");
+        assert_eq!(p.target, std::path::PathBuf::from(target), "{args:?}");
+        assert_eq!(p.args.len(), nargs, "{args:?}: {:?}", p.args);
+        if args.contains(&"--no-exec") {
+            assert!(p.no_exec, "{args:?}");
+        }
+    }
+    let Sub::Compare(c) = parse(&["--no-progress", "compare", "--fork", "9", "./a", "./b"]) else {
+        panic!("not compare")
+    };
+    assert_eq!((c.fork, c.args.len()), (Some(9), 0));
+    // Other subcommands keep `--fork 3` as it is (deps has no --fork: a usage error).
+    assert!(Cli::try_parse_from_normalized(
+        ["ldcost", "--no-pin", "deps", "--fork", "3", "/bin/true"].map(std::ffi::OsString::from)
+    )
+    .is_err());
+}
+
+/// The same through the binary: the fork section counts N forks and the target receives no
+/// argument (it records its argc in a file on every run).
+#[test]
+fn fork_count_after_global_options_end_to_end() {
+    let name = "fork_count_after_global_options_end_to_end";
+    if !tools(name, &["cc"]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "argc.c",
+        r#"#include <stdio.h>
+#include <stdlib.h>
+int main(int argc, char **argv) {
+    FILE *f = fopen(getenv("ARGC_LOG"), "a");
+    if (!f) return 1;
+    fprintf(f, "%d", argc);
+    for (int i = 1; i < argc; i++) fprintf(f, " %s", argv[i]);
+    fprintf(f, "\n");
+    return fclose(f) != 0;
+}
+"#,
+    );
+    cc(dir.path(), &["-O1", "-o", "argc", "argc.c"]);
+    let exe = dir.path().join("argc");
+    let exe = exe.to_str().unwrap();
+    let log = dir.path().join("argc.log");
+    let forms: [(&[&str], u64); 3] = [
+        (&["--no-pin", "profile", exe, "--fork", "7", "--no-exec"], 7),
+        (
+            &["--no-progress", "profile", "--fork", "5", exe, "--no-exec"],
+            5,
+        ),
+        (&["profile", "--fork", "3", exe, "--no-exec"], 3),
+    ];
+    for (args, forks) in forms {
+        let _ = std::fs::remove_file(&log);
+        let mut all: Vec<&str> = args.to_vec();
+        all.extend(["--quiet-target", "--json", "-"]);
+        let out = Command::new(env!("CARGO_BIN_EXE_ldcost"))
+            .args(&all)
+            .env("ARGC_LOG", &log)
+            .output()
+            .unwrap();
+        if out.status.code() == Some(8) {
+            skip(name, "ldcost profile is refused here (exit 8: ptrace)");
+            return;
+        }
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{all:?}: {err}");
+        let doc: Document = serde_json::from_slice(&out.stdout).expect("a JSON document");
+        let fork = doc.fork.expect("a fork section");
+        assert_eq!(fork.iterations, forks, "{all:?}");
+        assert!(doc.profile.is_none(), "--no-exec was seen: {all:?}");
+        let runs = std::fs::read_to_string(&log).expect("the target ran");
+        assert!(
+            !runs.is_empty() && runs.lines().all(|l| l == "1"),
+            "{all:?}: the target got arguments:\n{runs}"
+        );
+    }
+}
