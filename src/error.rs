@@ -151,6 +151,14 @@ pub enum CompareError {
     Missing { path: PathBuf },
     #[error("{path} is a directory, not a JSON document")]
     IsDirectory { path: PathBuf },
+    #[error("{path} is {kind}, not a JSON document")]
+    NotRegular { path: PathBuf, kind: &'static str },
+    /// `report -` with standard input closed (`<&-`), which the Rust runtime turns into
+    /// /dev/null: the two cannot be told apart.
+    #[error("{path} is closed (or /dev/null): there is no document to read")]
+    Closed { path: PathBuf },
+    #[error("{path} is larger than {} MiB, the largest document ldcost reads", crate::report::reader::MAX_DOCUMENT_BYTES >> 20)]
+    TooLarge { path: PathBuf },
     #[error("cannot read {path}: {source}")]
     Unreadable {
         path: PathBuf,
@@ -177,10 +185,12 @@ impl CompareError {
         match self {
             CompareError::Missing { .. }
             | CompareError::IsDirectory { .. }
+            | CompareError::NotRegular { .. }
+            | CompareError::Closed { .. }
             | CompareError::Unreadable { .. } => ExitCode::Input,
-            CompareError::BadDocument { .. } | CompareError::NoStacks { .. } => {
-                ExitCode::BadDocument
-            }
+            CompareError::BadDocument { .. }
+            | CompareError::TooLarge { .. }
+            | CompareError::NoStacks { .. } => ExitCode::BadDocument,
             CompareError::SchemaVersion { .. } | CompareError::OtherMachine { .. } => {
                 ExitCode::NotComparable
             }
@@ -188,9 +198,17 @@ impl CompareError {
     }
     pub fn hint(&self) -> Option<String> {
         match self {
-            CompareError::Missing { .. } | CompareError::IsDirectory { .. } => {
+            CompareError::Missing { .. }
+            | CompareError::IsDirectory { .. }
+            | CompareError::NotRegular { .. } => {
                 Some("give two files written by `ldcost profile --json FILE`".into())
             }
+            CompareError::Closed { .. } => Some(
+                "give the document on standard input (`ldcost report - < FILE`) or its path".into(),
+            ),
+            CompareError::TooLarge { .. } => Some(
+                "a `profile --json` document is a few hundred KiB: check what is being read".into(),
+            ),
             CompareError::Unreadable { .. } => Some("check the file's permissions".into()),
             CompareError::BadDocument { .. } => Some(
                 "write the documents with `ldcost profile TARGET --json FILE` (and let it finish)"
@@ -268,6 +286,9 @@ impl From<ElfError> for Error {
 fn report_read_hint(e: &CompareError) -> String {
     match e {
         CompareError::Unreadable { .. } => "check the file's permissions".into(),
+        CompareError::Closed { .. } | CompareError::TooLarge { .. } => e
+            .hint()
+            .unwrap_or_else(|| "give a file written by `ldcost profile TARGET --json FILE`".into()),
         CompareError::SchemaVersion { .. } => {
             "render it with the ldcost version that wrote it, or re-record it with this one".into()
         }

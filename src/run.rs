@@ -400,14 +400,27 @@ pub fn report(cfg: &crate::config::ReportConfig) -> Result<ExitCode, Error> {
         })
     };
     let value = match stdin {
-        true => match report::reader::read_stdin() {
-            Ok(b) if b.is_empty() => return Err(bad("empty: nothing was written to it".into())),
-            Ok(b) => crate::compare::parse_value(&b, &file),
-            Err(source) => Err(CompareError::Unreadable {
-                path: file.clone(),
-                source,
-            }),
-        },
+        true => {
+            use report::reader::{ReadFailure, StdinFailure};
+            match report::reader::read_stdin() {
+                Ok(b) if b.is_empty() => {
+                    return Err(bad("empty: nothing was written to it".into()))
+                }
+                Ok(b) => crate::compare::parse_value(&b, &file),
+                Err(StdinFailure::Closed) => Err(CompareError::Closed { path: file.clone() }),
+                Err(StdinFailure::NotADocument(kind)) => Err(CompareError::NotRegular {
+                    path: file.clone(),
+                    kind,
+                }),
+                Err(StdinFailure::Read(ReadFailure::TooLarge)) => {
+                    Err(CompareError::TooLarge { path: file.clone() })
+                }
+                Err(StdinFailure::Read(ReadFailure::Io(source))) => Err(CompareError::Unreadable {
+                    path: file.clone(),
+                    source,
+                }),
+            }
+        }
         false => crate::compare::read_value(&cfg.file),
     }
     .map_err(Error::Saved)?;

@@ -116,9 +116,20 @@ pub fn read_value(path: &Path) -> Result<serde_json::Value, CompareError> {
     if meta.is_dir() {
         return Err(CompareError::IsDirectory { path: p });
     }
-    let text = std::fs::read(path).map_err(|e| CompareError::Unreadable {
+    // A device (/dev/zero) never ends; a pipe (`<(ldcost profile … --json -)`) is read up to
+    // the size cap.
+    use std::os::unix::fs::MetadataExt;
+    if let Some(kind) = crate::report::reader::not_a_document_kind(meta.mode()) {
+        return Err(CompareError::NotRegular { path: p, kind });
+    }
+    let unreadable = |source| CompareError::Unreadable {
         path: p.clone(),
-        source: e,
+        source,
+    };
+    let file = std::fs::File::open(path).map_err(unreadable)?;
+    let text = crate::report::reader::read_capped(file).map_err(|e| match e {
+        crate::report::reader::ReadFailure::Io(e) => unreadable(e),
+        crate::report::reader::ReadFailure::TooLarge => CompareError::TooLarge { path: p.clone() },
     })?;
     parse_value(&text, path)
 }

@@ -31,4 +31,5 @@ mod malformed;
 mod not_a_file;
 mod not_elf;
 mod output;
+mod unbounded;
 mod unsupported;
