@@ -254,7 +254,7 @@ pub struct CompareArgs {
     #[arg(short = 'n', long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub runs: u32,
     /// Warm-up rounds, discarded.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=1000))]
     pub warmup: u32,
     /// Kill a target after this many seconds (per run).
     #[arg(long, value_name = "SECONDS", value_parser = parse_timeout)]
@@ -323,7 +323,8 @@ pub struct CompareArgs {
     #[arg(long)]
     pub sample: bool,
     /// Sampled exec runs per side (as `profile --sample-runs`).
-    #[arg(long, value_name = "N", default_value_t = 10)]
+    #[arg(long, value_name = "N", default_value_t = 10,
+          value_parser = clap::value_parser!(u32).range(1..=10000))]
     pub sample_runs: u32,
 }
 
@@ -338,20 +339,39 @@ fn parse_env(s: &str) -> Result<(String, String), String> {
     }
 }
 
-/// `--timeout`: a positive number of seconds (0 is refused: leave the option out for none).
+/// The longest `--timeout` and `--sample-deadline`, in seconds (11.6 days): beyond it a time is
+/// a typo, and far beyond it (1e20) it does not fit a `Duration`.
+pub const MAX_SECONDS: f64 = 1_000_000.0;
+/// The highest `--fail-above`, in percent.
+pub const MAX_PCT: f64 = 1_000_000.0;
+
+/// `--timeout`: a number of seconds in (0, [`MAX_SECONDS`]] (0 is refused: leave the option
+/// out for none).
 fn parse_timeout(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
-        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        Ok(v) if v.is_finite() && v > 0.0 && v <= MAX_SECONDS => Ok(v),
         _ => Err(format!(
-            "expected a number of seconds > 0, got {s:?} (leave --timeout out for no timeout)"
+            "expected a number of seconds > 0 and <= {MAX_SECONDS}, got {s:?} (leave --timeout out for no timeout)"
+        )),
+    }
+}
+
+/// `--sample-deadline`: a number of seconds in (0, [`MAX_SECONDS`]].
+fn parse_deadline(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v <= MAX_SECONDS => Ok(v),
+        _ => Err(format!(
+            "expected a number of seconds > 0 and <= {MAX_SECONDS}, got {s:?}"
         )),
     }
 }
 
 fn parse_pct(s: &str) -> Result<f64, String> {
     match s.trim_end_matches('%').parse::<f64>() {
-        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
-        _ => Err(format!("expected a percentage >= 0, got {s:?}")),
+        Ok(v) if v.is_finite() && (0.0..=MAX_PCT).contains(&v) => Ok(v),
+        _ => Err(format!(
+            "expected a percentage >= 0 and <= {MAX_PCT}, got {s:?}"
+        )),
     }
 }
 
@@ -367,7 +387,7 @@ pub struct ProfileArgs {
     #[arg(short = 'n', long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub runs: u32,
     /// Warm-up runs, discarded (page cache, ld.so.cache).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=1000))]
     pub warmup: u32,
     /// Kill the target after this many seconds (per run).
     #[arg(long, value_name = "SECONDS", value_parser = parse_timeout)]
@@ -440,7 +460,8 @@ pub struct ProfileArgs {
     pub sample_budget: u64,
     /// Stop sampling after this many seconds in each sampled phase (the sampled exec runs,
     /// the sampled fork loop); the report says sampling was stopped.
-    #[arg(long, value_name = "SECONDS", default_value_t = SAMPLE_DEADLINE_S)]
+    #[arg(long, value_name = "SECONDS", default_value_t = SAMPLE_DEADLINE_S,
+          value_parser = parse_deadline)]
     pub sample_deadline: f64,
     /// Sampled exec runs. (The sampled fork loop is not set here: with --fork N it has
     /// min(N, 2000) forks.)

@@ -398,3 +398,139 @@ int main(int argc, char **argv) {
         );
     }
 }
+
+/// Absurd numbers are usage errors (exit 2) that state the accepted range, never an internal
+/// error: `--timeout 1e20` used to panic converting to a Duration.
+#[test]
+fn absurd_option_values_are_usage_errors() {
+    let cases: [(&[&str], &str); 14] = [
+        (&["profile", "--timeout", "1e20", "/bin/true"], "<= 1000000"),
+        (&["profile", "--timeout", "0", "/bin/true"], "> 0"),
+        (&["profile", "--timeout", "nan", "/bin/true"], "> 0"),
+        (
+            &["compare", "--timeout", "1e20", "/bin/true", "/bin/true"],
+            "<= 1000000",
+        ),
+        (
+            &["profile", "--sample-deadline", "1e20", "/bin/true"],
+            "<= 1000000",
+        ),
+        (&["profile", "--sample-deadline=-1", "/bin/true"], "> 0"),
+        (&["profile", "-n", "0", "/bin/true"], "1..=1000"),
+        (
+            &["profile", "--warmup", "4000000000", "/bin/true"],
+            "0..=1000",
+        ),
+        (
+            &["compare", "--warmup", "1001", "/bin/true", "/bin/true"],
+            "0..=1000",
+        ),
+        (&["profile", "--fork=0", "/bin/true"], "1..=1000000"),
+        (&["profile", "--frequency", "0", "/bin/true"], "1..=1000000"),
+        (
+            &["compare", "--sample-runs", "0", "/bin/true", "/bin/true"],
+            "1..=10000",
+        ),
+        (
+            &["diff", "--fail-above", "1e300", "a.json", "b.json"],
+            "<= 1000000",
+        ),
+        (
+            &["compare", "--fail-above=-5", "/bin/true", "/bin/true"],
+            ">= 0",
+        ),
+    ];
+    for (args, range) in cases {
+        let out = ldcost(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.starts_with("error: invalid value") && err.contains(range),
+            "{args:?}: expected the range `{range}`: {err}"
+        );
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+}
+
+/// `completions` and `man` into a pipe whose reader has gone (`| head -1`): exit 0 and no
+/// message, as every other command. The read end is closed before ldcost starts, so its first
+/// write fails with EPIPE.
+#[test]
+fn closed_pipe_is_not_an_error_for_completions_and_man() {
+    use std::os::fd::FromRawFd;
+    for args in [&["completions", "bash"][..], &["man"]] {
+        let mut fds = [0; 2];
+        assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
+        // SAFETY: both descriptors were just created by pipe2 and are owned here only.
+        let (read, write) = unsafe {
+            (
+                std::fs::File::from_raw_fd(fds[0]),
+                std::fs::File::from_raw_fd(fds[1]),
+            )
+        };
+        drop(read);
+        let out = Command::new(env!("CARGO_BIN_EXE_ldcost"))
+            .args(args)
+            .stdout(std::process::Stdio::from(write))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {err}");
+        assert!(err.is_empty(), "{args:?}: {err}");
+    }
+}
+
+/// A thread the system refuses is a refusal (exit 8, with a hint) or is done without, never an
+/// internal error: ldcost runs under address-space limits from where its own image no longer
+/// loads (the dynamic loader fails: exit 127, or a signal) up to where everything fits, and no
+/// run may exit 70.
+#[test]
+fn refused_threads_are_not_internal_errors() {
+    use std::os::unix::process::CommandExt;
+    let mut fitted = false;
+    for mib in 12..=64u64 {
+        for args in [
+            &["deps", "/bin/true"][..],
+            &[
+                "profile",
+                "/bin/true",
+                "-n",
+                "1",
+                "--timeout",
+                "5",
+                "--no-ld-debug",
+            ],
+        ] {
+            let limit = mib << 20;
+            let mut cmd = Command::new(env!("CARGO_BIN_EXE_ldcost"));
+            cmd.args(args).env_remove("LD_LIBRARY_PATH");
+            // SAFETY: setrlimit is async-signal-safe; nothing else runs between fork and exec.
+            unsafe {
+                cmd.pre_exec(move || {
+                    let lim = libc::rlimit {
+                        rlim_cur: limit,
+                        rlim_max: limit,
+                    };
+                    libc::setrlimit(libc::RLIMIT_AS, &lim);
+                    Ok(())
+                });
+            }
+            let out = cmd.output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_ne!(out.status.code(), Some(70), "{mib} MiB, {args:?}: {err}");
+            assert!(
+                !err.contains("internal error"),
+                "{mib} MiB, {args:?}: {err}"
+            );
+            if err.contains("refused to start a thread") {
+                assert_eq!(out.status.code(), Some(8), "{mib} MiB, {args:?}: {err}");
+                assert!(err.contains("hint: raise"), "{err}");
+            }
+            fitted |= out.status.code() == Some(0);
+        }
+        if fitted {
+            break;
+        }
+    }
+    assert!(fitted, "no limit up to 64 MiB let ldcost run");
+}
