@@ -264,6 +264,18 @@ pub enum Error {
         /// How many more DT_NEEDED names are missing.
         more: usize,
     },
+    /// `profile`: the interpreter the kernel would run for the target is missing or no
+    /// program (execve's ENOENT would name the target, which exists).
+    #[error("{interpreter}, the {kind} of {target}, {what}", interpreter = interpreter.display(), target = target.display())]
+    Interpreter {
+        target: PathBuf,
+        kind: &'static str,
+        interpreter: PathBuf,
+        what: String,
+    },
+    /// `profile`: the program is on a file system mounted noexec.
+    #[error("{} is on a file system mounted noexec: the kernel runs no program from it", path.display())]
+    NoExec { path: PathBuf },
     /// `experiment NAME`: no experiment of that name.
     #[error("unknown experiment `{name}` (the experiments are: {known})")]
     UnknownExperiment { name: String, known: String },
@@ -332,6 +344,8 @@ impl Error {
             Error::AddressSpace { .. } => ExitCode::Refused,
             // The same finding, and code, as `deps` on the target.
             Error::MissingLibrary { .. } => ExitCode::Finding,
+            Error::Interpreter { .. } => ExitCode::Input,
+            Error::NoExec { .. } => ExitCode::Refused,
             Error::UnknownExperiment { .. } => ExitCode::Usage,
             Error::ExperimentOutput { .. } => ExitCode::Output,
         }
@@ -391,6 +405,20 @@ impl Error {
                 },
                 target.display()
             )),
+            Error::Interpreter { kind, .. } if kind.starts_with('#') => Some(
+                "fix the script's first line, or run it with an interpreter that exists: \
+                 `ldcost profile INTERPRETER SCRIPT`"
+                    .into(),
+            ),
+            Error::Interpreter { .. } => Some(
+                "the program was built for another system's loader; `ldcost deps TARGET` \
+                 shows its closure, `readelf -l TARGET` its interpreter"
+                    .into(),
+            ),
+            Error::NoExec { .. } => Some(
+                "copy the program to a file system mounted with exec (see `findmnt -T PATH`)"
+                    .into(),
+            ),
             Error::UnknownExperiment { .. } => None,
             Error::ExperimentOutput { .. } => {
                 Some("give --out a directory that can be created and written".into())

@@ -157,13 +157,18 @@ pub fn parse_value(text: &[u8], path: &Path) -> Result<serde_json::Value, Compar
             what,
         }
     })?;
-    let version = value.get("schema_version").and_then(|v| v.as_u64());
-    match version {
+    let found = value.get("schema_version");
+    match found.and_then(|v| v.as_u64()) {
         None => {
-            return Err(CompareError::BadDocument {
-                path: p,
-                what: "not an ldcost document (no schema_version)".into(),
-            })
+            // Say what stands there: "2" (a string) or 2.5 is not a missing version.
+            let what = match found {
+                None => "not an ldcost document (no schema_version)".to_string(),
+                Some(v) => format!(
+                    "not an ldcost document (schema_version is {}, not a whole number)",
+                    crate::report::text::clean(&v.to_string().chars().take(40).collect::<String>())
+                ),
+            };
+            return Err(CompareError::BadDocument { path: p, what });
         }
         Some(v) if v != SCHEMA_VERSION as u64 => {
             return Err(CompareError::SchemaVersion {

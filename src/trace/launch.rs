@@ -70,6 +70,9 @@ impl TraceError {
 TraceError::NotExecutable { reason, .. } if reason.contains("directory") => {
                 Some("give the path of a program file, not a directory".into())
             }
+            TraceError::NotExecutable { reason, .. } if reason.contains("not a program") => {
+                Some("give an ELF program or a #! script".into())
+            }
             TraceError::NotExecutable { .. } => {
                 Some("make it executable (chmod +x) or give the interpreter explicitly".into())
             }

@@ -28,6 +28,7 @@ mod harness;
 mod diff;
 mod hostile;
 mod malformed;
+mod messages;
 mod not_a_file;
 mod not_elf;
 mod output;
