@@ -534,3 +534,27 @@ fn refused_threads_are_not_internal_errors() {
     }
     assert!(fitted, "no limit up to 64 MiB let ldcost run");
 }
+
+/// A `--timeout` that expires before the program starts is named as the cause of the kill.
+#[test]
+fn a_timeout_before_exec_is_named() {
+    let out = ldcost(&["profile", "/bin/true", "--timeout", "1e-7"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    if out.status.code() == Some(8) {
+        skip(
+            "a_timeout_before_exec_is_named",
+            "ldcost profile is refused here (exit 8: ptrace)",
+        );
+        return;
+    }
+    assert_eq!(out.status.code(), Some(9), "{err}");
+    assert!(err.starts_with("ldcost: error: "), "{err}");
+    // The kill may land after the exec on a loaded machine (then it is a timed-out run); a
+    // kill before it must name the timeout.
+    if err.contains("before exec") {
+        assert!(
+            err.contains("--timeout (0.0000001 s) expired before the program started"),
+            "{err}"
+        );
+    }
+}
