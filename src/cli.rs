@@ -11,16 +11,19 @@ Exit codes:
   1   finding: the analysis completed but a needed library was not found
   2   usage error (bad command line)
   3   the target does not exist, is not a regular file, or cannot be read (profile checks
-      its target as deps does, before launching: 3-6 mean the same for both); diff/report:
-      a document is missing, a directory or unreadable (report -: standard input)
+      its target as deps does, before launching: 3-6 mean the same for both; profile: the
+      target's #! or ELF interpreter is missing or not a program); diff/report: a document
+      is missing, a directory, a device or unreadable (report -: standard input, closed)
   4   the target is not an ELF object (empty, text, a #! script, another format)
   5   the target is a malformed ELF object (truncated, corrupt headers)
   6   the target is an ELF object ldcost does not analyse (32-bit, foreign architecture)
   7   a report could not be written (bad path, full disk, read-only); no partial file is left
-  8   the system refuses: ptrace or perf_event_open not permitted, a set-ID target, too few
-      file descriptors (ulimit -n), or ulimit -v leaves less room than --sample-budget
+  8   the system refuses: ptrace or perf_event_open not permitted, a set-ID target, a
+      noexec mount, too few file descriptors (ulimit -n), no thread (ulimit -v, -u), or
+      ulimit -v leaves less room than --sample-budget
   9   the target could not be measured to its end (killed by --timeout, or lost)
-  10  diff/report: a document is not JSON, truncated, or not a `profile --json` document;
+  10  diff/report: a document is not JSON, truncated, larger than 256 MiB, or not a
+      `profile --json` document;
       or --flamegraph-diff/--folded-diff asked of documents (they hold no sampled stacks)
   11  diff: the documents are not comparable (another schema version, another machine);
       report: the document has another schema version
