@@ -11,16 +11,19 @@ Exit codes:
   1   finding: the analysis completed but a needed library was not found
   2   usage error (bad command line)
   3   the target does not exist, is not a regular file, or cannot be read (profile checks
-      its target as deps does, before launching: 3-6 mean the same for both); diff/report:
-      a document is missing, a directory or unreadable (report -: standard input)
+      its target as deps does, before launching: 3-6 mean the same for both; profile: the
+      target's #! or ELF interpreter is missing or not a program); diff/report: a document
+      is missing, a directory, a device or unreadable (report -: standard input, closed)
   4   the target is not an ELF object (empty, text, a #! script, another format)
   5   the target is a malformed ELF object (truncated, corrupt headers)
   6   the target is an ELF object ldcost does not analyse (32-bit, foreign architecture)
   7   a report could not be written (bad path, full disk, read-only); no partial file is left
-  8   the system refuses: ptrace or perf_event_open not permitted, a set-ID target, too few
-      file descriptors (ulimit -n), or ulimit -v leaves less room than --sample-budget
+  8   the system refuses: ptrace or perf_event_open not permitted, a set-ID target, a
+      noexec mount, too few file descriptors (ulimit -n), no thread (ulimit -v, -u), or
+      ulimit -v leaves less room than --sample-budget
   9   the target could not be measured to its end (killed by --timeout, or lost)
-  10  diff/report: a document is not JSON, truncated, or not a `profile --json` document;
+  10  diff/report: a document is not JSON, truncated, larger than 256 MiB, or not a
+      `profile --json` document;
       or --flamegraph-diff/--folded-diff asked of documents (they hold no sampled stacks)
   11  diff: the documents are not comparable (another schema version, another machine);
       report: the document has another schema version
@@ -94,17 +97,26 @@ pub enum Command {
 /// The command line as clap should see it: `--fork N` (N a number) becomes `--fork=N`, so that
 /// `--fork 500 /bin/true` counts 500 forks while `--fork /bin/true` leaves the path as the
 /// target (`--fork` requires `=` for its optional value; clap cannot back out of a value that
-/// fails to parse). Only before `--`, and only for `profile` and `compare`.
+/// fails to parse). Only before `--`, and only for `profile` and `compare`, wherever the
+/// subcommand is: the global options before it (`--no-pin`, `--no-progress`) are flags.
 pub fn normalize_args(
     args: impl IntoIterator<Item = std::ffi::OsString>,
 ) -> Vec<std::ffi::OsString> {
     let args: Vec<std::ffi::OsString> = args.into_iter().collect();
-    let forks = matches!(
-        args.get(1).and_then(|a| a.to_str()),
-        Some("profile" | "compare")
-    );
+    // The subcommand is the first argument that is not an option: every global option is a
+    // flag without a value, so nothing before the subcommand can be an option's value.
+    let sub = args
+        .iter()
+        .enumerate()
+        .skip(1)
+        .find(|(_, a)| !a.as_encoded_bytes().starts_with(b"-"));
+    let forks_from = match sub {
+        Some((i, a)) if a == "profile" || a == "compare" => i + 1,
+        _ => return args,
+    };
     let mut out = Vec::with_capacity(args.len());
-    let mut i = 0;
+    out.extend(args[..forks_from].iter().cloned());
+    let mut i = forks_from;
     while i < args.len() {
         let a = &args[i];
         if a == "--" {
@@ -115,7 +127,7 @@ pub fn normalize_args(
             .get(i + 1)
             .and_then(|n| n.to_str())
             .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
-        if forks && a == "--fork" && next_is_number {
+        if a == "--fork" && next_is_number {
             let mut joined = std::ffi::OsString::from("--fork=");
             joined.push(&args[i + 1]);
             out.push(joined);
@@ -245,7 +257,7 @@ pub struct CompareArgs {
     #[arg(short = 'n', long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub runs: u32,
     /// Warm-up rounds, discarded.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=1000))]
     pub warmup: u32,
     /// Kill a target after this many seconds (per run).
     #[arg(long, value_name = "SECONDS", value_parser = parse_timeout)]
@@ -314,7 +326,8 @@ pub struct CompareArgs {
     #[arg(long)]
     pub sample: bool,
     /// Sampled exec runs per side (as `profile --sample-runs`).
-    #[arg(long, value_name = "N", default_value_t = 10)]
+    #[arg(long, value_name = "N", default_value_t = 10,
+          value_parser = clap::value_parser!(u32).range(1..=10000))]
     pub sample_runs: u32,
 }
 
@@ -329,20 +342,39 @@ fn parse_env(s: &str) -> Result<(String, String), String> {
     }
 }
 
-/// `--timeout`: a positive number of seconds (0 is refused: leave the option out for none).
+/// The longest `--timeout` and `--sample-deadline`, in seconds (11.6 days): beyond it a time is
+/// a typo, and far beyond it (1e20) it does not fit a `Duration`.
+pub const MAX_SECONDS: f64 = 1_000_000.0;
+/// The highest `--fail-above`, in percent.
+pub const MAX_PCT: f64 = 1_000_000.0;
+
+/// `--timeout`: a number of seconds in (0, [`MAX_SECONDS`]] (0 is refused: leave the option
+/// out for none).
 fn parse_timeout(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
-        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        Ok(v) if v.is_finite() && v > 0.0 && v <= MAX_SECONDS => Ok(v),
         _ => Err(format!(
-            "expected a number of seconds > 0, got {s:?} (leave --timeout out for no timeout)"
+            "expected a number of seconds > 0 and <= {MAX_SECONDS}, got {s:?} (leave --timeout out for no timeout)"
+        )),
+    }
+}
+
+/// `--sample-deadline`: a number of seconds in (0, [`MAX_SECONDS`]].
+fn parse_deadline(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v <= MAX_SECONDS => Ok(v),
+        _ => Err(format!(
+            "expected a number of seconds > 0 and <= {MAX_SECONDS}, got {s:?}"
         )),
     }
 }
 
 fn parse_pct(s: &str) -> Result<f64, String> {
     match s.trim_end_matches('%').parse::<f64>() {
-        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
-        _ => Err(format!("expected a percentage >= 0, got {s:?}")),
+        Ok(v) if v.is_finite() && (0.0..=MAX_PCT).contains(&v) => Ok(v),
+        _ => Err(format!(
+            "expected a percentage >= 0 and <= {MAX_PCT}, got {s:?}"
+        )),
     }
 }
 
@@ -358,7 +390,7 @@ pub struct ProfileArgs {
     #[arg(short = 'n', long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub runs: u32,
     /// Warm-up runs, discarded (page cache, ld.so.cache).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=1000))]
     pub warmup: u32,
     /// Kill the target after this many seconds (per run).
     #[arg(long, value_name = "SECONDS", value_parser = parse_timeout)]
@@ -431,7 +463,8 @@ pub struct ProfileArgs {
     pub sample_budget: u64,
     /// Stop sampling after this many seconds in each sampled phase (the sampled exec runs,
     /// the sampled fork loop); the report says sampling was stopped.
-    #[arg(long, value_name = "SECONDS", default_value_t = SAMPLE_DEADLINE_S)]
+    #[arg(long, value_name = "SECONDS", default_value_t = SAMPLE_DEADLINE_S,
+          value_parser = parse_deadline)]
     pub sample_deadline: f64,
     /// Sampled exec runs. (The sampled fork loop is not set here: with --fork N it has
     /// min(N, 2000) forks.)

@@ -151,6 +151,14 @@ pub enum CompareError {
     Missing { path: PathBuf },
     #[error("{path} is a directory, not a JSON document")]
     IsDirectory { path: PathBuf },
+    #[error("{path} is {kind}, not a JSON document")]
+    NotRegular { path: PathBuf, kind: &'static str },
+    /// `report -` with standard input closed (`<&-`), which the Rust runtime turns into
+    /// /dev/null: the two cannot be told apart.
+    #[error("{path} is closed (or /dev/null): there is no document to read")]
+    Closed { path: PathBuf },
+    #[error("{path} is larger than {} MiB, the largest document ldcost reads", crate::report::reader::MAX_DOCUMENT_BYTES >> 20)]
+    TooLarge { path: PathBuf },
     #[error("cannot read {path}: {source}")]
     Unreadable {
         path: PathBuf,
@@ -177,10 +185,12 @@ impl CompareError {
         match self {
             CompareError::Missing { .. }
             | CompareError::IsDirectory { .. }
+            | CompareError::NotRegular { .. }
+            | CompareError::Closed { .. }
             | CompareError::Unreadable { .. } => ExitCode::Input,
-            CompareError::BadDocument { .. } | CompareError::NoStacks { .. } => {
-                ExitCode::BadDocument
-            }
+            CompareError::BadDocument { .. }
+            | CompareError::TooLarge { .. }
+            | CompareError::NoStacks { .. } => ExitCode::BadDocument,
             CompareError::SchemaVersion { .. } | CompareError::OtherMachine { .. } => {
                 ExitCode::NotComparable
             }
@@ -188,9 +198,17 @@ impl CompareError {
     }
     pub fn hint(&self) -> Option<String> {
         match self {
-            CompareError::Missing { .. } | CompareError::IsDirectory { .. } => {
+            CompareError::Missing { .. }
+            | CompareError::IsDirectory { .. }
+            | CompareError::NotRegular { .. } => {
                 Some("give two files written by `ldcost profile --json FILE`".into())
             }
+            CompareError::Closed { .. } => Some(
+                "give the document on standard input (`ldcost report - < FILE`) or its path".into(),
+            ),
+            CompareError::TooLarge { .. } => Some(
+                "a `profile --json` document is a few hundred KiB: check what is being read".into(),
+            ),
             CompareError::Unreadable { .. } => Some("check the file's permissions".into()),
             CompareError::BadDocument { .. } => Some(
                 "write the documents with `ldcost profile TARGET --json FILE` (and let it finish)"
@@ -246,6 +264,18 @@ pub enum Error {
         /// How many more DT_NEEDED names are missing.
         more: usize,
     },
+    /// `profile`: the interpreter the kernel would run for the target is missing or no
+    /// program (execve's ENOENT would name the target, which exists).
+    #[error("{interpreter}, the {kind} of {target}, {what}", interpreter = interpreter.display(), target = target.display())]
+    Interpreter {
+        target: PathBuf,
+        kind: &'static str,
+        interpreter: PathBuf,
+        what: String,
+    },
+    /// `profile`: the program is on a file system mounted noexec.
+    #[error("{} is on a file system mounted noexec: the kernel runs no program from it", path.display())]
+    NoExec { path: PathBuf },
     /// `experiment NAME`: no experiment of that name.
     #[error("unknown experiment `{name}` (the experiments are: {known})")]
     UnknownExperiment { name: String, known: String },
@@ -268,6 +298,9 @@ impl From<ElfError> for Error {
 fn report_read_hint(e: &CompareError) -> String {
     match e {
         CompareError::Unreadable { .. } => "check the file's permissions".into(),
+        CompareError::Closed { .. } | CompareError::TooLarge { .. } => e
+            .hint()
+            .unwrap_or_else(|| "give a file written by `ldcost profile TARGET --json FILE`".into()),
         CompareError::SchemaVersion { .. } => {
             "render it with the ldcost version that wrote it, or re-record it with this one".into()
         }
@@ -312,6 +345,8 @@ impl Error {
             Error::AddressSpace { .. } => ExitCode::Refused,
             // The same finding, and code, as `deps` on the target.
             Error::MissingLibrary { .. } => ExitCode::Finding,
+            Error::Interpreter { .. } => ExitCode::Input,
+            Error::NoExec { .. } => ExitCode::Refused,
             Error::UnknownExperiment { .. } => ExitCode::Usage,
             Error::ExperimentOutput { .. } => ExitCode::Output,
         }
@@ -374,6 +409,20 @@ impl Error {
                 },
                 target.display()
             )),
+            Error::Interpreter { kind, .. } if kind.starts_with('#') => Some(
+                "fix the script's first line, or run it with an interpreter that exists: \
+                 `ldcost profile INTERPRETER SCRIPT`"
+                    .into(),
+            ),
+            Error::Interpreter { .. } => Some(
+                "the program was built for another system's loader; `ldcost deps TARGET` \
+                 shows its closure, `readelf -l TARGET` its interpreter"
+                    .into(),
+            ),
+            Error::NoExec { .. } => Some(
+                "copy the program to a file system mounted with exec (see `findmnt -T PATH`)"
+                    .into(),
+            ),
             Error::UnknownExperiment { .. } => None,
             Error::ExperimentOutput { .. } => {
                 Some("give --out a directory that can be created and written".into())

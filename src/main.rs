@@ -28,6 +28,17 @@ fn main() {
             .or_else(|| info.payload().downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "panic".into())
             .replace('\n', " ");
+        // std (and the crates under ldcost) panic when the system refuses a thread (ulimit -v
+        // leaves no room for its stack, ulimit -u no process): a refusal, not a bug.
+        if let Some(why) = thread_refused(&what) {
+            THREAD_REFUSED.store(true, std::sync::atomic::Ordering::SeqCst);
+            eprintln!("ldcost: error: the system refused to start a thread ({why})");
+            eprintln!(
+                "  hint: raise the address-space limit (`ulimit -v`: each thread reserves its \
+                 stack) or the process limit (`ulimit -u`)"
+            );
+            return;
+        }
         let at = info
             .location()
             .map(|l| format!(" ({}:{})", l.file(), l.line()))
@@ -42,9 +53,25 @@ fn main() {
             report(&e);
             e.exit_code()
         }
+        Err(_) if THREAD_REFUSED.load(std::sync::atomic::Ordering::SeqCst) => ExitCode::Refused,
         Err(_) => ExitCode::Internal,
     };
     std::process::exit(code.code());
+}
+
+/// Set by the panic hook when the panic was std's "failed to spawn thread".
+static THREAD_REFUSED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// The system's reason when `panic` is std's thread spawn failure (`failed to spawn thread:
+/// Os { code: 11, kind: WouldBlock, message: "Resource temporarily unavailable" }`).
+fn thread_refused(panic: &str) -> Option<String> {
+    let rest = panic.strip_prefix("failed to spawn thread")?;
+    let why = rest
+        .split_once("message: \"")
+        .and_then(|(_, m)| m.split_once('"'))
+        .map(|(m, _)| m.to_string())
+        .unwrap_or_else(|| rest.trim_start_matches([':', ' ']).to_string());
+    Some(why)
 }
 
 fn run(cli: Cli) -> Result<ExitCode, Error> {
@@ -61,22 +88,28 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
             ldcost::run::experiment(&ldcost::config::experiment_config(args))
         }
         Command::Completions { shell } => {
-            ldcost::cli::completions(shell, &mut std::io::stdout().lock());
-            Ok(ExitCode::Ok)
+            let mut script = Vec::new();
+            ldcost::cli::completions(shell, &mut script);
+            write_stdout(|out| out.write_all(&script))
         }
-        Command::Man => {
-            use std::io::Write;
-            let mut out = std::io::stdout().lock();
-            ldcost::cli::man(&mut out)
-                .and_then(|_| out.flush())
-                .map_err(|e| {
-                    Error::Report(ldcost::error::ReportError::Write {
-                        path: "-".into(),
-                        source: e,
-                    })
-                })?;
-            Ok(ExitCode::Ok)
-        }
+        Command::Man => write_stdout(|out| ldcost::cli::man(out)),
+    }
+}
+
+/// Writes a whole document to standard output. A reader that stops early (`| head -1`)
+/// closes the pipe: not an error, as for every other command.
+fn write_stdout(
+    write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> Result<ExitCode, Error> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match write(&mut out).and_then(|_| out.flush()) {
+        Ok(()) => Ok(ExitCode::Ok),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::Ok),
+        Err(e) => Err(Error::Report(ldcost::error::ReportError::Write {
+            path: "-".into(),
+            source: e,
+        })),
     }
 }
 
@@ -84,5 +117,21 @@ fn report(e: &Error) {
     eprintln!("ldcost: error: {e}");
     if let Some(h) = e.hint() {
         eprintln!("  hint: {h}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// std's message when the system refuses a thread, as `Builder::spawn(..).expect` and
+    /// `thread::spawn` give it: the reason comes out; other panics stay bugs.
+    #[test]
+    fn thread_refusal_is_told_from_a_bug() {
+        let e = std::io::Error::from_raw_os_error(nix::libc::EAGAIN);
+        let panic = format!("failed to spawn thread: {e:?}");
+        assert_eq!(
+            super::thread_refused(&panic).as_deref(),
+            Some("Resource temporarily unavailable")
+        );
+        assert_eq!(super::thread_refused("index out of bounds"), None);
     }
 }

@@ -11,7 +11,21 @@ use crate::report::{self, Document};
 pub fn deps(cfg: &DepsConfig) -> Result<ExitCode, Error> {
     outputs(&[("the target", &cfg.target)], &[("--json", &cfg.json)])?;
     let closure = deps::resolve(&cfg.target, &cfg.resolve)?;
-    let complete = closure.complete();
+    // The kernel loads PT_INTERP before any library: without it the program cannot start, a
+    // finding as a missing library is.
+    let missing_interp = (!cfg.resolve.object_only)
+        .then(|| closure.objects.first())
+        .flatten()
+        .and_then(|o| o.info.interpreter.clone())
+        .filter(|i| !std::path::Path::new(i).exists());
+    if let Some(i) = &missing_interp {
+        eprintln!(
+            "ldcost: warning: the ELF interpreter (PT_INTERP) {}, of {}, does not exist: the kernel cannot start it",
+            report::text::clean(i),
+            cfg.target.display()
+        );
+    }
+    let complete = closure.complete() && missing_interp.is_none();
     let lookups = crate::attribute::lookups::model(&closure);
     if cfg.text {
         let mut text = report::text::deps(&closure, cfg.view, Some(&lookups));
@@ -94,10 +108,25 @@ fn profile_checked(cfg: &crate::config::ProfileRun) -> Result<ExitCode, Error> {
                 .next()
                 .unwrap_or("")
                 .to_string();
+            check_interpreter(target, std::path::Path::new(&interp), "#! interpreter")?;
             deps::resolve(std::path::Path::new(&interp), &opts).ok()
         }
         Err(e) => return Err(e.into()),
     };
+    // ENOENT from execve names the program, whose file is there: the missing one is its
+    // interpreter (PT_INTERP).
+    if let Some(i) = closure
+        .as_ref()
+        .and_then(|c| c.objects.first())
+        .and_then(|o| o.info.interpreter.as_deref())
+    {
+        check_interpreter(
+            target,
+            std::path::Path::new(i),
+            "ELF interpreter (PT_INTERP)",
+        )?;
+    }
+    check_exec_mount(target)?;
     // A library ld.so would not find: every run would end with status 127.
     if let Some(m) = closure.as_ref().and_then(|c| c.missing.first()) {
         return Err(Error::MissingLibrary {
@@ -139,8 +168,71 @@ fn check_child(child: &crate::trace::fork::ChildSpec) -> Result<(), Error> {
             path: named,
             reason: "no execute permission".into(),
         }),
-        Ok(_) => Ok(()),
+        // A file that is neither ELF nor a #! script: each child's execve fails (ENOEXEC).
+        Ok(_) if !is_program(path) => refuse(TraceError::NotExecutable {
+            path: named,
+            reason: "it is not a program (neither ELF nor a #! script)".into(),
+        }),
+        Ok(_) => check_exec_mount(path),
     }
+}
+
+/// The interpreter the kernel runs for `target` must exist and be a program: execve's ENOENT
+/// and ENOEXEC would otherwise name the target. A `#!` interpreter may itself be a script.
+fn check_interpreter(
+    target: &std::path::Path,
+    interp: &std::path::Path,
+    kind: &'static str,
+) -> Result<(), Error> {
+    use std::os::unix::fs::PermissionsExt;
+    let refuse = |what: String| {
+        Err(Error::Interpreter {
+            target: target.to_path_buf(),
+            kind,
+            interpreter: interp.to_path_buf(),
+            what,
+        })
+    };
+    let meta = match std::fs::metadata(interp) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return refuse("does not exist".into())
+        }
+        Err(e) => return refuse(format!("cannot be read: {e}")),
+    };
+    if !meta.is_file() {
+        return refuse("is not a regular file".into());
+    }
+    if meta.permissions().mode() & 0o111 == 0 {
+        return refuse("is not executable (no execute permission)".into());
+    }
+    if !is_program(interp) {
+        return refuse("is not a program: neither ELF nor a #! script".into());
+    }
+    check_exec_mount(interp)
+}
+
+/// execve refuses every file on a file system mounted noexec (EACCES, which reads as a missing
+/// execute permission): say so.
+fn check_exec_mount(path: &std::path::Path) -> Result<(), Error> {
+    match nix::sys::statvfs::statvfs(path) {
+        Ok(st) if st.flags().contains(nix::sys::statvfs::FsFlags::ST_NOEXEC) => {
+            Err(Error::NoExec {
+                path: path.to_path_buf(),
+            })
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Whether the file starts as a program the kernel runs: ELF or a `#!` script.
+fn is_program(path: &std::path::Path) -> bool {
+    use std::io::Read;
+    let mut magic = [0u8; 4];
+    let n = std::fs::File::open(path)
+        .and_then(|mut f| f.read(&mut magic))
+        .unwrap_or(0);
+    (n == 4 && &magic == b"\x7fELF") || (n >= 2 && magic.starts_with(b"#!"))
 }
 
 /// Refuses sampling when `ulimit -v` leaves less room than its memory budget.
@@ -385,14 +477,27 @@ pub fn report(cfg: &crate::config::ReportConfig) -> Result<ExitCode, Error> {
         })
     };
     let value = match stdin {
-        true => match report::reader::read_stdin() {
-            Ok(b) if b.is_empty() => return Err(bad("empty: nothing was written to it".into())),
-            Ok(b) => crate::compare::parse_value(&b, &file),
-            Err(source) => Err(CompareError::Unreadable {
-                path: file.clone(),
-                source,
-            }),
-        },
+        true => {
+            use report::reader::{ReadFailure, StdinFailure};
+            match report::reader::read_stdin() {
+                Ok(b) if b.is_empty() => {
+                    return Err(bad("empty: nothing was written to it".into()))
+                }
+                Ok(b) => crate::compare::parse_value(&b, &file),
+                Err(StdinFailure::Closed) => Err(CompareError::Closed { path: file.clone() }),
+                Err(StdinFailure::NotADocument(kind)) => Err(CompareError::NotRegular {
+                    path: file.clone(),
+                    kind,
+                }),
+                Err(StdinFailure::Read(ReadFailure::TooLarge)) => {
+                    Err(CompareError::TooLarge { path: file.clone() })
+                }
+                Err(StdinFailure::Read(ReadFailure::Io(source))) => Err(CompareError::Unreadable {
+                    path: file.clone(),
+                    source,
+                }),
+            }
+        }
         false => crate::compare::read_value(&cfg.file),
     }
     .map_err(Error::Saved)?;

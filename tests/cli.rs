@@ -261,3 +261,300 @@ fn a_timeout_before_the_injection_point_names_at() {
     assert!(!err.contains("lower --fork"), "no fork ran: {err}");
     assert!(out.stdout.is_empty(), "nothing was measured");
 }
+
+/// `--fork N` is read as N forks wherever the subcommand is: after the global options too
+/// (they are flags, so the subcommand is the first argument that is not an option).
+#[test]
+fn fork_count_is_parsed_after_global_options() {
+    use ldcost::cli::{Cli, Command as Sub};
+    let parse = |args: &[&str]| {
+        Cli::try_parse_from_normalized(
+            std::iter::once("ldcost")
+                .chain(args.iter().copied())
+                .map(std::ffi::OsString::from),
+        )
+        .unwrap_or_else(|e| panic!("{args:?}: {e}"))
+    };
+    let cases: [(&[&str], u64, &str, usize); 6] = [
+        (&["profile", "./t", "--fork", "7", "--no-exec"], 7, "./t", 0),
+        (
+            &["--no-pin", "profile", "./t", "--fork", "7", "--no-exec"],
+            7,
+            "./t",
+            0,
+        ),
+        (
+            &["--no-progress", "profile", "--fork", "5", "./t"],
+            5,
+            "./t",
+            0,
+        ),
+        (
+            &[
+                "--no-pin",
+                "--no-progress",
+                "profile",
+                "--fork",
+                "12",
+                "./t",
+            ],
+            12,
+            "./t",
+            0,
+        ),
+        // No number: the default count, and the path stays the target.
+        (&["--no-pin", "profile", "--fork", "./t"], 1000, "./t", 0),
+        // After `--` a number is the target's argument.
+        (
+            &[
+                "--no-pin", "profile", "--fork=2", "./t", "--", "--fork", "3",
+            ],
+            2,
+            "./t",
+            2,
+        ),
+    ];
+    for (args, forks, target, nargs) in cases {
+        let Sub::Profile(p) = parse(args) else {
+            panic!("{args:?} is not profile")
+        };
+        assert_eq!(p.fork, Some(forks), "{args:?}");
+        assert_eq!(p.target, std::path::PathBuf::from(target), "{args:?}");
+        assert_eq!(p.args.len(), nargs, "{args:?}: {:?}", p.args);
+        if args.contains(&"--no-exec") {
+            assert!(p.no_exec, "{args:?}");
+        }
+    }
+    let Sub::Compare(c) = parse(&["--no-progress", "compare", "--fork", "9", "./a", "./b"]) else {
+        panic!("not compare")
+    };
+    assert_eq!((c.fork, c.args.len()), (Some(9), 0));
+    // Other subcommands keep `--fork 3` as it is (deps has no --fork: a usage error).
+    assert!(Cli::try_parse_from_normalized(
+        ["ldcost", "--no-pin", "deps", "--fork", "3", "/bin/true"].map(std::ffi::OsString::from)
+    )
+    .is_err());
+}
+
+/// The same through the binary: the fork section counts N forks and the target receives no
+/// argument (it records its argc in a file on every run).
+#[test]
+fn fork_count_after_global_options_end_to_end() {
+    let name = "fork_count_after_global_options_end_to_end";
+    if !tools(name, &["cc"]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "argc.c",
+        r#"#include <stdio.h>
+#include <stdlib.h>
+int main(int argc, char **argv) {
+    FILE *f = fopen(getenv("ARGC_LOG"), "a");
+    if (!f) return 1;
+    fprintf(f, "%d", argc);
+    for (int i = 1; i < argc; i++) fprintf(f, " %s", argv[i]);
+    fprintf(f, "\n");
+    return fclose(f) != 0;
+}
+"#,
+    );
+    cc(dir.path(), &["-O1", "-o", "argc", "argc.c"]);
+    let exe = dir.path().join("argc");
+    let exe = exe.to_str().unwrap();
+    let log = dir.path().join("argc.log");
+    let forms: [(&[&str], u64); 3] = [
+        (&["--no-pin", "profile", exe, "--fork", "7", "--no-exec"], 7),
+        (
+            &["--no-progress", "profile", "--fork", "5", exe, "--no-exec"],
+            5,
+        ),
+        (&["profile", "--fork", "3", exe, "--no-exec"], 3),
+    ];
+    for (args, forks) in forms {
+        let _ = std::fs::remove_file(&log);
+        let mut all: Vec<&str> = args.to_vec();
+        all.extend(["--quiet-target", "--json", "-"]);
+        let out = Command::new(env!("CARGO_BIN_EXE_ldcost"))
+            .args(&all)
+            .env("ARGC_LOG", &log)
+            .output()
+            .unwrap();
+        if out.status.code() == Some(8) {
+            skip(name, "ldcost profile is refused here (exit 8: ptrace)");
+            return;
+        }
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{all:?}: {err}");
+        let doc: Document = serde_json::from_slice(&out.stdout).expect("a JSON document");
+        let fork = doc.fork.expect("a fork section");
+        assert_eq!(fork.iterations, forks, "{all:?}");
+        assert!(doc.profile.is_none(), "--no-exec was seen: {all:?}");
+        let runs = std::fs::read_to_string(&log).expect("the target ran");
+        assert!(
+            !runs.is_empty() && runs.lines().all(|l| l == "1"),
+            "{all:?}: the target got arguments:\n{runs}"
+        );
+    }
+}
+
+/// Absurd numbers are usage errors (exit 2) that state the accepted range, never an internal
+/// error: `--timeout 1e20` used to panic converting to a Duration.
+#[test]
+fn absurd_option_values_are_usage_errors() {
+    let cases: [(&[&str], &str); 14] = [
+        (&["profile", "--timeout", "1e20", "/bin/true"], "<= 1000000"),
+        (&["profile", "--timeout", "0", "/bin/true"], "> 0"),
+        (&["profile", "--timeout", "nan", "/bin/true"], "> 0"),
+        (
+            &["compare", "--timeout", "1e20", "/bin/true", "/bin/true"],
+            "<= 1000000",
+        ),
+        (
+            &["profile", "--sample-deadline", "1e20", "/bin/true"],
+            "<= 1000000",
+        ),
+        (&["profile", "--sample-deadline=-1", "/bin/true"], "> 0"),
+        (&["profile", "-n", "0", "/bin/true"], "1..=1000"),
+        (
+            &["profile", "--warmup", "4000000000", "/bin/true"],
+            "0..=1000",
+        ),
+        (
+            &["compare", "--warmup", "1001", "/bin/true", "/bin/true"],
+            "0..=1000",
+        ),
+        (&["profile", "--fork=0", "/bin/true"], "1..=1000000"),
+        (&["profile", "--frequency", "0", "/bin/true"], "1..=1000000"),
+        (
+            &["compare", "--sample-runs", "0", "/bin/true", "/bin/true"],
+            "1..=10000",
+        ),
+        (
+            &["diff", "--fail-above", "1e300", "a.json", "b.json"],
+            "<= 1000000",
+        ),
+        (
+            &["compare", "--fail-above=-5", "/bin/true", "/bin/true"],
+            ">= 0",
+        ),
+    ];
+    for (args, range) in cases {
+        let out = ldcost(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.starts_with("error: invalid value") && err.contains(range),
+            "{args:?}: expected the range `{range}`: {err}"
+        );
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+}
+
+/// `completions` and `man` into a pipe whose reader has gone (`| head -1`): exit 0 and no
+/// message, as every other command. The read end is closed before ldcost starts, so its first
+/// write fails with EPIPE.
+#[test]
+fn closed_pipe_is_not_an_error_for_completions_and_man() {
+    use std::os::fd::FromRawFd;
+    for args in [&["completions", "bash"][..], &["man"]] {
+        let mut fds = [0; 2];
+        assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
+        // SAFETY: both descriptors were just created by pipe2 and are owned here only.
+        let (read, write) = unsafe {
+            (
+                std::fs::File::from_raw_fd(fds[0]),
+                std::fs::File::from_raw_fd(fds[1]),
+            )
+        };
+        drop(read);
+        let out = Command::new(env!("CARGO_BIN_EXE_ldcost"))
+            .args(args)
+            .stdout(std::process::Stdio::from(write))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {err}");
+        assert!(err.is_empty(), "{args:?}: {err}");
+    }
+}
+
+/// A thread the system refuses is a refusal (exit 8, with a hint) or is done without, never an
+/// internal error: ldcost runs under address-space limits from where its own image no longer
+/// loads (the dynamic loader fails: exit 127, or a signal) up to where everything fits, and no
+/// run may exit 70.
+#[test]
+fn refused_threads_are_not_internal_errors() {
+    use std::os::unix::process::CommandExt;
+    let mut fitted = false;
+    for mib in 12..=64u64 {
+        for args in [
+            &["deps", "/bin/true"][..],
+            &[
+                "profile",
+                "/bin/true",
+                "-n",
+                "1",
+                "--timeout",
+                "5",
+                "--no-ld-debug",
+            ],
+        ] {
+            let limit = mib << 20;
+            let mut cmd = Command::new(env!("CARGO_BIN_EXE_ldcost"));
+            cmd.args(args).env_remove("LD_LIBRARY_PATH");
+            // SAFETY: setrlimit is async-signal-safe; nothing else runs between fork and exec.
+            unsafe {
+                cmd.pre_exec(move || {
+                    let lim = libc::rlimit {
+                        rlim_cur: limit,
+                        rlim_max: limit,
+                    };
+                    libc::setrlimit(libc::RLIMIT_AS, &lim);
+                    Ok(())
+                });
+            }
+            let out = cmd.output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_ne!(out.status.code(), Some(70), "{mib} MiB, {args:?}: {err}");
+            assert!(
+                !err.contains("internal error"),
+                "{mib} MiB, {args:?}: {err}"
+            );
+            if err.contains("refused to start a thread") {
+                assert_eq!(out.status.code(), Some(8), "{mib} MiB, {args:?}: {err}");
+                assert!(err.contains("hint: raise"), "{err}");
+            }
+            fitted |= out.status.code() == Some(0);
+        }
+        if fitted {
+            break;
+        }
+    }
+    assert!(fitted, "no limit up to 64 MiB let ldcost run");
+}
+
+/// A `--timeout` that expires before the program starts is named as the cause of the kill.
+#[test]
+fn a_timeout_before_exec_is_named() {
+    let out = ldcost(&["profile", "/bin/true", "--timeout", "1e-7"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    if out.status.code() == Some(8) {
+        skip(
+            "a_timeout_before_exec_is_named",
+            "ldcost profile is refused here (exit 8: ptrace)",
+        );
+        return;
+    }
+    assert_eq!(out.status.code(), Some(9), "{err}");
+    assert!(err.starts_with("ldcost: error: "), "{err}");
+    // The kill may land after the exec on a loaded machine (then it is a timed-out run); a
+    // kill before it must name the timeout.
+    if err.contains("before exec") {
+        assert!(
+            err.contains("--timeout (0.0000001 s) expired before the program started"),
+            "{err}"
+        );
+    }
+}

@@ -147,7 +147,7 @@ fn bad_documents_on_stdin() {
     assert_eq!(o.code, 3, "{}", o.stderr);
     assert!(
         o.stderr
-            .starts_with("ldcost: error: cannot read standard input"),
+            .starts_with("ldcost: error: standard input is a directory, not a JSON document"),
         "{}",
         o.stderr
     );

@@ -94,19 +94,24 @@ fn build(c: &Closure, with_bindings: bool) -> LookupModel {
         let next = std::sync::atomic::AtomicUsize::new(0);
         let mut slots: Vec<Option<ObjectResult>> = (0..c.objects.len()).map(|_| None).collect();
         let done: Vec<Vec<(usize, Option<ObjectResult>)>> = std::thread::scope(|s| {
+            let work = || {
+                let mut mine = Vec::new();
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(o) = c.objects.get(i) else { break };
+                    mine.push((i, object_lookups(o, &files, &scope, with_bindings)));
+                }
+                mine
+            };
+            // Each worker takes objects until none is left: a thread the system refuses
+            // (ulimit -v, -u) is only parallelism lost, and with none started this thread
+            // does them all.
             let workers: Vec<_> = (0..threads)
-                .map(|_| {
-                    s.spawn(|| {
-                        let mut mine = Vec::new();
-                        loop {
-                            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                            let Some(o) = c.objects.get(i) else { break };
-                            mine.push((i, object_lookups(o, &files, &scope, with_bindings)));
-                        }
-                        mine
-                    })
-                })
+                .filter_map(|_| std::thread::Builder::new().spawn_scoped(s, work).ok())
                 .collect();
+            if workers.is_empty() {
+                return vec![work()];
+            }
             // A worker that panicked lost its objects; they are left out as unreadable ones are.
             workers.into_iter().filter_map(|w| w.join().ok()).collect()
         });

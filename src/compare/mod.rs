@@ -116,9 +116,20 @@ pub fn read_value(path: &Path) -> Result<serde_json::Value, CompareError> {
     if meta.is_dir() {
         return Err(CompareError::IsDirectory { path: p });
     }
-    let text = std::fs::read(path).map_err(|e| CompareError::Unreadable {
+    // A device (/dev/zero) never ends; a pipe (`<(ldcost profile … --json -)`) is read up to
+    // the size cap.
+    use std::os::unix::fs::MetadataExt;
+    if let Some(kind) = crate::report::reader::not_a_document_kind(meta.mode()) {
+        return Err(CompareError::NotRegular { path: p, kind });
+    }
+    let unreadable = |source| CompareError::Unreadable {
         path: p.clone(),
-        source: e,
+        source,
+    };
+    let file = std::fs::File::open(path).map_err(unreadable)?;
+    let text = crate::report::reader::read_capped(file).map_err(|e| match e {
+        crate::report::reader::ReadFailure::Io(e) => unreadable(e),
+        crate::report::reader::ReadFailure::TooLarge => CompareError::TooLarge { path: p.clone() },
     })?;
     parse_value(&text, path)
 }
@@ -146,13 +157,18 @@ pub fn parse_value(text: &[u8], path: &Path) -> Result<serde_json::Value, Compar
             what,
         }
     })?;
-    let version = value.get("schema_version").and_then(|v| v.as_u64());
-    match version {
+    let found = value.get("schema_version");
+    match found.and_then(|v| v.as_u64()) {
         None => {
-            return Err(CompareError::BadDocument {
-                path: p,
-                what: "not an ldcost document (no schema_version)".into(),
-            })
+            // Say what stands there: "2" (a string) or 2.5 is not a missing version.
+            let what = match found {
+                None => "not an ldcost document (no schema_version)".to_string(),
+                Some(v) => format!(
+                    "not an ldcost document (schema_version is {}, not a whole number)",
+                    crate::report::text::clean(&v.to_string().chars().take(40).collect::<String>())
+                ),
+            };
+            return Err(CompareError::BadDocument { path: p, what });
         }
         Some(v) if v != SCHEMA_VERSION as u64 => {
             return Err(CompareError::SchemaVersion {

@@ -212,8 +212,15 @@ pub fn resolve(target: &Path, opts: &ResolveOptions) -> Result<Closure, DepsErro
     // core while the target is analysed (almost every target on the host uses that ld.so;
     // when it does not, the answer is dropped and nothing else changes).
     let (main_info, system_rules) = std::thread::scope(|s| {
+        // A thread the system refuses (ulimit -v, -u) only loses the overlap: the rules are
+        // then asked for after the analysis.
         let detect = (opts.rules.is_none() && !opts.object_only)
-            .then(|| s.spawn(|| SearchRules::detect(DEFAULT_INTERP)));
+            .then(|| {
+                std::thread::Builder::new()
+                    .spawn_scoped(s, || SearchRules::detect(DEFAULT_INTERP))
+                    .ok()
+            })
+            .flatten();
         let info = analyze_file(target, lazy);
         (info, detect.and_then(|d| d.join().ok()))
     });

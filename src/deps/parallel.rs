@@ -24,17 +24,22 @@ pub(super) fn analyze_all(
     }
     let next = AtomicUsize::new(0);
     let done: Vec<Vec<(usize, Result<ObjectInfo, ElfError>)>> = std::thread::scope(|s| {
+        // Each worker takes paths until none is left, so one started worker does them all; a
+        // thread the system refuses (ulimit -v, -u) is only parallelism lost, and with none
+        // started the caller analyses the paths itself, as with one CPU.
         let workers: Vec<_> = (0..threads)
-            .map(|_| {
-                s.spawn(|| {
-                    let mut mine = Vec::new();
-                    loop {
-                        let k = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(p) = paths.get(k) else { break };
-                        mine.push((k, analyze_file(Path::new(p), lazy)));
-                    }
-                    mine
-                })
+            .filter_map(|_| {
+                std::thread::Builder::new()
+                    .spawn_scoped(s, || {
+                        let mut mine = Vec::new();
+                        loop {
+                            let k = next.fetch_add(1, Ordering::Relaxed);
+                            let Some(p) = paths.get(k) else { break };
+                            mine.push((k, analyze_file(Path::new(p), lazy)));
+                        }
+                        mine
+                    })
+                    .ok()
             })
             .collect();
         workers.into_iter().filter_map(|w| w.join().ok()).collect()

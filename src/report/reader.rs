@@ -18,11 +18,95 @@ use super::Document;
 /// How standard input is named in messages when the document is read from it (`report -`).
 pub const STDIN: &str = "standard input";
 
-/// The whole of standard input (`ldcost report -`): the bytes up to end of file.
-pub fn read_stdin() -> std::io::Result<Vec<u8>> {
-    let mut bytes = Vec::new();
-    std::io::stdin().lock().read_to_end(&mut bytes)?;
-    Ok(bytes)
+/// The largest JSON document `diff` and `report` read, in bytes (256 MiB): a `profile --json`
+/// document is a few hundred KiB, and a reader that never ends (a pipe from /dev/zero) must not
+/// take the machine's memory before it is refused.
+pub const MAX_DOCUMENT_BYTES: u64 = 256 << 20;
+
+/// What stops a document from being read from standard input or a file.
+#[derive(Debug)]
+pub enum ReadFailure {
+    /// Reading failed (`EBADF`: standard input is closed).
+    Io(std::io::Error),
+    /// More than [`MAX_DOCUMENT_BYTES`] bytes.
+    TooLarge,
+}
+
+/// At most [`MAX_DOCUMENT_BYTES`] bytes of `r`, or [`ReadFailure::TooLarge`] when there are more.
+/// The buffer grows to the cap and no further (`reserve_exact`), so the memory of a refused
+/// document is bounded by the cap too.
+pub fn read_capped(mut r: impl Read) -> Result<Vec<u8>, ReadFailure> {
+    let cap = MAX_DOCUMENT_BYTES as usize;
+    let mut bytes: Vec<u8> = Vec::new();
+    let mut chunk = [0u8; 64 * 1024];
+    loop {
+        let n = match r.read(&mut chunk) {
+            Ok(0) => return Ok(bytes),
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(ReadFailure::Io(e)),
+        };
+        if bytes.len() + n > cap {
+            return Err(ReadFailure::TooLarge);
+        }
+        if bytes.capacity() - bytes.len() < n {
+            let grow = bytes.capacity().max(n).min(cap - bytes.len());
+            bytes.reserve_exact(grow);
+        }
+        bytes.extend_from_slice(&chunk[..n]);
+    }
+}
+
+/// What kind of file `mode` (`st_mode`) is, when it is not one a document can be read from (a
+/// regular file or a pipe): "a character device", "a directory", "a socket", ...
+pub fn not_a_document_kind(mode: u32) -> Option<&'static str> {
+    match mode & nix::libc::S_IFMT {
+        nix::libc::S_IFREG | nix::libc::S_IFIFO => None,
+        nix::libc::S_IFDIR => Some("a directory"),
+        nix::libc::S_IFCHR => Some("a character device"),
+        nix::libc::S_IFBLK => Some("a block device"),
+        nix::libc::S_IFSOCK => Some("a socket"),
+        _ => Some("not a regular file"),
+    }
+}
+
+/// The whole of standard input (`ldcost report -`), at most [`MAX_DOCUMENT_BYTES`]. Standard
+/// input that is closed (or /dev/null) is told apart from an empty pipe or file; one that is
+/// another device (`< /dev/zero`) or a directory is refused before anything is read, with its
+/// kind.
+pub fn read_stdin() -> Result<Vec<u8>, StdinFailure> {
+    let stdin = std::io::stdin();
+    let st = match nix::sys::stat::fstat(&stdin) {
+        Ok(st) => st,
+        Err(nix::errno::Errno::EBADF) => return Err(StdinFailure::Closed),
+        Err(e) => return Err(StdinFailure::Read(ReadFailure::Io(e.into()))),
+    };
+    if let Some(kind) = not_a_document_kind(st.st_mode) {
+        // The Rust runtime opens /dev/null in place of a closed standard input, so a closed
+        // one and `< /dev/null` look the same: neither holds a document.
+        let dev_null = nix::sys::stat::stat("/dev/null").ok().map(|n| n.st_rdev);
+        if st.st_mode & nix::libc::S_IFMT == nix::libc::S_IFCHR && dev_null == Some(st.st_rdev) {
+            return Err(StdinFailure::Closed);
+        }
+        // A document may be pasted at a terminal (read up to the cap, as a pipe).
+        if !std::io::IsTerminal::is_terminal(&stdin) {
+            return Err(StdinFailure::NotADocument(kind));
+        }
+    }
+    read_capped(stdin.lock()).map_err(|e| match e {
+        ReadFailure::Io(e) if e.raw_os_error() == Some(nix::libc::EBADF) => StdinFailure::Closed,
+        e => StdinFailure::Read(e),
+    })
+}
+
+/// Why [`read_stdin`] read no document.
+#[derive(Debug)]
+pub enum StdinFailure {
+    /// Standard input is closed (`report - <&-`) or /dev/null.
+    Closed,
+    /// Standard input is not a file or pipe (a device, a directory, a socket).
+    NotADocument(&'static str),
+    Read(ReadFailure),
 }
 
 /// The text the command that wrote `doc` printed (without colour), or `None` when the document

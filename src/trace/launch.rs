@@ -70,6 +70,9 @@ impl TraceError {
 TraceError::NotExecutable { reason, .. } if reason.contains("directory") => {
                 Some("give the path of a program file, not a directory".into())
             }
+            TraceError::NotExecutable { reason, .. } if reason.contains("not a program") => {
+                Some("give an ELF program or a #! script".into())
+            }
             TraceError::NotExecutable { .. } => {
                 Some("make it executable (chmod +x) or give the interpreter explicitly".into())
             }
@@ -96,6 +99,21 @@ fn ptrace_hint() -> String {
 /// How the target ended: part of the recording, so defined there.
 pub use crate::record::Ending;
 
+/// The `--timeout` (in ns) of the last watchdog that killed its target, 0 when none has: a kill
+/// before exec is then named as the timeout's.
+static TIMEOUT_FIRED_NS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// "killed by SIGKILL before exec", and why when it was `--timeout`.
+fn killed_before_exec(s: Signal) -> String {
+    match TIMEOUT_FIRED_NS.load(Ordering::SeqCst) {
+        ns if ns > 0 && s == Signal::SIGKILL => format!(
+            "killed by SIGKILL before exec: --timeout ({} s) expired before the program started",
+            ns as f64 / 1e9
+        ),
+        _ => format!("killed by {s:?} before exec"),
+    }
+}
+
 /// The `--timeout` watchdog: a thread that SIGKILLs the target when the time is up. Dropping
 /// the watchdog cancels it (the thread's channel closes).
 pub struct Watchdog {
@@ -113,6 +131,7 @@ impl Watchdog {
             std::thread::spawn(move || {
                 if let Err(mpsc::RecvTimeoutError::Timeout) = cancelled.recv_timeout(t) {
                     flag.store(true, Ordering::SeqCst);
+                    TIMEOUT_FIRED_NS.store(t.as_nanos().max(1) as u64, Ordering::SeqCst);
                     let _ = signal::kill(pid, Signal::SIGKILL);
                 }
             });
@@ -478,7 +497,7 @@ impl Tracee {
                 }
                 Ok(WaitStatus::Signaled(_, s, _)) => {
                     self.alive = false;
-                    return Err(self.lost(format!("killed by {s:?} before exec")));
+                    return Err(self.lost(killed_before_exec(s)));
                 }
                 Ok(WaitStatus::Stopped(_, sig)) => {
                     let _ = ptrace::syscall(self.pid, Some(sig));
@@ -529,7 +548,7 @@ impl Tracee {
                 }
                 Ok(WaitStatus::Signaled(_, s, _)) => {
                     self.alive = false;
-                    return Err(self.lost(format!("killed by {s:?} before exec")));
+                    return Err(self.lost(killed_before_exec(s)));
                 }
                 Ok(WaitStatus::Stopped(_, sig)) => {
                     let _ = ptrace::cont(self.pid, Some(sig));
