@@ -88,6 +88,7 @@ pub mod progress;
 pub mod record;
 pub mod report;
 pub mod run;
+pub mod stats;
 pub mod symbolize;
 #[cfg(test)]
 mod test_skip;

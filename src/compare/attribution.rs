@@ -18,13 +18,14 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::fit::{interval95, LinearFit};
+use super::fit::LinearFit;
 use super::inputs::{median_of, side, Side};
 use super::unit_costs::{
     bootstrap, costs, init_x, instrumented_delta, keys, reloc_x, share_interval, Bootstrap,
     Regressors, INIT_UNITS, RELOC_UNITS,
 };
 use crate::report::Document;
+use crate::stats::interval95;
 
 /// One factor's change in one object, priced.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -315,7 +316,7 @@ pub fn attribute(
             });
             let med = |s: &Side| {
                 let v: Vec<f64> = s.mapping.iter().flatten().copied().collect();
-                (!v.is_empty()).then(|| super::stats::median(&v))
+                crate::stats::median(&v)
             };
             let term = Term {
                 factor: "objects".into(),

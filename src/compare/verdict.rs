@@ -113,9 +113,7 @@ fn fork_halves(v: &[u64], chunks: &[u64]) -> Halved {
         for n in chunks {
             let part: Vec<f64> = v[at..at + *n as usize].iter().map(|x| *x as f64).collect();
             at += *n as usize;
-            if !part.is_empty() {
-                meds.push(super::stats::median(&part));
-            }
+            meds.extend(crate::stats::median(&part));
         }
         return by_parity(&meds);
     }

@@ -8,10 +8,10 @@
 //! interval: the same arithmetic on each bootstrap resample's unit costs.
 
 use super::attribution::WhatIf;
-use super::fit::predict;
 use super::inputs::Side;
 use super::text::num;
 use super::unit_costs::{init_x, reloc_x, Costs};
+use crate::stats::predict;
 
 fn us(ns: f64) -> String {
     format!("{:+.1} µs", ns / 1e3)
@@ -202,7 +202,7 @@ pub(crate) fn intervals(
         w.ci95_ns = draws
             .get_mut(&w.change)
             .filter(|v| v.len() == resamples)
-            .and_then(|v| super::fit::interval95(v));
+            .and_then(|v| crate::stats::interval95(v));
     }
 }
 
