@@ -519,24 +519,19 @@ mod tests {
 
     #[test]
     fn least_squares_recovers_an_exact_plane() {
-        // y = 3 + 2·a + 0.5·b over points where a and b vary independently.
-        let x: Vec<Vec<f64>> = [
-            (0.0, 10.0),
-            (1.0, 40.0),
-            (5.0, 20.0),
-            (7.0, 90.0),
-            (2.0, 2.0),
-        ]
-        .iter()
-        .map(|&(a, b)| vec![1.0, a, b])
-        .collect();
-        let y: Vec<f64> = x.iter().map(|r| 3.0 + 2.0 * r[1] + 0.5 * r[2]).collect();
+        // y = 7 − 1.5·a + 0.25·b, a and b independent over six points.
+        let pts = [(3, 100), (8, 5), (1, 60), (4, 400), (9, 250), (0, 0)];
+        let x: Vec<Vec<f64>> = pts
+            .iter()
+            .map(|&(a, b)| vec![1.0, f64::from(a), f64::from(b)])
+            .collect();
+        let y: Vec<f64> = x.iter().map(|r| 7.0 - 1.5 * r[1] + 0.25 * r[2]).collect();
         for singular in [
             Singular::PivotBelow(3e-9),
             Singular::PivotAtMostOfDiagonal(1e-9),
         ] {
             let c = least_squares(&x, &y, &[0, 1, 2], singular).unwrap();
-            for (got, want) in c.iter().zip([3.0, 2.0, 0.5]) {
+            for (got, want) in c.iter().zip([7.0, -1.5, 0.25]) {
                 assert!((got - want).abs() < 1e-9, "{c:?}");
             }
             assert!((r_squared(&x, &y, &c).unwrap() - 1.0).abs() < 1e-12);
@@ -548,11 +543,14 @@ mod tests {
 
     #[test]
     fn collinear_columns_are_not_identifiable() {
-        // b = 2·a at every point: no unique answer, so no answer.
-        let x: Vec<Vec<f64>> = (0..6)
-            .map(|i| vec![1.0, i as f64, 2.0 * i as f64])
+        // The third column is the sum of the first two at every point: no unique answer.
+        let x: Vec<Vec<f64>> = (0..8)
+            .map(|i| {
+                let (a, b) = (f64::from(i * i), f64::from(i % 3));
+                vec![a, b, a + b]
+            })
             .collect();
-        let y: Vec<f64> = (0..6).map(|i| i as f64).collect();
+        let y: Vec<f64> = (0..8).map(|i| f64::from(i) * 2.0 + 1.0).collect();
         let abs = Singular::PivotBelow(3e-9);
         let rel = Singular::PivotAtMostOfDiagonal(1e-9);
         assert!(least_squares(&x, &y, &[0, 1, 2], abs).is_none());
