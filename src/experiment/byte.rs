@@ -276,8 +276,6 @@ fn section(
             }
         )],
         tables: vec![table, ratios],
-        plots: Vec::new(),
-        flamegraphs: Vec::new(),
         findings,
         checks,
         skipped,
@@ -288,6 +286,8 @@ fn section(
                 .into(),
         ],
         data: json!({ "seconds": seconds, "runs": runs, "rows": rows }),
+        // No plots, no flame graphs.
+        ..Default::default()
     }
 }
 

@@ -277,17 +277,16 @@ fn section(settings: &Settings, runs: u32, measured: &[Measured]) -> Section {
             }
         )],
         tables: vec![table, ratios],
-        plots: Vec::new(),
-        flamegraphs: Vec::new(),
         findings,
         checks,
-        skipped: Vec::new(),
         notes: vec![
             "The seed's machines ran one process at a time; this VM is shared, so real time \
              carries other tenants' load. The user + sys sum is the steadier figure."
                 .into(),
         ],
         data,
+        // No plots, no flame graphs, nothing skipped.
+        ..Default::default()
     }
 }
 
