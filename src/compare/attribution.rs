@@ -111,6 +111,27 @@ pub struct ObjectInputs {
     pub initializers_ns: Option<f64>,
 }
 
+/// A test fixture: object `name` of `side` at `/x/NAME`, every count zero, nothing measured.
+#[cfg(test)]
+pub(crate) fn object_inputs(side: &str, name: &str) -> ObjectInputs {
+    ObjectInputs {
+        side: side.into(),
+        object: name.into(),
+        path: format!("/x/{name}"),
+        relative: 0,
+        symbolic: 0,
+        plt: 0,
+        lazy_plt: 0,
+        lookups: 0,
+        probes: 0,
+        self_answered: 0,
+        relr: 0,
+        initializers: 0,
+        relocation_ns: None,
+        initializers_ns: None,
+    }
+}
+
 /// A prediction from the unit costs (never measured).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WhatIf {

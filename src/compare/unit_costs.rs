@@ -212,23 +212,10 @@ mod tests {
     use super::*;
 
     fn object(name: &str) -> (String, ObjectInputs) {
-        let o = ObjectInputs {
-            side: "x".into(),
-            object: name.into(),
-            path: format!("/x/{name}"),
-            relative: 0,
-            symbolic: 0,
-            plt: 0,
-            lazy_plt: 0,
-            lookups: 0,
-            probes: 0,
-            self_answered: 0,
-            relr: 0,
-            initializers: 0,
-            relocation_ns: None,
-            initializers_ns: None,
-        };
-        (name.into(), o)
+        (
+            name.into(),
+            crate::compare::attribution::object_inputs("x", name),
+        )
     }
 
     /// `reloc`: per run, (object, its relocation ns); the start-up phases are the same.

@@ -214,20 +214,12 @@ mod tests {
 
     fn object(name: &str, lookups: u64, probes: u64, lazy_plt: u64) -> (String, ObjectInputs) {
         let o = ObjectInputs {
-            side: "base".into(),
-            object: name.into(),
-            path: format!("/x/{name}"),
-            relative: 0,
             symbolic: lookups,
             plt: lazy_plt,
             lazy_plt,
             lookups,
             probes,
-            self_answered: 0,
-            relr: 0,
-            initializers: 0,
-            relocation_ns: None,
-            initializers_ns: None,
+            ..crate::compare::attribution::object_inputs("base", name)
         };
         (name.into(), o)
     }
