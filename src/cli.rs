@@ -31,7 +31,6 @@ Exit codes:
   130 interrupted by SIGINT/SIGTERM in any phase (the target's tree was killed and reaped)
 A target that exits non-zero or dies of a signal is reported, not an ldcost failure (exit 0).";
 
-/// Where the time of process creation goes: exec, ld.so, fork.
 /// The default ceiling of `--frequency` (`--max-frequency`): at 100 kHz on a 2-CPU VM the
 /// kernel spent 73% of the time in sampling interrupts and a 1 ms target ran for minutes.
 pub const MAX_FREQUENCY_HZ: u64 = 20_000;
