@@ -114,7 +114,7 @@ pub struct Breakdown {
     /// left out of `samples`, every share and every time.
     #[serde(default)]
     pub instrumentation: Instrumentation,
-    /// Execs or forks the units cover (a count: written as an integer, issue 16).
+    /// Execs or forks the units cover (a count: written as an integer).
     #[serde(serialize_with = "count")]
     pub covered: f64,
     pub categories: Vec<CategoryShare>,

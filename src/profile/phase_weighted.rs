@@ -1,4 +1,4 @@
-//! Phase-weighted category shares of the sampled exec runs (issue 12, "one true account").
+//! Phase-weighted category shares of the sampled exec runs: one account of where the time goes.
 //!
 //! The sampler slows the target where no sample shows it: a sampled run's own kernel-exec
 //! phase reads ~207 µs of task-clock for rustc --version where the unsampled phase reads
