@@ -440,12 +440,11 @@ pub fn line(points: &[(f64, f64)]) -> Option<(f64, f64)> {
     let mx = points.iter().map(|p| p.0).sum::<f64>() / n;
     let my = points.iter().map(|p| p.1).sum::<f64>() / n;
     let sxx: f64 = points.iter().map(|p| (p.0 - mx).powi(2)).sum();
-    if !(sxx > 0.0) {
-        return None;
-    }
     let sxy: f64 = points.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
-    let slope = sxy / sxx;
-    Some((my - slope * mx, slope))
+    (sxx > 0.0).then(|| {
+        let slope = sxy / sxx;
+        (my - slope * mx, slope)
+    })
 }
 
 #[cfg(test)]
