@@ -5,10 +5,10 @@
 #
 #   1. `ldcost deps --json - LIB` vs `readelf -rW LIB` vs `ldd LIB`, for libLLVM-15.so.1,
 #      librustc_driver-*.so and libicudata.so.* (whichever exist; the missing are named).
-#      Goal (issue 16): ldcost >= 20x faster than readelf, end to end (mean wall).
+#      Goal: ldcost >= 20x faster than readelf, end to end (mean wall).
 #   2. `ldcost profile -n 5 /bin/true` vs `perf stat -r 5 /bin/true` vs
 #      `env LD_DEBUG=statistics /bin/true` (glibc's own start-up statistics).
-#      Goal: the profile answers in < 0.5 s (issue 16's goal for a default profile).
+#      Goal: the profile answers in < 0.5 s (a default profile).
 #
 # Usage: benches/compare-tools.sh [RUNS]      (default 10; needs a release build:
 #        cargo build --release, or LDCOST=/path/to/ldcost). Section 2 needs root (or ptrace

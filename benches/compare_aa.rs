@@ -2,7 +2,7 @@
 //!
 //! Run with `cargo bench --bench compare_aa`. Twenty comparisons of a binary with its byte-for-
 //! byte copy (BASE = /bin/true, HEAD = a copy in a temporary directory), each `compare -n N`
-//! (interleaved, as the command runs them). The goal (issue 14): at most 1 of 20 reported as a
+//! (interleaved, as the command runs them). The goal: at most 1 of 20 reported as a
 //! significant change of start-up CPU (the verdict's judged figure) at the 5% level. Needs
 //! ptrace and perf_event_open (root here); prints SKIP otherwise. Prints a table and PASS/FAIL;
 //! never fails the build.

@@ -2,7 +2,7 @@
 //! `ldd FILE`, in two parts.
 //!
 //! Run with `cargo bench --bench deps_speed` (release profile). See docs/benchmarks.md for how
-//! to read the output. The goals (issue 16): `ldcost deps --json - FILE` end to end at least
+//! to read the output. The goals: `ldcost deps --json - FILE` end to end at least
 //! 20x faster than readelf on the same file, and the library call at least 30x.
 //!
 //! Part 1, **end to end**: the release binary `ldcost deps --json - FILE` spawned (output to
@@ -38,7 +38,7 @@ use ldcost::deps::{self, Closure, ResolveOptions, SearchRules};
 
 const WARMUP_ROUNDS: usize = 2;
 const DEFAULT_ROUNDS: usize = 15;
-/// In process: readelf / `resolve` (issue 16: keep >= 30x).
+/// In process: readelf / `resolve` (keep >= 30x).
 const GOAL_RATIO: f64 = 30.0;
 /// End to end: readelf / the `ldcost deps --json -` process.
 const GOAL_E2E: f64 = 20.0;

@@ -1,4 +1,4 @@
-//! Issue 15's time budgets for `ldcost experiment`: `--quick` under 60 s, the full run under
+//! The time budgets for `ldcost experiment`: `--quick` under 60 s, the full run under
 //! 10 minutes, on this 2-core VM.
 //!
 //! Run with `cargo bench --bench experiment_budget` (release profile; needs `cc` and the static

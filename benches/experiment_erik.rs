@@ -5,8 +5,8 @@
 //! `LDCOST_ERIK_QUICK=1` for the quick plan). Runs `ldcost::experiment::erik::run` in a
 //! temporary directory and prints the fitted per-VMA costs beside the independent loop's
 //! (one region of 1000 written anonymous pages forked as one VMA and as 1000), the per-library
-//! costs with each way out of the child, and PASS/FAIL for the factor-of-two rule (issue 15,
-//! "Must be true"); then the per-kind model's terms (VMAs by kind, page-table pages, resident
+//! costs with each way out of the child, and PASS/FAIL for the factor-of-two rule;
+//! then the per-kind model's terms (VMAs by kind, page-table pages, resident
 //! anonymous pages, libraries; "not identifiable" where the points cannot separate a term)
 //! and its anonymous-VMA term against the independent loop, whose extra VMAs are of that kind.
 //! A magnitude another process can move, so a bench, not a test; never fails the build.

@@ -1,4 +1,4 @@
-//! Fidelity of the fork probe (issue 12, item 7): `ldcost profile --fork` run on the seed
+//! Fidelity of the fork probe: `ldcost profile --fork` run on the seed
 //! forktest's own image must agree with forktest's own forks per second within 5%, on every
 //! build. A benchmark, not a test: the figure is a rate, and on a shared 2-vCPU VM a rate moves
 //! with the load (the suite keeps only what load cannot move: the counts, in tests/seeds.rs).
@@ -189,8 +189,8 @@ fn main() {
     }
     // The image the probe leaves: forktest's own loop after the probe against forktest run
     // alone right after, per run (the probe must leave the target as it found it, page table
-    // included: its stack pages once stayed resident and the static build's loop ran 2-9%
-    // slower after the probe, 2026-12-05).
+    // included: stack pages left resident make the static build's loop run 2-9% slower after
+    // the probe).
     for b in &builds {
         let ratios: Vec<f64> = b
             .runs

@@ -1,4 +1,4 @@
-//! Instrumentation overhead (issue 16, item 1): what ldcost's ptrace stops cost the target.
+//! Instrumentation overhead: what ldcost's ptrace stops cost the target.
 //! For /bin/true, a trivial C program (built here with cc), `python3 -c pass` and
 //! `rustc --version`, one `ldcost profile -n N --json -` each: its rounds interleave a
 //! per-object run, a boundaries-only (`coarse`) run and an uninstrumented run (no ptrace after

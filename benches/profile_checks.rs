@@ -1,6 +1,6 @@
 //! The checks of `ldcost profile` that measure a time, a rate or a ranking by time: on a
 //! loaded 2-vCPU VM they move with the load, so they are printed here as PASS/FAIL instead of
-//! failing `cargo test` (issue 13). The suite keeps the counts and oracle equalities beside
+//! failing `cargo test`. The suite keeps the counts and oracle equalities beside
 //! them (tests/profile_oracles.rs, tests/fork_probe/robustness.rs).
 //!
 //! Run with `cargo bench --bench profile_checks` (release profile, as root, with perf). See
@@ -14,9 +14,9 @@
 //! - `fork summary`: `--fork 100000` on a static target: the whole run takes less than twice
 //!   the loop plus 30 s (a bootstrap over every iteration once took ten minutes; from
 //!   tests/fork_probe/robustness.rs, where a 300 s guard stays).
-//! - `cpu features`: issue 12's "a trivial program, static and dynamic: CPU feature detection
-//!   is the named top cost on this VM, and its µs agree with `perf record` of a loop within 5
-//!   points", as the report reads it: the phase-weighted `cpu_features` µs per exec over the
+//! - `cpu features`: for a trivial program, static and dynamic, CPU feature detection is the
+//!   named top cost, and its µs agree with `perf record` of a loop within 5 points, as the
+//!   report reads it: the phase-weighted `cpu_features` µs per exec over the
 //!   CPU per exec outside the kernel-exec phase (`-n 3 --sample --sample-runs 30`; the CPU per
 //!   exec includes the exit teardown after the counters stop, as perf's loop sees the exit)
 //!   against `perf record -a -g` of a shell loop of 50 runs, every stack through execve left
@@ -40,9 +40,9 @@
 //!   row: faults are their own category whoever takes them) and the sampled `exec: kernel`
 //!   category (µs per exec and its 95% CI, 20 sampled runs; its share phase-weighted by the
 //!   measured runs' spans, docs/taxonomy.md) of rustc and /bin/true: their intervals overlap
-//!   (issue 12; whether the whole phase's interval overlaps too is printed beside;
+//!   (whether the whole phase's interval overlaps too is printed beside;
 //!   tests/exec_kernel.rs keeps a 2.5× factor).
-//! - `phase groups` (issue 12): rustc's exec category shares (`profile --sample`, 10 sampled
+//! - `phase groups`: rustc's exec category shares (`profile --sample`, 10 sampled
 //!   runs) against the independent classification of `perf record -a -g` of a shell loop of
 //!   the same command (tests/oracle/classify_perf_script.py), per group (relocation+lookup,
 //!   faults, mapping; of the samples that are not exec kernel): within 5 points. Exec kernel is
@@ -422,7 +422,7 @@ fn fork_summary() -> String {
     )
 }
 
-/// Issue 12: rustc's category groups against `perf record -a -g` of a shell loop (5 points),
+/// Rustc's category groups against `perf record -a -g` of a shell loop (5 points),
 /// and the initializers category against the initializers phases less faults and kernel.
 fn phase_group_checks(t: &Target) -> Vec<String> {
     use phase_groups::{group_shares, perf_record_loop, FAULTS, GROUPS};
@@ -492,7 +492,7 @@ fn phase_group_checks(t: &Target) -> Vec<String> {
         "rustc",
         format!("{:.1}%", ea * 100.0),
         format!("perf record {:.1}%", eo * 100.0),
-        "5 points (issue 12 item 1)",
+        "5 points",
         (ea - eo).abs() <= 0.05,
     ));
     rows
@@ -510,7 +510,7 @@ fn cpu_features() -> Vec<String> {
     for (prog, label) in builds {
         // Short interleaved blocks, ldcost then perf, so that both sides see the same host:
         // the price of a `cpuid` exit moves with it (the same loop's share read 40.7%, 50.3%,
-        // 46.5%, 47.3% and 43.3% minutes apart on 2026-12-05, 14:2x UTC).
+        // 46.5%, 47.3% and 43.3% minutes apart on one host).
         let mut ours: Vec<cpu_oracle::Weighted> = Vec::new();
         let mut own = Vec::new();
         let (mut perf_cpu, mut perf_kept) = (0, 0);
@@ -554,7 +554,7 @@ fn cpu_features() -> Vec<String> {
         }
         let loops = CPU_BLOCKS as u32 * CPU_LOOP_RUNS;
         // The report's top category over the blocks pooled (a block's 30 sampled runs put
-        // close categories either way: on 2026-12-05 17:1x the dynamic build's blocks read
+        // close categories either way: in one run the dynamic build's blocks read
         // CPU feature detection 1.2-1.5x the next in four, `exec: kernel` and ld.so mapping
         // 1.1x ahead of it in one each), each block's printed beside.
         let firsts = ours.iter().filter(|w| w.top == "cpu_features").count();
@@ -571,7 +571,7 @@ fn cpu_features() -> Vec<String> {
                     .join("; ")
             ),
             format!("host: {}", cpu_model()),
-            "top over the blocks pooled (issue 12; the host's cpuid price)",
+            "top over the blocks pooled (the host's cpuid price)",
             top == "cpu_features",
         ));
         let ours_per = mean(&ours.iter().map(|w| w.cpu_ns).collect::<Vec<_>>());

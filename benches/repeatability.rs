@@ -1,4 +1,4 @@
-//! Repeatability of `ldcost profile` (issue 16, item 1): five invocations of
+//! Repeatability of `ldcost profile`: five invocations of
 //! `ldcost profile -n 20 --json -` of the same target (`python3 -c pass`, a trivial C program
 //! built here with cc), one after the other. For every phase (and object) whose share is over
 //! 5% of the total (mean of the five), and for the total: the five medians, their spread

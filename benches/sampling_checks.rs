@@ -1,6 +1,6 @@
 //! The magnitudes behind the sampler and counter tests, measured and judged: how close
 //! ldcost's figures come to the kernel's CPU time, to `perf stat` and to `perf record`, and the
-//! shares of the proofs on targets with known answers (issue 13).
+//! shares of the proofs on targets with known answers.
 //!
 //! Run with `cargo bench --bench sampling_checks` (release profile, as root, with cc, perf and
 //! python3). It prints one table, a row per check (what is compared, the measured figure, the

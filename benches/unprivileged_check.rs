@@ -1,4 +1,4 @@
-//! Issue 16, item 3: an unprivileged `ldcost profile` (CPU time from /proc schedstat at each
+//! An unprivileged `ldcost profile` (CPU time from /proc schedstat at each
 //! ptrace stop, perf_event_paranoid 2) against the privileged one (perf's task-clock): the sum
 //! of the phases' CPU time agrees within 20%. A CPU-time ratio moves with the load of a shared
 //! 2-vCPU VM, so it is a PASS/FAIL row here, not a test (tests/unprivileged.rs keeps the

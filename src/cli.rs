@@ -34,7 +34,6 @@ Exit codes:
   130 interrupted by SIGINT/SIGTERM in any phase (the target's tree was killed and reaped)
 A target that exits non-zero or dies of a signal is reported, not an ldcost failure (exit 0).";
 
-/// Where the time of process creation goes: exec, ld.so, fork.
 /// The default ceiling of `--frequency` (`--max-frequency`): at 100 kHz on a 2-CPU VM the
 /// kernel spent 73% of the time in sampling interrupts and a 1 ms target ran for minutes.
 pub const MAX_FREQUENCY_HZ: u64 = 20_000;
@@ -212,16 +211,9 @@ pub enum ReportFormatArg {
     Markdown,
 }
 
+/// The report options `diff` and `compare` share.
 #[derive(Debug, clap::Args)]
-pub struct DiffArgs {
-    /// The BASE document (`ldcost profile --json FILE`).
-    pub base: PathBuf,
-    /// The HEAD document.
-    pub head: PathBuf,
-    /// Compare documents from different machines (kernel, CPU, glibc, host) anyway, and say
-    /// what differs.
-    #[arg(long)]
-    pub force: bool,
+pub struct ComparisonOutputArgs {
     /// How the report is printed.
     #[arg(long, value_enum, default_value_t = FormatArg::Text)]
     pub format: FormatArg,
@@ -242,6 +234,20 @@ pub struct DiffArgs {
     /// viewers (inferno-flamegraph, flamegraph.pl).
     #[arg(long, value_name = "FILE")]
     pub folded_diff: Option<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct DiffArgs {
+    /// The BASE document (`ldcost profile --json FILE`).
+    pub base: PathBuf,
+    /// The HEAD document.
+    pub head: PathBuf,
+    /// Compare documents from different machines (kernel, CPU, glibc, host) anyway, and say
+    /// what differs.
+    #[arg(long)]
+    pub force: bool,
+    #[command(flatten)]
+    pub output: ComparisonOutputArgs,
 }
 
 #[derive(Debug, clap::Args)]
@@ -301,26 +307,8 @@ pub struct CompareArgs {
     /// Also write HEAD's profile document to FILE.
     #[arg(long, value_name = "FILE")]
     pub save_head: Option<PathBuf>,
-    /// How the report is printed.
-    #[arg(long, value_enum, default_value_t = FormatArg::Text)]
-    pub format: FormatArg,
-    /// Also write the comparison as JSON to FILE (`-` for standard output).
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    /// Exit 12 when start-up CPU or the parent CPU per fork got significantly slower by more than
-    /// PCT percent.
-    #[arg(long, value_name = "PCT", value_parser = parse_pct)]
-    pub fail_above: Option<f64>,
-    /// A differential flame graph (SVG, inferno) of the sampled stacks: samples per 1000 execs
-    /// (forks) of each side, red where HEAD spends more, blue where less, rooted by exec/fork
-    /// and category as --flamegraph. Needs sampled stacks: `diff` refuses (exit 10), since
-    /// `profile --json` does not save them.
-    #[arg(long, value_name = "FILE.svg")]
-    pub flamegraph_diff: Option<PathBuf>,
-    /// The same as two-column folded text (`stack BASE HEAD`, per 1000 execs/forks) for other
-    /// viewers (inferno-flamegraph, flamegraph.pl).
-    #[arg(long, value_name = "FILE")]
-    pub folded_diff: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: ComparisonOutputArgs,
     /// Sample both sides (as `profile --sample`) and compare their category shares. Implied by
     /// --flamegraph-diff and --folded-diff.
     #[arg(long)]

@@ -195,11 +195,11 @@ pub fn diff_config(a: crate::cli::DiffArgs) -> DiffConfig {
         base: a.base,
         head: a.head,
         force: a.force,
-        format: format(a.format),
-        json: a.json,
-        fail_above: a.fail_above,
-        flamegraph_diff: a.flamegraph_diff,
-        folded_diff: a.folded_diff,
+        format: format(a.output.format),
+        json: a.output.json,
+        fail_above: a.output.fail_above,
+        flamegraph_diff: a.output.flamegraph_diff,
+        folded_diff: a.output.folded_diff,
     }
 }
 
@@ -284,7 +284,8 @@ pub fn compare_config(a: crate::cli::CompareArgs) -> Result<CompareConfig, clap:
         for d in &a.debug_root {
             opt("--debug-root", d.display().to_string());
         }
-        let sample = a.sample || a.flamegraph_diff.is_some() || a.folded_diff.is_some();
+        let sample =
+            a.sample || a.output.flamegraph_diff.is_some() || a.output.folded_diff.is_some();
         if sample {
             opt("--sample-runs", a.sample_runs.to_string());
         }
@@ -305,7 +306,7 @@ pub fn compare_config(a: crate::cli::CompareArgs) -> Result<CompareConfig, clap:
                 argv.push("--no-exec".into());
             }
         }
-        if a.quiet_target || a.json.as_deref() == Some(std::path::Path::new("-")) {
+        if a.quiet_target || a.output.json.as_deref() == Some(std::path::Path::new("-")) {
             argv.push("--quiet-target".into());
         }
         if a.no_reference {
@@ -330,11 +331,11 @@ pub fn compare_config(a: crate::cli::CompareArgs) -> Result<CompareConfig, clap:
         head: side(&a.head, &a.head_env)?,
         save_base: a.save_base,
         save_head: a.save_head,
-        format: format(a.format),
-        json: a.json,
-        fail_above: a.fail_above,
-        flamegraph_diff: a.flamegraph_diff,
-        folded_diff: a.folded_diff,
+        format: format(a.output.format),
+        json: a.output.json,
+        fail_above: a.output.fail_above,
+        flamegraph_diff: a.output.flamegraph_diff,
+        folded_diff: a.output.folded_diff,
     })
 }
 

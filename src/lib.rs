@@ -71,7 +71,7 @@
 //!   then the same report as `diff`.
 
 // No unwrap()/expect() outside tests: bad input and vanished processes are errors with an
-// exit code, never a panic (STYLE.md). `cargo clippy` (CI) enforces it.
+// exit code, never a panic. `cargo clippy` (CI) enforces it.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod attribute;
@@ -88,6 +88,7 @@ pub mod progress;
 pub mod record;
 pub mod report;
 pub mod run;
+pub mod stats;
 pub mod symbolize;
 #[cfg(test)]
 mod test_skip;

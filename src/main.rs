@@ -2,7 +2,7 @@
 //! error as one line (plus a hint), and exit with the documented code.
 
 // No unwrap()/expect() outside tests: bad input and vanished processes are errors with an
-// exit code, never a panic (STYLE.md). `cargo clippy` (CI) enforces it.
+// exit code, never a panic. `cargo clippy` (CI) enforces it.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 use clap::Parser;

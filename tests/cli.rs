@@ -155,7 +155,7 @@ fn colour_only_on_a_terminal() {
     assert!(!String::from_utf8_lossy(&piped.stdout).contains('\x1b'));
 }
 
-/// Issue 16: with `--no-ld-debug` there is no glibc figure to show, so the report shows no
+/// With `--no-ld-debug` there is no glibc figure to show, so the report shows no
 /// "glibc n/a" cross-check and no empty glibc column; `deps`' prediction is still printed,
 /// under a title saying it is not cross-checked, with the document's own figures.
 #[test]
@@ -223,7 +223,7 @@ fn no_ld_debug_leaves_out_the_glibc_cross_check() {
     );
 }
 
-/// Issue 16: a timeout while the target has not reached `--at` is not a fork loop that ran
+/// A timeout while the target has not reached `--at` is not a fork loop that ran
 /// too long: the message says --at was not reached, and the hint does not say "lower --fork".
 #[test]
 fn a_timeout_before_the_injection_point_names_at() {

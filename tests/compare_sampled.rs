@@ -1,5 +1,5 @@
 //! `ldcost compare --sample`: the sampled exec runs of BASE and HEAD are interleaved, as the
-//! measured rounds are (issue 14: drift on a loaded machine falls on both sides alike).
+//! measured rounds are (drift on a loaded machine falls on both sides alike).
 //!
 //! | case | oracle |
 //! | --- | --- |

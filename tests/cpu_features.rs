@@ -1,5 +1,5 @@
-//! CPU feature detection as a category and a phase (issue 12, item 4, and its "A trivial
-//! program" bullets). The target is `int main(){return 0;}`, built here static and dynamic.
+//! CPU feature detection as a category and a phase, on a trivial
+//! program. The target is `int main(){return 0;}`, built here static and dynamic.
 //!
 //! - The phase: cut in every run (ld.so's `init_cpu_features` entry to return with libc6-dbg's
 //!   debug file; a static program's `__tunables_init` return to `_dl_relocate_static_pie`
@@ -17,17 +17,16 @@
 //!   tests/common/cpu_oracle.rs from the function names alone, sees CPU feature detection too.
 //!   How large it is — the top category, ≥ 10%, within 5 points of perf — is
 //!   the host's, not ldcost's: each `cpuid` is a hypervisor exit whose price the host sets
-//!   (2026-12-02, an Intel-family host: ~460 µs per exec, 4× the next category; 2026-12-05, an
-//!   AMD EPYC host, `handle_amd`: ~50 µs, 10-17% of the samples, behind exit teardown and
-//!   faults in the static build; 11:49 UTC, an Intel Xeon host again: ~95 µs, the top category
-//!   at 1.6-1.9 times the next). So those magnitudes are benches/profile_checks.rs's
+//!   (from ~50 µs per exec on an AMD EPYC host, `handle_amd`, 10-17% of the samples, behind
+//!   exit teardown and faults in the static build, to ~460 µs on an Intel host, 4× the next
+//!   category). So those magnitudes are benches/profile_checks.rs's
 //!   `cpu features` rows, which print the rank and the share beside perf's.
 //!
 //! Measured on the development VM (2 vCPUs, AMD EPYC guest, glibc 2.36, 10 kHz): phase 0.17-0.20
 //! ms, 31-33% of the phases (dynamic), 47-49% (static); category 9.1% of all samples, 21-31%
 //! without exec: kernel; perf record of a loop 23% (dynamic), 37% (static; 43% with the cpuid
 //! inlined into `__libc_start_main`, which has no name of its own and is `application`).
-//! With ldcost's own ptrace stops set apart (`instrumentation`, 2026-12-02, this kernel 6.18):
+//! With ldcost's own ptrace stops set apart (`instrumentation`, kernel 6.18):
 //! (a) is the top category among all the exec samples less exec: kernel, nothing else left out,
 //! at 4× the next (static 151 vs exit teardown 34, dynamic 164 vs ld.so mapping 41; `kernel:
 //! other`, which held the stops and was left out, is now 7 and 3 samples); the test prints it.
@@ -379,15 +378,15 @@ fn sampled_cpu_feature_detection_is_the_top_category_and_agrees_with_its_phase()
             named > 0 && in_phase > 0,
             "{tag}: {named} named, {in_phase} in the phase"
         );
-        // Most of the category's samples fall in the phase. Where a `cpuid` is cheap (the AMD
-        // host of 2026-12-05: ~10 named samples) the count is small, so the floor is 70%: at a
+        // Most of the category's samples fall in the phase. Where a `cpuid` is cheap (an AMD
+        // EPYC host: ~10 named samples) the count is small, so the floor is 70%: at a
         // true 95%, 10 samples fall under it about one time in a thousand.
         assert!(
             named_in * 10 >= named * 7,
             "{tag}: {named_in} of the category's {named} samples in the phase, want ≥ 70%"
         );
         // The phase's own samples are mostly the category's; a fixed fraction is a count the
-        // host moves (on 2026-12-05's AMD host the phase is ~40 µs, 17 samples under load, 10
+        // host moves (on an AMD EPYC host the phase is ~40 µs, 17 samples under load, 10
         // named: 59%), so the category must lead the phase: ahead of the next category, and
         // whether by twice (the usual margin, 2.4-4.8x on Intel hosts) is printed.
         let (next_cat, next_n) = next_in.unwrap_or_default();

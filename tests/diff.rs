@@ -289,7 +289,7 @@ fn help_documents_the_new_exit_codes() {
 
 use ldcost::attribute::categories::Category;
 use ldcost::attribute::FoldedStack;
-use ldcost::report::flamegraph::diff::{folded_diff, write_diff_svg, Units};
+use ldcost::report::flamegraph::diff::{folded_diff, write_diff_svg, Units, Widths};
 use ldcost::report::flamegraph::FlameOptions;
 
 fn st(category: Category, frames: &[&str], count: u64) -> FoldedStack {
@@ -417,7 +417,7 @@ fn chromium_renders_the_differential_graph_head_only_red() {
         subtitle: None,
     };
     let mut out = Vec::new();
-    write_diff_svg(&b, bu, &h, hu, &opts, &mut out).unwrap();
+    write_diff_svg(&b, bu, &h, hu, Widths::Head, &opts, &mut out).unwrap();
     std::fs::write(&svg, &out).unwrap();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/check-flamegraph");
     let res = Command::new(&script)

@@ -341,7 +341,7 @@ fn bind_now_starts_slower_and_its_children_exit_faster() {
         .find(|m| m.key == "fork_child_cpu")
         .unwrap();
     // A timed direction (each child's CPU, ~0.25 ms): printed, like the start-up change; a
-    // loaded moment read +39% once (CI, 2026-12-02; by hand it is faster).
+    // loaded moment can read +39% (by hand it is faster).
     let ch = child.change.as_ref().unwrap();
     timed(
         ch.change_pct < 0.0,
@@ -362,8 +362,8 @@ fn aa_is_no_significant_change_and_nothing_is_attributed() {
         return;
     };
     // The verdict is timed: at the 5% level an A/A pair is a false alarm about one time in
-    // twenty on a quiet machine, more under load (CI, 2026-12-05, fresh clone: "start-up CPU
-    // faster (-3.6% [-6.1%, -0.3%], p = 0.049)"). Printed here; `benches/compare_aa.rs`
+    // twenty on a quiet machine, more under load (a CI run read "start-up CPU faster (-3.6%
+    // [-6.1%, -0.3%], p = 0.049)"). Printed here; `benches/compare_aa.rs`
     // measures the rate over twenty pairs and `benches/examples_check.rs` judges it.
     timed(
         c.verdict.summary == "no significant change",

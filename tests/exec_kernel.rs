@@ -1,4 +1,4 @@
-//! Issue 12, item 1: the kernel-exec phase is the target's whole execve, and the launcher's
+//! The kernel-exec phase is the target's whole execve, and the launcher's
 //! image is not torn down inside it.
 //!
 //! Oracles, both from ldcost's own sampled runs (cpu-clock call chains, kernel frames named
@@ -7,8 +7,8 @@
 //!   read at the execve-enter and exec stops of the measured runs) less the faults execve takes
 //!   (the `kernel exec` row's fault cells) agree within a wide factor (2.5×). Since the shares
 //!   are phase-weighted, the category's µs carry the phase's own CPU: what this checks is the
-//!   composition of the exec span's samples (exec: kernel and faults, little else; 0.89-1.02
-//!   on 2026-12-05), not the phase's reach, which the counted_from field above pins. Counted from enable-on-exec, as before,
+//!   composition of the exec span's samples (exec: kernel and faults, little else; a ratio
+//!   near 1), not the phase's reach, which the counted_from field above pins. Counted from enable-on-exec, as before,
 //!   the phase was 0.028 ms against 367 µs for rustc (0.08×): most of execve was missed.
 //! * in `--folded`, the exec-kernel stacks through `exec_mmap → mmput` (inlined here:
 //!   `begin_new_exec → __mmput → exit_mmap`; the old image's
@@ -186,12 +186,12 @@ fn exec_figures(dir: &Path, argv: &[&str], sample_runs: &str) -> ExecFigures {
 
 /// The two checks of this file on one target.
 /// `sample_runs`: enough sampled execs for 10 exec-kernel samples at 10 kHz. A trivial static
-/// exec is ~40 µs of CPU on an Intel host of 2026-12-05 (6 exec-kernel samples in 30 runs).
+/// exec is ~40 µs of CPU on an Intel host (6 exec-kernel samples in 30 runs).
 fn check(name: &str, dir: &Path, argv: &[&str], sample_runs: &str) {
     let f = exec_figures(dir, argv, sample_runs);
     // The category is the phase less the faults execve takes (docs/taxonomy.md: faults are
-    // their own category; a trivial static exec's are a fifth to a half of it): CI 2026-12-05
-    // read a whole phase of 55.2 µs against 22.1 µs, 2.50×.
+    // their own category; a trivial static exec's are a fifth to a half of it): a CI run read
+    // a whole phase of 55.2 µs against 22.1 µs, 2.50×.
     let ratio = (f.phase_ns - f.faults_ns) / f.category_ns;
     eprintln!(
         "{name}: kernel-exec phase {:.1} µs [{:.1}, {:.1}] less execve's faults {:.1}, exec: kernel {:.1} µs [{:.1}, {:.1}] \

@@ -1,4 +1,4 @@
-//! The exit teardown that per-task counters do not see (issue 12, "one true account").
+//! The exit teardown that per-task counters do not see.
 //!
 //! On the 6.18 kernel of these machines `do_exit` stops a task's perf events before it frees
 //! the address space: a program that touches 100 MiB and returns reads 54.8 ms of `perf stat

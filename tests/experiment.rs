@@ -6,7 +6,7 @@
 //! table titled by its seed, the seed's figures copied); the files themselves (SVG documents
 //! with their axis labels, HTML with the SVGs inline, results.json's schema_version); the
 //! exit-code policy of README. Directions are timed, so they are printed, not asserted (see
-//! `large_effects_are_printed_and_vma_counts_hold`): load from the other tenants of this VM
+//! `large_effects_are_printed_and_vma_counts_hold`): load from the other tenants of a shared VM
 //! can flip or shrink them; the VMA counts behind them are exact and asserted.
 
 mod common;
@@ -394,7 +394,7 @@ fn forktest_and_forktime_figures_are_what_the_programs_printed() {
     }
 }
 
-/// Large effects only, each with a margin well inside what this VM shows under load:
+/// Large effects only, each with a margin well inside what a loaded 2-vCPU VM shows:
 /// - a 64 MiB parent: fork+exec copies ~16k page-table entries that vfork+exec shares
 ///   (seen: 16 ms vs 4 ms); asserted at 1.5x;
 /// - BYTE Execl Throughput, static vs dynamic with the seed's six libraries: every exec maps
@@ -404,8 +404,8 @@ fn forktest_and_forktime_figures_are_what_the_programs_printed() {
 /// - VMAs of the forked image (exact counts): static < dynamic < dynamic + libraries.
 ///
 /// Only the VMA counts are asserted: the timed directions are printed (`timed`), because a
-/// burst of load from another tenant moved one of them inside its margin (CI, 2026-12-02:
-/// forktest static 25138 vs dynamic + libraries 22357 forks/s, 1.12 < 1.2); the report's own
+/// burst of load from another tenant can move one of them inside its margin (forktest static
+/// 25138 vs dynamic + libraries 22357 forks/s, 1.12 < 1.2, in one CI run); the report's own
 /// direction checks say held or not for every run, and the full run is where they are read.
 ///
 /// Not asserted (reported, with the check's verdict, in the report): static vs plain dynamic

@@ -346,10 +346,10 @@ fn the_negated_graph_draws_what_only_base_has_blue() {
     let u = diff::Units { exec: 0, fork: 100 };
     let opts = FlameOptions::default();
     let mut plain = Vec::new();
-    diff::write_diff_svg(&base, u, &head, u, &opts, &mut plain).unwrap();
+    diff::write_diff_svg(&base, u, &head, u, diff::Widths::Head, &opts, &mut plain).unwrap();
     let plain = String::from_utf8(plain).unwrap();
     let mut neg = Vec::new();
-    diff::write_negated_diff_svg(&base, u, &head, u, &opts, &mut neg).unwrap();
+    diff::write_diff_svg(&base, u, &head, u, diff::Widths::Base, &opts, &mut neg).unwrap();
     let neg = String::from_utf8(neg).unwrap();
 
     // HEAD's widths: only_base is not drawn, only_head is, red.

@@ -1,9 +1,9 @@
-//! Micah's matrix (issue 15 item 5) in quick mode, checked against independent oracles: file
+//! Micah's matrix in quick mode, checked against independent oracles: file
 //! sizes against the filesystem, section sizes against `readelf -SW`, relocation counts against
 //! `readelf -rW`, generated functions against `nm`, and the seed's direction (dynamic
 //! programs with 10000 functions start slower than static ones) with its figures.
 //!
-//! The experiment builds and runs once (it takes tens of seconds on this VM) and every test
+//! The experiment builds and runs once (it takes tens of seconds on a 2-vCPU VM) and every test
 //! below reads the same result.
 
 mod common;

@@ -1,4 +1,4 @@
-//! What a newcomer meets in the first five minutes (issue 16): the target's output shown once,
+//! What a newcomer meets in the first five minutes: the target's output shown once,
 //! shell completions and a man page, and options that do what their help says.
 
 mod common;

@@ -4,8 +4,8 @@
 //!
 //! The profile is hand-made but realistic: stacks shaped like `perf script` output for a
 //! dynamically linked fork loop and its exec, classified by `categories::classify` (so the
-//! test also pins each stack's category), with sample counts in the proportions DESIGN.md
-//! reports for forktest. Set LDCOST_KEEP_FLAMEGRAPH=DIR to keep the SVG, folded file and PNG.
+//! test also pins each stack's category), with sample counts in the proportions a system-wide
+//! sampling of forktest shows. Set LDCOST_KEEP_FLAMEGRAPH=DIR to keep the SVG, folded file and PNG.
 
 mod common;
 

@@ -1,5 +1,5 @@
 //! `ldcost profile` of a wrapper: the exec chain is followed to the program that finally runs
-//! (issue 16), and `--no-follow` measures the first image.
+//! and `--no-follow` measures the first image.
 //!
 //! The wrapper is a `#!/bin/sh` script that runs a `$(…)` child first (as a pyenv shim does:
 //! a traced child would hang it) and then does `exec /usr/bin/env FIXTURE`; the fixture is a

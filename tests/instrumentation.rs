@@ -1,5 +1,5 @@
-//! ldcost's own ptrace stops are the `instrumentation` category and nothing else (issue 12;
-//! docs/taxonomy.md, "ldcost's own ptrace stops").
+//! ldcost's own ptrace stops are the `instrumentation` category and nothing else
+//! (docs/taxonomy.md, "ldcost's own ptrace stops").
 //!
 //! A sampled profile of `int main(){return 0;}` (static and dynamic), with `--folded` and
 //! `--json`. The oracle is an independent reading of the folded stacks ldcost writes, from the

@@ -96,7 +96,7 @@ fn profile_matches(test: &str, extra: &[&str], sections: &[&str]) {
     let Some(doc) = document(test, &args) else {
         return;
     };
-    // A count is written as an integer (issue 16: `covered` was `3.0`). JSON Schema calls 3.0
+    // A count is written as an integer (`covered`: `3`, not `3.0`). JSON Schema calls 3.0
     // an integer too, so this is checked on the text's form, not by the schema.
     for section in ["profile", "fork"] {
         if let Some(c) = doc
@@ -265,7 +265,7 @@ fn the_schema_refuses_undocumented_fields_and_wrong_forms() {
     for (what, f) in cases {
         assert!(!mutate(f).is_empty(), "the schema accepts {what}");
     }
-    // counters written as Rust debug strings (issue 16) are not the documented form.
+    // counters written as Rust debug strings are not the documented form.
     let counters: Value = serde_json::json!({"cycles": "Unavailable(\"no PMU\")"});
     let profile =
         &schema_value("profile.schema.json")["$defs"]["ProfileSection"]["properties"]["counters"];

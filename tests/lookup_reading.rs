@@ -1,5 +1,5 @@
-//! The lookup sentence of `ldcost deps` is derived from the numbers it prints (issue 12,
-//! "Sentences the numbers beside them refute").
+//! The lookup sentence of `ldcost deps` is derived from the numbers it prints, so the
+//! numbers beside it cannot refute it.
 //!
 //! Oracle: the same run's JSON lookup model (`deps.lookups`: lookups, probes, unresolved).
 //! - `deps /bin/ls`: "Each start-up lookup probes X objects on average (P hash-table probes

@@ -1,5 +1,5 @@
-//! `profile -n 1`: one measured run gives no interval (issue 12: "where the sample is too small
-//! for an interval, say so"). The report says so in its header and prints `n/a (1 run)` where
+//! `profile -n 1`: one measured run gives no interval (where the sample is too
+//! small for an interval, the report says so). The report says so in its header and prints `n/a (1 run)` where
 //! an interval would be, never a degenerate `[x, x]` (a bootstrap of one value); the JSON keeps
 //! `n` = 1 beside that `ci95` and stays valid against docs/profile.schema.json.
 //!

@@ -1,4 +1,4 @@
-//! Issue 12, items 2 and 3: the sampled runs carry the measured runs' per-object boundaries,
+//! The sampled runs carry the measured runs' per-object boundaries,
 //! the phase × category table adds up, the phase decides what the stack left undecided, and
 //! the category shares agree with an independent classification of `perf record -a -g`.
 //!
@@ -283,7 +283,7 @@ fn initializers_category_and_phase_agree() {
     // The phase decided the user-mode samples no frame did: few stay application or ld.so:
     // other in an initializers span, only kernel samples under an ld.so frame (the trap of
     // ldcost's own breakpoint at call_init is one), which rule 5 leaves alone. Without the
-    // rule, two thirds of them would (rustc, 2026-12-02).
+    // rule, two thirds of them would (rustc).
     assert!(
         undecided * 5 <= own.max(1),
         "{undecided} of {own} samples in the initializers phases left undecided"
@@ -306,7 +306,8 @@ fn initializers_category_and_phase_agree() {
 /// independent oracle (tests/oracle/classify_perf_script.py, written from docs/taxonomy.md
 /// only) over the loop's process tree: ldcost's groups of categories agree within a wide
 /// margin (10 points; the 5-point figure is benches/profile_checks.rs's), and rank the same.
-/// Exec kernel is printed, not asserted: ldcost's launcher's teardown is issue 12 item 1's.
+/// Exec kernel is printed, not asserted: it holds ldcost's launcher's teardown, which
+/// tests/exec_kernel.rs checks.
 #[test]
 fn category_groups_agree_with_perf_record_of_a_shell_loop() {
     let name = "category_groups_agree_with_perf_record_of_a_shell_loop";

@@ -1,4 +1,4 @@
-//! The report's flag on phases whose own 95% interval is wide (issue 16): a phase over 5% of
+//! The report's flag on phases whose own 95% interval is wide: a phase over 5% of
 //! the total whose CPU interval reaches more than 3% below or above its median is marked `*`
 //! in `ldcost profile`'s phase table, with one footnote line, and `wide_interval` is true in
 //! its JSON.
@@ -11,7 +11,7 @@
 //! Nothing timed is asserted: the flag is arithmetic on numbers the document carries.
 //! Fixture: tests/phase_flags/true.json, written by
 //! `ldcost profile -n 5 --quiet-target --json tests/phase_flags/true.json /bin/true`
-//! (2026-12-02, this VM).
+//! on a 2-vCPU VM.
 
 mod common;
 

@@ -117,8 +117,8 @@ fn a_script_is_still_profiled_through_its_interpreter() {
     }
 }
 
-/// Issue 16: a target whose DT_NEEDED library is missing used to run anyway and end with
-/// "status 127" and ld.so's message once per run, naming no library. Now profile asks the deps
+/// A target whose DT_NEEDED library is missing is not run to end with "status 127" and
+/// ld.so's message once per run, naming no library: profile asks the deps
 /// resolver first and stops with one line naming the library and who needs it, deps' exit
 /// code for the same finding (1), and a hint; the target never runs. Fixture: an executable
 /// linked against two libraries built beside it (`cc -shared -fPIC`), then deleted; the

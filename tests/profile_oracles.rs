@@ -279,7 +279,7 @@ fn page_faults_and_cpu(name: &str, t: &Target) {
     // a little less than an untraced run: each breakpoint ldcost writes with PTRACE_POKEDATA
     // into a page the target has not touched yet brings that page in through the tracer
     // (get_user_pages), so the target never takes its first-touch fault (`perf record -e
-    // page-faults -c 1 -d` of /bin/true, 2026-12-05: the per-object runs lack the first
+    // page-faults -c 1 -d` of /bin/true shows it: the per-object runs lack the first
     // touches at ld.so's `_start`, `_dl_relocate_object`, `brk`, ...). The runs count those
     // pages from pagemap (`breakpoint_pages`): the gap is that count, give or take the
     // run-to-run spread of the fault count itself (ASLR: /bin/true 47-51 untraced; 6 profiles
@@ -621,8 +621,8 @@ fn interpreter(program: &Path) -> Option<PathBuf> {
 
 /// cpu-clock samples of the target's main thread between each `_dl_relocate_object` entry and
 /// its return, per object: the median over `runs` recordings. The median, because now and
-/// then one recording is swamped by a softirq storm on this VM (seen: 2.8 s of `rcu_core`
-/// charged to one relocation at a 100 kHz sampling rate). Only start-up relocation counts: the
+/// then one recording is swamped by a softirq storm on a shared VM (2.8 s of `rcu_core` has
+/// been charged to one relocation at a 100 kHz sampling rate). Only start-up relocation counts: the
 /// attribution stops at ld.so's relocation of itself, the last one before the program starts
 /// (later ones are dlopen's, which ldcost does not profile).
 fn perf_record_relocation(
@@ -640,9 +640,10 @@ fn perf_record_relocation(
         let mut samples: BTreeMap<PathBuf, u64> = BTreeMap::new();
         // Not `-F max`: a frequency applies to every event of the command line, the probes
         // too, and a probe sampled by frequency loses hits. `-c 1` records every probe hit;
-        // cpu-clock gets its own period of 50 µs (20 kHz). Not 100 kHz: on a loaded 2-CPU VM
-        // an interrupt every 10 µs left python3 -c pass no time of its own (8.6 min of CPU,
-        // 1 GB of perf.data, seen 2026-12-02), the runaway issue 13 bounds in ldcost itself.
+        // cpu-clock gets its own period of 50 µs (20 kHz). Not 100 kHz: on a loaded 2-CPU
+        // machine an interrupt every 10 µs can leave python3 -c pass no time of its own
+        // (minutes of CPU, a gigabyte of perf.data), the runaway ldcost's sampler bounds
+        // in ldcost itself.
         let mut args: Vec<OsString> = ["record", "-q", "-o"].map(OsString::from).to_vec();
         args.push(data.clone().into_os_string());
         args.extend(["-c", "1", "-m", "8M", "-e"].map(OsString::from));
@@ -779,7 +780,7 @@ fn perf_record_oracle(name: &str, t: &Target, tag: &str) {
     eprintln!("{name}: ldcost relocation CPU ns by object {by:?}");
     let (first, n1) = ranked.first().copied().expect("samples in relocation");
     // Presence: ldcost's top object is one of perf record's top two. Which of two comes first
-    // is not trustworthy under load: two objects within 15% are a tie on this VM, and where two
+    // is not trustworthy under load: two objects within 15% are a tie on a loaded VM, and where two
     // dominate (librustc_driver and libLLVM for rustc) sampling with uprobes (100 kHz then)
     // inflates the relocation time ~10x (45 ms of samples for ~3 ms of task-clock); one CI run
     // put libLLVM first while ldcost's counters, five runs out of five, and the lookup counts

@@ -1,4 +1,4 @@
-//! Progress bars (issue 16 item 4) through the real binary: drawn on a terminal (a pty from
+//! Progress bars through the real binary: drawn on a terminal (a pty from
 //! util-linux `script`, as tests/cli.rs's colour test), never when standard error is piped,
 //! with `--json -`, `--no-progress` or NO_COLOR.
 //!
@@ -192,8 +192,8 @@ fn fork_loop_spinner_after_a_second() {
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let loop_s = doc["fork"]["loop_wall_ns"].as_f64().unwrap() / 1e9;
     // The spinner covers the fork measurement (two loops of 20000 and the probe's set-up):
-    // when one of its loops alone took longer than the spinner's second (2.7-2.9 s here,
-    // 2026-12-05), it shows. A host that forks 20000 times within 1.2 s is told, not failed.
+    // when one of its loops alone takes longer than the spinner's second (about 3 s on a
+    // 2-vCPU VM), it shows. A host that forks 20000 times within 1.2 s is told, not failed.
     if loop_s > 1.2 {
         assert!(
             tty.contains("fork loop: 20000 forks of /bin/true"),

@@ -1,4 +1,4 @@
-//! `ldcost report -`: the saved document read from standard input (issue 16 item 6, H3).
+//! `ldcost report -`: the saved document read from standard input.
 //!
 //! | case | expectation |
 //! | --- | --- |

@@ -1,5 +1,5 @@
 //! What ldcost does between and inside its sampled runs does not grow with their number
-//! (issue 12: "the sampled runs' extra teardown and faults").
+//! (the sampled runs' extra teardown and faults).
 //!
 //! A trivial static program's CPU-feature share read 58-62% in ldcost's sampled runs against
 //! 81-83% in `perf record -a -g` of a shell loop of it. The CPU-feature time per run agreed;

@@ -1,5 +1,5 @@
-//! Proofs of the sampling breakdown on targets whose answer is known (issue 5, "Proof on
-//! targets with known answers" and "Flamegraphs"). Each test builds a target whose cost is
+//! Proofs of the sampling breakdown on targets whose answer is known, and their
+//! flame graphs. Each test builds a target whose cost is
 //! dominated by one thing, runs the real binary with `--sample`, and asserts the dominant
 //! category and a minimum share of samples (never a wall-clock figure):
 //!

@@ -167,7 +167,7 @@ fn check(name: &str, program: &str) {
     let lo = none.ci95.0;
     // The faults the target did not take: ldcost's breakpoint writes brought those text pages
     // in (raw[].breakpoint_pages, tests/profile_oracles.rs). Each would have been a file fault
-    // with fault-around, 1.5-1.8 µs on 2026-12-05's host (a C loop touching one byte per 64 kB
+    // with fault-around, 1.5-1.8 µs on a 2-vCPU VM (a C loop touching one byte per 64 kB
     // of a cached libLLVM mapping, 20 × 1789 touches, `perf stat -e page-faults` one per
     // touch): the per-object runs do that much less work; 3 µs per page allows for load.
     let pages = median(

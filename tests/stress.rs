@@ -172,8 +172,8 @@ fn the_sample_budget_is_reached_and_said() {
     let dir = tempfile::tempdir().expect("tempdir");
     // 2 s of its own CPU, whatever the host's speed: at 10 kHz 20000 samples, four times what
     // the budget's 512 KiB of kept records hold (~5000 samples of ~100 bytes). A fixed count
-    // of iterations took 1.5 s on one host and 0.46 s on another, where 4641 samples fitted
-    // (CI, 2026-12-05 18:2x, the loaded run).
+    // of iterations took 1.5 s on one host and 0.46 s on another, where only 4641 samples
+    // were taken and the budget was never reached.
     let src = common::write(
         dir.path(),
         "spin.c",

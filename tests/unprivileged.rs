@@ -1,4 +1,4 @@
-//! `ldcost profile` as an unprivileged user at `perf_event_paranoid` 2 (issue 16, item 3):
+//! `ldcost profile` as an unprivileged user at `perf_event_paranoid` 2:
 //! perf refuses to count the kernel's share, so CPU time comes from /proc/PID/task/PID/schedstat
 //! and faults from /proc/PID/task/PID/stat, read at each ptrace stop.
 //!

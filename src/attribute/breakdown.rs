@@ -24,6 +24,7 @@ pub use super::phase_table::{PhaseCell, PhaseRow, SpanInfo};
 use super::stats::{summarize, Summary};
 use super::FoldedStack;
 use crate::perf::sampler::{Frame, FrameKind, SymbolizedStack};
+use crate::stats::widen;
 
 impl StackFrame for Frame {
     fn name(&self) -> &str {
@@ -113,7 +114,7 @@ pub struct Breakdown {
     /// left out of `samples`, every share and every time.
     #[serde(default)]
     pub instrumentation: Instrumentation,
-    /// Execs or forks the units cover (a count: written as an integer, issue 16).
+    /// Execs or forks the units cover (a count: written as an integer).
     #[serde(serialize_with = "count")]
     pub covered: f64,
     pub categories: Vec<CategoryShare>,
@@ -347,7 +348,9 @@ pub fn breakdown_in_phases(
         let share = samples as f64 / total.max(1) as f64;
         let ns = weight as f64 / covered.max(1.0);
         let (share_ci95, ns_ci95) = match intervals.get(ci) {
-            Some(&(s, w)) => (Some(around(s, share)), Some(around(w, ns))),
+            // A percentile bootstrap of a ratio can miss the full-sample ratio by a hair when
+            // the units are few and uneven: widened to hold it.
+            Some(&(s, w)) => (Some(widen(s, share)), Some(widen(w, ns))),
             None => (None, None),
         };
         cats.push(CategoryShare {
@@ -411,12 +414,6 @@ fn phase_note(by_phase: &BTreeMap<Category, u64>) -> Option<String> {
     })
 }
 
-/// An interval widened, if need be, to hold its point: a percentile bootstrap of a ratio can
-/// miss the full-sample ratio by a hair when the units are few and uneven.
-fn around(ci: (f64, f64), point: f64) -> (f64, f64) {
-    (ci.0.min(point), ci.1.max(point))
-}
-
 /// Resamples drawn by [`pooled_intervals`].
 const RESAMPLES: usize = 2000;
 
@@ -431,7 +428,7 @@ fn pooled_intervals(counts: &[Vec<(u64, u64)>], per: &[f64]) -> Vec<((f64, f64),
     if n == 0 || cats == 0 {
         return Vec::new();
     }
-    let mut next = crate::attribute::stats::draws();
+    let mut next = crate::stats::draws();
     let mut shares = vec![Vec::with_capacity(RESAMPLES); cats];
     let mut weights = vec![Vec::with_capacity(RESAMPLES); cats];
     let mut num = vec![(0u64, 0u64); cats];
@@ -439,7 +436,7 @@ fn pooled_intervals(counts: &[Vec<(u64, u64)>], per: &[f64]) -> Vec<((f64, f64),
         num.iter_mut().for_each(|x| *x = (0, 0));
         let (mut all, mut covered) = (0u64, 0.0f64);
         for _ in 0..n {
-            let u = (next() % n as u64) as usize;
+            let u = crate::stats::pick(&mut next, n);
             for (acc, c) in num.iter_mut().zip(&counts[u]) {
                 acc.0 += c.0;
                 acc.1 += c.1;
@@ -452,12 +449,8 @@ fn pooled_intervals(counts: &[Vec<(u64, u64)>], per: &[f64]) -> Vec<((f64, f64),
             weights[c].push(acc.1 as f64 / covered.max(1.0));
         }
     }
-    let pct = |v: &mut Vec<f64>| {
-        v.sort_by(|a, b| a.total_cmp(b));
-        let lo = v[(v.len() as f64 * 0.025) as usize];
-        let hi = v[((v.len() as f64 * 0.975) as usize).min(v.len() - 1)];
-        (lo, hi)
-    };
+    // Not empty: one value per resample.
+    let pct = |v: &mut Vec<f64>| crate::stats::interval95(v).unwrap_or((f64::NAN, f64::NAN));
     shares
         .iter_mut()
         .zip(weights.iter_mut())

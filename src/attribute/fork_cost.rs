@@ -67,11 +67,10 @@ pub fn tail(values: &[f64]) -> Option<Tail> {
         return None;
     }
     let mut v = values.to_vec();
-    v.sort_by(|a, b| a.total_cmp(b));
-    let rank = ((v.len() as f64 * 0.99).ceil() as usize).clamp(1, v.len());
+    v.sort_by(f64::total_cmp);
     Some(Tail {
-        mean: v.iter().sum::<f64>() / v.len() as f64,
-        p99: v[rank - 1],
+        mean: crate::stats::mean(&v)?,
+        p99: crate::stats::nearest_rank(&v, 0.99)?,
     })
 }
 

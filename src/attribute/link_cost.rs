@@ -94,8 +94,8 @@ pub fn summary(
     }
     // A dynamic program alone (`deps --object-only`): its libraries are not in the scope, so
     // every lookup "finds no definition" there; an average of probes over a scope of one
-    // object says nothing (issue 12: "0.6 objects probed on average" then "16 find no
-    // definition and probe every object" for /bin/ls).
+    // object says nothing (for /bin/ls it read "0.6 objects probed on average" beside "16 find no
+    // definition and probe every object").
     let object_only = c.objects.len() == 1 && main.info.interpreter.is_some();
     if let Some(m) = lookups.filter(|m| m.lookups > 0 && object_only) {
         out.push(format!(

@@ -1,11 +1,12 @@
 //! Statistics over repeated runs: median, min, max and a 95% confidence interval of the median.
 //!
-//! The interval is a percentile bootstrap (2000 resamples) with a fixed-seed generator, so the
-//! same runs always give the same interval; above [`BOOTSTRAP_MAX`] values (fork loops) it is
-//! the order-statistic interval of the median, which costs one sort. Written by hand: it is twenty lines, and the
-//! statistics crates' bootstrap helpers pull in a random-number stack we do not otherwise need.
+//! The interval is [`stats::median_interval`]'s: a percentile bootstrap with a fixed-seed
+//! generator, so the same runs always give the same interval; above
+//! [`stats::BOOTSTRAP_MAX`] values (fork loops) the order-statistic interval of the median.
 
 use serde::{Deserialize, Serialize};
+
+use crate::stats;
 
 /// Summary of one figure over runs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -18,94 +19,20 @@ pub struct Summary {
     pub ci95: (f64, f64),
 }
 
-fn median_sorted(v: &[f64]) -> f64 {
-    let n = v.len();
-    if n == 0 {
-        return f64::NAN;
-    }
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
-
-/// Above this many values the interval comes from order statistics, not the bootstrap.
-pub const BOOTSTRAP_MAX: usize = 1000;
-
-/// Summarises `values` (None when empty).
-/// The bootstrap's draws: xorshift64* from a fixed seed, so every interval ldcost prints is
-/// reproducible from the same data (the tests pin them).
-pub fn draws() -> impl FnMut() -> u64 {
-    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
-    move || {
-        state ^= state >> 12;
-        state ^= state << 25;
-        state ^= state >> 27;
-        state.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-}
-
-/// The median (the mean of the middle two for an even count); None when empty. Not
-/// `summarize`, whose own bootstrap would run inside every resample of its callers.
-pub fn median(values: &[f64]) -> Option<f64> {
-    if values.is_empty() {
-        return None;
-    }
-    let mut v = values.to_vec();
-    v.sort_by(|a, b| a.total_cmp(b));
-    let n = v.len();
-    Some(if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    })
-}
-
+/// Summarises `values` (None when empty): the median and its 95% interval of
+/// [`stats::median_interval`].
 pub fn summarize(values: &[f64]) -> Option<Summary> {
     if values.is_empty() {
         return None;
     }
     let mut v: Vec<f64> = values.to_vec();
-    v.sort_by(|a, b| a.total_cmp(b));
-    let median = median_sorted(&v);
-    if v.len() > BOOTSTRAP_MAX {
-        // Many values (a fork loop's iterations): the distribution-free interval of the median
-        // from order statistics (the ranks n/2 ∓ 1.96·√n/2 of a Binomial(n, ½)), which the
-        // bootstrap approaches for large n and which costs one sort instead of 2000.
-        let n = v.len() as f64;
-        let half = 1.96 * n.sqrt() / 2.0;
-        let lo = ((n / 2.0 - half).floor().max(0.0)) as usize;
-        let hi = ((n / 2.0 + half).ceil() as usize).min(v.len() - 1);
-        return Some(Summary {
-            n: v.len(),
-            median,
-            min: v[0],
-            max: v[v.len() - 1],
-            ci95: (v[lo], v[hi]),
-        });
-    }
-    let mut next = draws();
-    let mut meds = Vec::with_capacity(2000);
-    let mut sample = vec![0.0; v.len()];
-    for _ in 0..2000 {
-        for s in sample.iter_mut() {
-            *s = v[(next() % v.len() as u64) as usize];
-        }
-        sample.sort_by(|a, b| a.total_cmp(b));
-        meds.push(median_sorted(&sample));
-    }
-    meds.sort_by(|a, b| a.total_cmp(b));
-    let lo = meds[(meds.len() as f64 * 0.025) as usize];
-    let hi = meds[((meds.len() as f64 * 0.975) as usize).min(meds.len() - 1)];
+    v.sort_by(f64::total_cmp);
     Some(Summary {
         n: v.len(),
-        median,
+        median: stats::median_sorted(&v),
         min: v[0],
         max: v[v.len() - 1],
-        // Percentiles of resampled medians need not hold the median itself: widened to it
-        // (every interval ldcost prints contains its estimate).
-        ci95: (lo.min(median), hi.max(median)),
+        ci95: stats::median_interval(&v),
     })
 }
 

@@ -18,13 +18,14 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::fit::{interval95, LinearFit};
+use super::fit::LinearFit;
 use super::inputs::{median_of, side, Side};
 use super::unit_costs::{
     bootstrap, costs, init_x, instrumented_delta, keys, reloc_x, share_interval, Bootstrap,
     Regressors, INIT_UNITS, RELOC_UNITS,
 };
 use crate::report::Document;
+use crate::stats::interval95;
 
 /// One factor's change in one object, priced.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -108,6 +109,27 @@ pub struct ObjectInputs {
     /// Median CPU of its relocation / initializers over the per-object runs (None: not seen).
     pub relocation_ns: Option<f64>,
     pub initializers_ns: Option<f64>,
+}
+
+/// A test fixture: object `name` of `side` at `/x/NAME`, every count zero, nothing measured.
+#[cfg(test)]
+pub(crate) fn object_inputs(side: &str, name: &str) -> ObjectInputs {
+    ObjectInputs {
+        side: side.into(),
+        object: name.into(),
+        path: format!("/x/{name}"),
+        relative: 0,
+        symbolic: 0,
+        plt: 0,
+        lazy_plt: 0,
+        lookups: 0,
+        probes: 0,
+        self_answered: 0,
+        relr: 0,
+        initializers: 0,
+        relocation_ns: None,
+        initializers_ns: None,
+    }
 }
 
 /// A prediction from the unit costs (never measured).
@@ -315,7 +337,7 @@ pub fn attribute(
             });
             let med = |s: &Side| {
                 let v: Vec<f64> = s.mapping.iter().flatten().copied().collect();
-                (!v.is_empty()).then(|| super::stats::median(&v))
+                crate::stats::median(&v)
             };
             let term = Term {
                 factor: "objects".into(),

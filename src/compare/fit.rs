@@ -3,10 +3,9 @@
 //! In: points (a row of regressors per observation: counts such as relocations, lookups,
 //! probes, objects) and the measured times. Out: one coefficient per regressor, each ≥ 0 (a
 //! cost), and the fit's R². Why non-negative: a unit cost below zero ("a probe saves 3 ns")
-//! is a collinearity artefact, never a cost; and why so small: at most a handful of
-//! regressors, so every subset of them is solved by ordinary least squares and the best
-//! feasible subset is the NNLS optimum (the NNLS solution is the unconstrained least-squares
-//! solution on its set of positive coefficients).
+//! is a collinearity artefact, never a cost. The solver is [`crate::stats::nnls`].
+
+use crate::stats::{self, Singular};
 
 /// A fitted linear model.
 #[derive(Debug, Clone, PartialEq)]
@@ -18,121 +17,23 @@ pub struct LinearFit {
     pub points: usize,
 }
 
-/// Solves the normal equations of the columns in `cols` (each scaled to unit maximum);
-/// None when they are singular (collinear columns, or a column of zeros).
-fn least_squares(x: &[Vec<f64>], y: &[f64], cols: &[usize]) -> Option<Vec<f64>> {
-    let k = cols.len();
-    let scale: Vec<f64> = cols
-        .iter()
-        .map(|&c| x.iter().map(|r| r[c].abs()).fold(0.0, f64::max))
-        .collect();
-    if scale.contains(&0.0) || x.len() < k {
-        return None;
-    }
-    // A = XᵀX, b = Xᵀy on the scaled columns.
-    let mut a = vec![vec![0.0; k + 1]; k];
-    for (row, &yi) in x.iter().zip(y) {
-        for i in 0..k {
-            let xi = row[cols[i]] / scale[i];
-            for j in 0..k {
-                a[i][j] += xi * row[cols[j]] / scale[j];
-            }
-            a[i][k] += xi * yi;
-        }
-    }
-    let norm = (0..k).map(|i| a[i][i]).fold(0.0, f64::max);
-    for i in 0..k {
-        let p = (i..k).max_by(|&r, &s| a[r][i].abs().total_cmp(&a[s][i].abs()))?;
-        a.swap(i, p);
-        if a[i][i].abs() <= 1e-9 * norm {
-            return None;
-        }
-        for r in 0..k {
-            if r != i {
-                let f = a[r][i] / a[i][i];
-                let pivot = a[i].clone();
-                for (v, p) in a[r][i..].iter_mut().zip(&pivot[i..]) {
-                    *v -= f * p;
-                }
-            }
-        }
-    }
-    Some((0..k).map(|i| a[i][k] / a[i][i] / scale[i]).collect())
-}
-
 /// The non-negative least-squares fit of `y` on the columns of `x` (rows of equal length),
 /// keeping the columns in `always` in every candidate (an intercept that must be there).
-/// None when no subset can be solved.
+/// None when no subset can be solved. A subset is singular when a pivot of its scaled normal
+/// equations is at most 1e-9 of their largest diagonal entry.
 pub fn nnls(x: &[Vec<f64>], y: &[f64], always: &[usize]) -> Option<LinearFit> {
-    let k = x.first().map_or(0, |r| r.len());
-    if k == 0 || k > 8 || x.len() != y.len() {
-        return None;
-    }
-    let must: u32 = always.iter().map(|&c| 1u32 << c).sum();
-    let mut best: Option<(f64, Vec<f64>)> = None;
-    for mask in 1u32..(1 << k) {
-        if mask & must != must {
-            continue;
-        }
-        let cols: Vec<usize> = (0..k).filter(|c| mask & (1 << c) != 0).collect();
-        let Some(c) = least_squares(x, y, &cols) else {
-            continue;
-        };
-        if c.iter().any(|&v| v < 0.0 || !v.is_finite()) {
-            continue;
-        }
-        let mut coef = vec![0.0; k];
-        for (i, &col) in cols.iter().enumerate() {
-            coef[col] = c[i];
-        }
-        let sse = sse(x, y, &coef);
-        // Ties (an exact fit by several subsets) go to the smaller model: fewer unit costs.
-        if best.as_ref().is_none_or(|(b, bc)| {
-            sse < b * (1.0 - 1e-12) - 1e-9 || (sse <= *b && nz(&coef) < nz(bc))
-        }) {
-            best = Some((sse, coef));
-        }
-    }
-    let (sse, coef) = best?;
-    let mean = y.iter().sum::<f64>() / y.len() as f64;
-    let sst: f64 = y.iter().map(|v| (v - mean).powi(2)).sum();
+    let coef = stats::nnls(x, y, always, Singular::PivotAtMostOfDiagonal(1e-9))?;
     Some(LinearFit {
+        r_squared: stats::r_squared(x, y, &coef),
         coef,
-        r_squared: (sst > 0.0).then(|| 1.0 - sse / sst),
         points: y.len(),
     })
-}
-
-fn nz(c: &[f64]) -> usize {
-    c.iter().filter(|&&v| v != 0.0).count()
-}
-
-fn sse(x: &[Vec<f64>], y: &[f64], coef: &[f64]) -> f64 {
-    x.iter()
-        .zip(y)
-        .map(|(r, yi)| (yi - predict(r, coef)).powi(2))
-        .sum()
-}
-
-/// Σ coefᵢ · rowᵢ.
-pub fn predict(row: &[f64], coef: &[f64]) -> f64 {
-    row.iter().zip(coef).map(|(a, b)| a * b).sum()
-}
-
-/// The 2.5th and 97.5th percentiles of `v` (None when empty).
-pub fn interval95(v: &mut [f64]) -> Option<(f64, f64)> {
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(|a, b| a.total_cmp(b));
-    let lo = v[(v.len() as f64 * 0.025) as usize];
-    let hi = v[((v.len() as f64 * 0.975) as usize).min(v.len() - 1)];
-    Some((lo, hi))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stats::predict;
 
     #[test]
     fn recovers_known_costs() {

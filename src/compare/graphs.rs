@@ -10,7 +10,7 @@ use std::path::Path;
 
 use crate::attribute::FoldedStack;
 use crate::error::{CompareError, Error, ReportError};
-use crate::report::flamegraph::diff::{folded_diff, write_diff_svg, Units};
+use crate::report::flamegraph::diff::{folded_diff, write_diff_svg, Units, Widths};
 use crate::report::flamegraph::FlameOptions;
 use crate::report::Document;
 
@@ -78,7 +78,8 @@ pub fn write(
             )),
         };
         let mut buf = Vec::new();
-        write_diff_svg(base.1, bu, head.1, hu, &opts, &mut buf).map_err(|e| err(path, e))?;
+        write_diff_svg(base.1, bu, head.1, hu, Widths::Head, &opts, &mut buf)
+            .map_err(|e| err(path, e))?;
         let text = String::from_utf8(buf).map_err(|e| {
             err(
                 path,

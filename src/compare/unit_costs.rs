@@ -13,8 +13,9 @@
 use std::collections::BTreeMap;
 
 use super::attribution::ObjectInputs;
-use super::fit::{interval95, nnls, predict, LinearFit};
+use super::fit::{nnls, LinearFit};
 use super::inputs::{median_of, Side};
+use crate::stats::{interval95, predict};
 
 /// Bootstrap resamples of the runs for the unit costs' intervals.
 pub const RESAMPLES: usize = 200;
@@ -167,16 +168,16 @@ pub(crate) struct Bootstrap {
 /// Resamples each side's runs [`RESAMPLES`] times, refitting the unit costs each time.
 pub(crate) fn bootstrap(sides: [&Side; 2], differ: bool, added: &[String]) -> Bootstrap {
     let [b, h] = sides;
-    let mut next = crate::attribute::stats::draws();
+    let mut next = crate::stats::draws();
     let mut draws: BTreeMap<(String, usize), Vec<f64>> = BTreeMap::new();
     let (mut totals, mut deltas) = (Vec::new(), Vec::new());
     let mut what_if: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     for _ in 0..RESAMPLES {
         let pb: Vec<usize> = (0..b.reloc.len())
-            .map(|_| (next() % b.reloc.len() as u64) as usize)
+            .map(|_| crate::stats::pick(&mut next, b.reloc.len()))
             .collect();
         let ph: Vec<usize> = (0..h.reloc.len())
-            .map(|_| (next() % h.reloc.len() as u64) as usize)
+            .map(|_| crate::stats::pick(&mut next, h.reloc.len()))
             .collect();
         let r = costs(sides, [Some(&pb), Some(&ph)], differ);
         for (name, f) in [
@@ -211,23 +212,10 @@ mod tests {
     use super::*;
 
     fn object(name: &str) -> (String, ObjectInputs) {
-        let o = ObjectInputs {
-            side: "x".into(),
-            object: name.into(),
-            path: format!("/x/{name}"),
-            relative: 0,
-            symbolic: 0,
-            plt: 0,
-            lazy_plt: 0,
-            lookups: 0,
-            probes: 0,
-            self_answered: 0,
-            relr: 0,
-            initializers: 0,
-            relocation_ns: None,
-            initializers_ns: None,
-        };
-        (name.into(), o)
+        (
+            name.into(),
+            crate::compare::attribution::object_inputs("x", name),
+        )
     }
 
     /// `reloc`: per run, (object, its relocation ns); the start-up phases are the same.

@@ -113,9 +113,7 @@ fn fork_halves(v: &[u64], chunks: &[u64]) -> Halved {
         for n in chunks {
             let part: Vec<f64> = v[at..at + *n as usize].iter().map(|x| *x as f64).collect();
             at += *n as usize;
-            if !part.is_empty() {
-                meds.push(super::stats::median(&part));
-            }
+            meds.extend(crate::stats::median(&part));
         }
         return by_parity(&meds);
     }
@@ -181,24 +179,34 @@ pub fn verdict(base: &Document, head: &Document) -> Verdict {
         .map(|s| s.2)
         .unwrap_or("exec runs");
     if sb.is_some() || sh.is_some() {
-        metrics.push(metric(
-            "startup_cpu",
-            "start-up CPU",
-            true,
-            source,
-            sb.as_ref().map(|s| by_parity(&s.0)).as_ref(),
-            sh.as_ref().map(|s| by_parity(&s.0)).as_ref(),
-            "start-up CPU (task-clock)",
-        ));
-        metrics.push(metric(
-            "startup_wall",
-            "start-up wall",
-            false,
-            source,
-            sb.as_ref().map(|s| by_parity(&s.1)).as_ref(),
-            sh.as_ref().map(|s| by_parity(&s.1)).as_ref(),
-            "start-up wall time",
-        ));
+        type Pick = for<'a> fn(&'a (Vec<f64>, Vec<f64>, &'static str)) -> &'a Vec<f64>;
+        let figures: [(&str, &str, bool, Pick, &str); 2] = [
+            (
+                "startup_cpu",
+                "start-up CPU",
+                true,
+                |s| &s.0,
+                "start-up CPU (task-clock)",
+            ),
+            (
+                "startup_wall",
+                "start-up wall",
+                false,
+                |s| &s.1,
+                "start-up wall time",
+            ),
+        ];
+        for (key, label, gated, pick, what) in figures {
+            metrics.push(metric(
+                key,
+                label,
+                gated,
+                source,
+                sb.as_ref().map(|s| by_parity(pick(s))).as_ref(),
+                sh.as_ref().map(|s| by_parity(pick(s))).as_ref(),
+                what,
+            ));
+        }
     }
     let fb = base.fork.as_ref().and_then(|f| f.samples.as_ref());
     let fh = head.fork.as_ref().and_then(|f| f.samples.as_ref());
@@ -258,22 +266,12 @@ pub fn verdict(base: &Document, head: &Document) -> Verdict {
     let notes: Vec<String> = all_sig(false)
         .iter()
         .filter_map(|m| {
-            let c = m.change.as_ref()?;
             let why = if m.key == "fork_child_cpu" {
                 "the children's CPU informs; the parent's decides"
             } else {
                 "wall time follows the machine's load, so it informs but does not decide"
             };
-            Some(format!(
-                "{} {} ({}); {why}",
-                m.label,
-                if c.change_pct > 0.0 {
-                    "slower"
-                } else {
-                    "faster"
-                },
-                describe(c)
-            ))
+            Some(format!("{}; {why}", direction(m)?))
         })
         .collect();
     let slower = sig
@@ -291,19 +289,7 @@ pub fn verdict(base: &Document, head: &Document) -> Verdict {
         }
     } else {
         sig.iter()
-            .filter_map(|m| {
-                let c = m.change.as_ref()?;
-                Some(format!(
-                    "{} {} ({})",
-                    m.label,
-                    if c.change_pct > 0.0 {
-                        "slower"
-                    } else {
-                        "faster"
-                    },
-                    describe(c)
-                ))
-            })
+            .filter_map(|m| direction(m))
             .collect::<Vec<_>>()
             .join("; ")
     };
@@ -314,6 +300,18 @@ pub fn verdict(base: &Document, head: &Document) -> Verdict {
         faster,
         notes,
     }
+}
+
+/// "start-up CPU slower (+31.2% [+28.0%, +34.5%], p = 0.008)" for a metric with a change; None
+/// without one.
+fn direction(m: &Metric) -> Option<String> {
+    let c = m.change.as_ref()?;
+    let way = if c.change_pct > 0.0 {
+        "slower"
+    } else {
+        "faster"
+    };
+    Some(format!("{} {way} ({})", m.label, describe(c)))
 }
 
 /// "+31.2% [+28.0%, +34.5%], p = 0.008".

@@ -8,10 +8,10 @@
 //! interval: the same arithmetic on each bootstrap resample's unit costs.
 
 use super::attribution::WhatIf;
-use super::fit::predict;
 use super::inputs::Side;
 use super::text::num;
 use super::unit_costs::{init_x, reloc_x, Costs};
+use crate::stats::predict;
 
 fn us(ns: f64) -> String {
     format!("{:+.1} µs", ns / 1e3)
@@ -202,7 +202,7 @@ pub(crate) fn intervals(
         w.ci95_ns = draws
             .get_mut(&w.change)
             .filter(|v| v.len() == resamples)
-            .and_then(|v| super::fit::interval95(v));
+            .and_then(|v| crate::stats::interval95(v));
     }
 }
 
@@ -214,20 +214,12 @@ mod tests {
 
     fn object(name: &str, lookups: u64, probes: u64, lazy_plt: u64) -> (String, ObjectInputs) {
         let o = ObjectInputs {
-            side: "base".into(),
-            object: name.into(),
-            path: format!("/x/{name}"),
-            relative: 0,
             symbolic: lookups,
             plt: lazy_plt,
             lazy_plt,
             lookups,
             probes,
-            self_answered: 0,
-            relr: 0,
-            initializers: 0,
-            relocation_ns: None,
-            initializers_ns: None,
+            ..crate::compare::attribution::object_inputs("base", name)
         };
         (name.into(), o)
     }

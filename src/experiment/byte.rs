@@ -11,11 +11,12 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::runner::{self, fmt, median, ratio};
+use super::runner::{self, fmt, ratio};
 use super::section::{
     Check, ExperimentError, Finding, Progress, Section, Settings, Skipped, Table,
 };
 use super::seeds::{Linkage, SEED_LIBS};
+use crate::stats::median_finite;
 
 /// The seed's scores: (system, Process Creation lps, Execl Throughput lps), 486/33, 16 MB.
 pub const SEED_FIGURES: [(&str, f64, f64); 3] = [
@@ -140,7 +141,7 @@ fn section(
     rows: Vec<Row>,
     skipped: Vec<Skipped>,
 ) -> Section {
-    let med = |v: &[f64]| median(v).unwrap_or(f64::NAN);
+    let med = |v: &[f64]| median_finite(v).unwrap_or(f64::NAN);
     let mut table_rows: Vec<Vec<String>> = SEED_FIGURES
         .iter()
         .map(|(sys, p, e)| {
@@ -275,8 +276,6 @@ fn section(
             }
         )],
         tables: vec![table, ratios],
-        plots: Vec::new(),
-        flamegraphs: Vec::new(),
         findings,
         checks,
         skipped,
@@ -287,6 +286,8 @@ fn section(
                 .into(),
         ],
         data: json!({ "seconds": seconds, "runs": runs, "rows": rows }),
+        // No plots, no flame graphs.
+        ..Default::default()
     }
 }
 

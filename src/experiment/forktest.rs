@@ -13,11 +13,12 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::plot;
-use super::runner::{self, fmt, median, Program};
+use super::runner::{self, fmt, Program};
 use super::section::{
     Check, ExperimentError, Finding, Plot, Progress, Section, Settings, Skipped, Table,
 };
 use super::seeds::{parse_forktest_output, parse_forktest_wall, Linkage, Seed, SEED_LIBS};
+use crate::stats::median_finite;
 
 /// The seed's transcript: (its build, forks per second by clock()).
 pub const SEED_FIGURES: [(&str, f64); 8] = [
@@ -53,10 +54,10 @@ struct Row {
 
 impl Row {
     fn clock(&self) -> f64 {
-        median(&self.clock_per_s).unwrap_or(f64::NAN)
+        median_finite(&self.clock_per_s).unwrap_or(f64::NAN)
     }
     fn wall(&self) -> f64 {
-        median(&self.wall_per_s).unwrap_or(f64::NAN)
+        median_finite(&self.wall_per_s).unwrap_or(f64::NAN)
     }
 }
 

@@ -10,9 +10,10 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::runner::{self, fmt, median, ratio};
+use super::runner::{self, fmt, ratio};
 use super::section::{Check, ExperimentError, Finding, Progress, Section, Settings, Table};
 use super::seeds::{parse_forktime_output, ForktimeLine, Linkage, Seed};
+use crate::stats::{mean, median_finite};
 
 /// The seed's figures: (machine, linkage, [(real, user, sys)] in seconds per 1000 forks).
 /// (real, user, sys) seconds of one `time` line.
@@ -49,11 +50,6 @@ pub const SEED_FIGURES: [(&str, &str, &[TimeLine]); 5] = [
 /// The seed's loop count.
 const FORKS: u64 = 1000;
 
-fn mean(v: impl Iterator<Item = f64>) -> f64 {
-    let (s, n) = v.fold((0.0, 0), |(s, n), x| (s + x, n + 1));
-    s / n as f64
-}
-
 /// The seed's dynamic/static ratios of real and sys time on the two SunOS 4.0 machines.
 fn seed_ratios() -> Vec<(&'static str, f64, f64)> {
     let find = |machine: &str, dynamic: bool| {
@@ -61,10 +57,10 @@ fn seed_ratios() -> Vec<(&'static str, f64, f64)> {
             .iter()
             .find(|(m, l, _)| *m == machine && l.starts_with("dynamic") == dynamic)
             .map(|(_, _, runs)| {
-                (
-                    mean(runs.iter().map(|r| r.0)),
-                    mean(runs.iter().map(|r| r.2)),
-                )
+                let mean_of = |f: fn(&(f64, f64, f64)) -> f64| {
+                    mean(&runs.iter().map(f).collect::<Vec<_>>()).unwrap_or(f64::NAN)
+                };
+                (mean_of(|r| r.0), mean_of(|r| r.2))
             })
     };
     let mut out = Vec::new();
@@ -86,7 +82,7 @@ struct Measured {
 
 impl Measured {
     fn real_s(&self) -> f64 {
-        median(&self.lines.iter().map(|l| l.wall_us).collect::<Vec<_>>()).unwrap_or(f64::NAN)
+        median_finite(&self.lines.iter().map(|l| l.wall_us).collect::<Vec<_>>()).unwrap_or(f64::NAN)
             * FORKS as f64
             / 1e6
     }
@@ -96,7 +92,7 @@ impl Measured {
             .iter()
             .map(|l| l.parent_user_us + l.children_user_us)
             .collect();
-        median(&v).unwrap_or(f64::NAN) * FORKS as f64 / 1e6
+        median_finite(&v).unwrap_or(f64::NAN) * FORKS as f64 / 1e6
     }
     fn sys_s(&self) -> f64 {
         let v: Vec<f64> = self
@@ -104,7 +100,7 @@ impl Measured {
             .iter()
             .map(|l| l.parent_sys_us + l.children_sys_us)
             .collect();
-        median(&v).unwrap_or(f64::NAN) * FORKS as f64 / 1e6
+        median_finite(&v).unwrap_or(f64::NAN) * FORKS as f64 / 1e6
     }
     fn cpu_s(&self) -> f64 {
         let v: Vec<f64> = self
@@ -112,7 +108,7 @@ impl Measured {
             .iter()
             .map(|l| l.parent_cpu_us + l.children_cpu_us)
             .collect();
-        median(&v).unwrap_or(f64::NAN) * FORKS as f64 / 1e6
+        median_finite(&v).unwrap_or(f64::NAN) * FORKS as f64 / 1e6
     }
 }
 
@@ -281,17 +277,16 @@ fn section(settings: &Settings, runs: u32, measured: &[Measured]) -> Section {
             }
         )],
         tables: vec![table, ratios],
-        plots: Vec::new(),
-        flamegraphs: Vec::new(),
         findings,
         checks,
-        skipped: Vec::new(),
         notes: vec![
             "The seed's machines ran one process at a time; this VM is shared, so real time \
              carries other tenants' load. The user + sys sum is the steadier figure."
                 .into(),
         ],
         data,
+        // No plots, no flame graphs, nothing skipped.
+        ..Default::default()
     }
 }
 

@@ -11,9 +11,10 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::plot;
-use super::runner::{self, fmt, median, Program};
+use super::runner::{self, fmt, Program};
 use super::section::{Check, ExperimentError, Plot, Progress, Section, Settings, Table};
 use super::seeds::{Linkage, Seed};
+use crate::stats::median_finite;
 
 pub const SOURCE: &str = include_str!("../../probes/matrix_spawn.c");
 
@@ -103,7 +104,7 @@ struct Cell {
 
 impl Cell {
     fn ms(&self) -> f64 {
-        median(&self.us).unwrap_or(f64::NAN) / 1e3
+        median_finite(&self.us).unwrap_or(f64::NAN) / 1e3
     }
 }
 

@@ -6,6 +6,7 @@
 //! written SVG: axes, tick placement, log scales and legends are its job, not ours.
 
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
+use plotters::coord::Shift;
 use plotters::prelude::*;
 
 /// Width and height of every plot, in pixels.
@@ -82,12 +83,7 @@ where
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| e.to_string())?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 22))
-            .margin(15)
-            .x_label_area_size(45)
-            .y_label_area_size(70)
+        let mut chart = chart_builder(&root, title)?
             .build_cartesian_2d(x_range, y_range)
             .map_err(|e| e.to_string())?;
         chart
@@ -142,12 +138,7 @@ pub fn bar_chart(
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| e.to_string())?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 22))
-            .margin(15)
-            .x_label_area_size(45)
-            .y_label_area_size(70)
+        let mut chart = chart_builder(&root, title)?
             // Headroom above the tallest bar for the legend (upper left), so it hides no bar.
             .build_cartesian_2d(0.0..n as f64, 0.0..y1 * 1.45)
             .map_err(|e| e.to_string())?;
@@ -190,6 +181,21 @@ pub fn bar_chart(
         root.present().map_err(|e| e.to_string())?;
     }
     Ok(svg)
+}
+
+/// The chart of one SVG: a white background, the title, and room for the axes' labels.
+fn chart_builder<'a, 'b>(
+    root: &'a DrawingArea<SVGBackend<'b>, Shift>,
+    title: &str,
+) -> Result<ChartBuilder<'a, 'b, SVGBackend<'b>>, String> {
+    root.fill(&WHITE).map_err(|e| e.to_string())?;
+    let mut builder = ChartBuilder::on(root);
+    builder
+        .caption(title, ("sans-serif", 22))
+        .margin(15)
+        .x_label_area_size(45)
+        .y_label_area_size(70);
+    Ok(builder)
 }
 
 /// The legend every plot has: upper left, on a nearly opaque white box with a border.

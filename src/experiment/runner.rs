@@ -107,13 +107,6 @@ pub fn run(program: &Path, args: &[String], deadline: Duration) -> Result<String
     Ok(stdout)
 }
 
-/// The median of the finite values (the mean of the middle two for an even count); None when
-/// none is finite.
-pub fn median(values: &[f64]) -> Option<f64> {
-    let v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
-    crate::attribute::stats::median(&v)
-}
-
 /// A figure with about four significant digits (`12783`, `131.4`, `0.5123`).
 pub fn fmt(x: f64) -> String {
     if !x.is_finite() {
@@ -143,14 +136,6 @@ pub fn ratio(x: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn medians_of_odd_and_even_counts() {
-        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
-        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), Some(2.5));
-        assert_eq!(median(&[]), None);
-        assert_eq!(median(&[f64::NAN, 5.0]), Some(5.0));
-    }
 
     #[test]
     fn figures_keep_four_digits() {

@@ -50,7 +50,7 @@
 //!   been reaped returns the same final counts (the kernel detaches the events at exit and
 //!   keeps their values). Reading a [`CounterSet`] after `waitpid` is therefore correct.
 //! - **The exit teardown of the address space is not in the counts.** The task's events are
-//!   detached before `exit_mm()` runs (as DESIGN.md found for sampling). Measured: a python
+//!   detached before `exit_mm()` runs (as for sampling, see [`sampler`]). Measured: a python
 //!   child that touched 1 GiB and called `_exit` had 1,217-1,344 ms of task-clock but
 //!   1,497-1,628 ms of scheduler runtime (`/proc/PID/schedstat` read as a zombie): ~285 ms of
 //!   teardown uncounted; when it munmapped the memory itself first, the two agreed within 3 ms.

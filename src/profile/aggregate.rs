@@ -213,7 +213,9 @@ pub fn aggregate(
 /// recording made before replays), never more than its cheapest segment per stop (so no
 /// segment goes below zero). None when there is neither a replay nor a fallback.
 pub fn per_stop_ns(r: &Run, fallback: Option<f64>) -> Option<f64> {
-    let measured = crate::trace::stopcost::median(&r.stop_costs_ns).or(fallback)?;
+    // The median is robust to the one replay a signal or a preemption inflated.
+    let replays: Vec<f64> = r.stop_costs_ns.iter().map(|&c| c as f64).collect();
+    let measured = crate::stats::median(&replays).or(fallback)?;
     let bound = r
         .segments
         .iter()
@@ -239,15 +241,7 @@ pub fn phase_cpu(corrected: f64, raw: f64) -> Option<f64> {
 
 /// Least-squares slope of y on x; None without two distinct x values.
 pub(super) fn slope(points: &[(f64, f64)]) -> Option<f64> {
-    let n = points.len() as f64;
-    if points.len() < 2 {
-        return None;
-    }
-    let mx = points.iter().map(|p| p.0).sum::<f64>() / n;
-    let my = points.iter().map(|p| p.1).sum::<f64>() / n;
-    let sxx: f64 = points.iter().map(|p| (p.0 - mx).powi(2)).sum();
-    let sxy: f64 = points.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
-    (sxx > 0.0).then(|| sxy / sxx)
+    crate::stats::line(points).map(|(_, slope)| slope)
 }
 
 /// The CPU per exec that sampled shares are scaled to, one figure per run without ptrace: the
@@ -260,7 +254,7 @@ pub fn cpu_per_exec(raw: &[Run]) -> Vec<f64> {
         .filter(|r| r.instrumentation == Instrumentation::PerObject)
         .filter_map(|r| r.exit_uncounted_ns.map(|e| e as f64))
         .collect();
-    let exit = crate::attribute::stats::median(&exits).unwrap_or(0.0);
+    let exit = crate::stats::median(&exits).unwrap_or(0.0);
     raw.iter()
         .filter(|r| r.instrumentation == Instrumentation::None)
         .filter_map(|r| {

@@ -93,7 +93,7 @@ impl PhaseStat {
     pub const WIDE_HALF_WIDTH: f64 = 0.03;
 
     /// Whether the report flags this phase: over 5% of the total, and its 95% interval of the
-    /// CPU time reaches more than 3% below or above its median (issue 16; more runs narrow it).
+    /// CPU time reaches more than 3% below or above its median (more runs narrow it).
     pub fn interval_is_wide(&self) -> bool {
         let Some(s) = &self.task_clock_ns else {
             return false;

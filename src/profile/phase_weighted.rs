@@ -1,4 +1,4 @@
-//! Phase-weighted category shares of the sampled exec runs (issue 12, "one true account").
+//! Phase-weighted category shares of the sampled exec runs: one account of where the time goes.
 //!
 //! The sampler slows the target where no sample shows it: a sampled run's own kernel-exec
 //! phase reads ~207 µs of task-clock for rustc --version where the unsampled phase reads
@@ -33,9 +33,9 @@ use crate::attribute::breakdown::{
     breakdown_in_phases, Breakdown, PhaseCell, PhaseRow, SpanInfo, Unit, MIN_UNITS_FOR_INTERVAL,
 };
 use crate::attribute::categories::Category;
-use crate::attribute::stats::median;
 use crate::perf::sampler::SymbolizedStack;
 use crate::record::{Instrumentation, Run};
+use crate::stats::median;
 
 /// The stratum of the CPU outside every span of a run.
 pub const OUTSIDE: &str = "outside every phase";
@@ -318,13 +318,13 @@ pub fn weighted(units: &[UnitCounts], measured: &MeasuredStrata) -> Weighted {
     let with_samples = units.iter().filter(|u| u.values().any(|n| *n > 0)).count();
     let mut draws: BTreeMap<Category, Vec<f64>> = BTreeMap::new();
     if with_samples >= MIN_UNITS_FOR_INTERVAL && !all_runs.is_empty() {
-        let mut next = crate::attribute::stats::draws();
+        let mut next = crate::stats::draws();
         for _ in 0..RESAMPLES {
             let u: Vec<&UnitCounts> = (0..units.len())
-                .map(|_| &units[(next() % units.len() as u64) as usize])
+                .map(|_| &units[crate::stats::pick(&mut next, units.len())])
                 .collect();
             let r: Vec<&BTreeMap<String, f64>> = (0..all_runs.len())
-                .map(|_| all_runs[(next() % all_runs.len() as u64) as usize])
+                .map(|_| all_runs[crate::stats::pick(&mut next, all_runs.len())])
                 .collect();
             let (s, _) = estimate(&pooled(&u), &measured.kinds, &median_weights(&r));
             for c in point.keys() {
@@ -338,12 +338,9 @@ pub fn weighted(units: &[UnitCounts], measured: &MeasuredStrata) -> Weighted {
     let shares = point
         .iter()
         .map(|(c, &p)| {
-            let ci = draws.get_mut(c).map(|v| {
-                v.sort_by(|a, b| a.total_cmp(b));
-                let lo = v[(v.len() as f64 * 0.025) as usize];
-                let hi = v[((v.len() as f64 * 0.975) as usize).min(v.len() - 1)];
-                (lo.min(p), hi.max(p))
-            });
+            let ci = draws
+                .get_mut(c)
+                .map(|v| crate::stats::interval95_around(v, p));
             (*c, (p, ci))
         })
         .collect();

@@ -295,7 +295,7 @@ impl SampledRuns {
                 .map(|s| s.median)
                 .unwrap_or(0.0);
             // The sampled runs' own execve, beside the phase table's: what the sampler costs
-            // inside it (issue 12: 207 µs against 132 µs for rustc --version, load 8).
+            // inside it (for `rustc --version` the sampled exec can take half again the measured one).
             let exec = summarize(&self.sampled_exec)
                 .map(|e| format!(" (their execve {:.1} µs)", e.median / 1e3))
                 .unwrap_or_default();

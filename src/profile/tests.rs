@@ -35,8 +35,8 @@ fn counts_startup_bindings_per_object() {
     assert_eq!(s.bindings.get("linux-vdso.so.1"), Some(&1));
 }
 
-/// `counters` is written as `"available"` / `{"unavailable": why}` (issue 16: it was Rust's
-/// debug string), and documents written before still read, with the reason recovered.
+/// `counters` is written as `"available"` / `{"unavailable": why}` (not Rust's debug
+/// string), and documents written before still read, with the reason recovered.
 #[test]
 fn counters_are_written_as_objects_and_old_strings_still_read() {
     use crate::perf::Availability;

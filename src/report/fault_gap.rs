@@ -10,19 +10,7 @@
 
 use crate::profile::ProfileSection;
 use crate::record::Instrumentation;
-
-fn median(mut v: Vec<f64>) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    Some(if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    })
-}
+use crate::stats::median;
 
 /// The median page faults of the untraced and the per-object runs and the median pages the
 /// per-object runs' breakpoints brought in; None when a figure is missing.
@@ -35,19 +23,19 @@ pub fn figures(p: &ProfileSection) -> Option<(f64, f64, f64)> {
     };
     let faults = |k| {
         median(
-            of(k)
+            &of(k)
                 .iter()
                 .filter_map(|r| r.total.page_faults)
                 .map(|f| f as f64)
-                .collect(),
+                .collect::<Vec<_>>(),
         )
     };
     let pages = median(
-        of(Instrumentation::PerObject)
+        &of(Instrumentation::PerObject)
             .iter()
             .filter_map(|r| r.breakpoint_pages)
             .map(|f| f as f64)
-            .collect(),
+            .collect::<Vec<_>>(),
     )?;
     Some((
         faults(Instrumentation::None)?,

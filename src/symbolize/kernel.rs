@@ -8,7 +8,7 @@
 //! [`KernelSymbols::hidden_reason`] says what to do, and no address is resolved.
 //!
 //! The file (about 5 MB, 120k lines here) is read once; names stay in that one string.
-//! Benchmark (measured once, not a test; release build, this VM): loading takes about
+//! Benchmark (measured once, not a test; release build, a 2-core VM): loading takes about
 //! 0.1 s, and 1,000,000 lookups of random addresses in the first 16 MiB of kernel text
 //! about 0.23 s (random addresses miss the cache every time; real samples cluster).
 

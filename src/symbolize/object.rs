@@ -149,10 +149,9 @@ impl ObjectSymbols {
     /// it. Functions (STT_FUNC, STT_GNU_IFUNC) and labels in executable sections are indexed;
     /// versioned names are returned without their `@VERSION`.
     ///
-    /// Benchmark (measured once, not a test; release build on the 2-core VM of
-    /// docs/DESIGN.md): 1,000,000 lookups of random addresses took about 70 ms for ld.so with
-    /// its debug file (395 functions indexed) and 120 ms for libc.so.6 with its debug file
-    /// (7,414), names included.
+    /// Cost (a release build on a 2-core VM): 1,000,000 lookups of random addresses take about
+    /// 70 ms for ld.so with its debug file (395 functions indexed) and 120 ms for libc.so.6
+    /// with its debug file (7,414), names included.
     pub fn symbolize(&self, vaddr: u64) -> Option<(&str, u64)> {
         self.by_addr
             .lookup(vaddr)

@@ -1,15 +1,15 @@
 //! One CPU for the tracer and its target during an exec run (`--no-pin` turns it off).
 //!
-//! Why: on these 2-vCPU virtual machines, when the tracer and the target sit on different
-//! CPUs, every ptrace stop hands the work across: the target's CPU goes idle (a halt, a
-//! hypervisor exit) while the tracer runs, and the target is woken on it again by an
-//! inter-processor interrupt. Measured 2026-12-02 on a quiet VM (`ldcost profile -n 30
-//! --quiet-target --no-ld-debug /bin/true`, two runs each): the replayed cost of one stop
-//! 14.7 µs unpinned against 2.7 µs with both on one CPU (`taskset -c 1 ldcost …`), the
-//! boundaries-only runs 1.23–1.27× the uninstrumented CPU against 1.036, and the corrected
-//! per-object sum 1.06–1.08× against 1.003–1.017. Under load the other CPU is rarely idle and
-//! the difference mostly goes away, which is why it showed as "stops are cheap when the
-//! machine is busy".
+//! Why: on a virtual machine, when the tracer and the target sit on different CPUs, every
+//! ptrace stop hands the work across: the target's CPU goes idle (a halt, a hypervisor exit)
+//! while the tracer runs, and the target is woken on it again by an inter-processor
+//! interrupt. On a quiet 2-vCPU VM that makes one stop cost about five times as much unpinned
+//! (about 15 µs against 3 µs), the boundaries-only runs about 1.25× the uninstrumented CPU
+//! against 1.04×, and the corrected per-object sum about 1.07× against 1.01×; to reproduce,
+//! run `ldcost profile -n 30 --quiet-target --no-ld-debug /bin/true` with and without
+//! `--no-pin` and compare the replayed stop costs and the ratios in the report. Under load
+//! the other CPU is rarely idle and the difference mostly goes away, so stops look cheap on
+//! a busy machine.
 //!
 //! The calling thread (the tracer) is pinned to the CPU it is running on at the first exec run,
 //! and every later run of the process to that same CPU, so a document names one CPU

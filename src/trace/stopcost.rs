@@ -68,30 +68,3 @@ pub(crate) fn replay(pid: Pid, addr: u64) -> nix::Result<Replay> {
     ptrace::setregs(pid, regs)?;
     Ok(Replay::Done)
 }
-
-/// The median of replayed stop costs (ns); None for none.
-pub fn median(v: &[u64]) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    let mut s = v.to_vec();
-    s.sort_unstable();
-    let n = s.len();
-    Some(if n % 2 == 1 {
-        s[n / 2] as f64
-    } else {
-        (s[n / 2 - 1] as f64 + s[n / 2] as f64) / 2.0
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    /// The replayed stop's estimate: the median of a run's replays (robust to the one a signal
-    /// or a preemption inflated).
-    #[test]
-    fn median_ignores_one_outlier() {
-        let v = [20_000u64, 21_000, 250_000, 19_500];
-        assert_eq!(crate::trace::stopcost::median(&v), Some(20_500.0));
-        assert_eq!(crate::trace::stopcost::median(&[]), None);
-    }
-}

@@ -1,4 +1,4 @@
-//! CPU feature detection against `perf record -a -g` (issue 12, item 4): the trivial program,
+//! CPU feature detection against `perf record -a -g`: the trivial program,
 //! static and dynamic, a shell loop of it under perf, and the share of its samples in glibc's
 //! CPU-feature functions, classified here from the function names alone. Shared by
 //! tests/cpu_features.rs and benches/profile_checks.rs (both include this file by path, next to
@@ -217,12 +217,10 @@ pub fn ldcost_share(doc: &serde_json::Value) -> Option<(f64, bool, String)> {
         .iter()
         .find(|c| c["category"] == "cpu_features")
         .map_or(0, |c| n(c));
-    // The top cost (issue 12: "the named top cost"), its margin printed: on 2026-12-05's Intel
-    // host 1.6-1.9 times the next in every block, 2.4-4.8 times on 12-02's. Before ldcost's own ptrace stops were set apart
-    // (`instrumentation`), `kernel: other` held them (18.6% of a static program's samples) and
-    // was left out here, with the process's exit; with them out, `kernel: other` is the
-    // program's own brk/mprotect (7 of 280 samples static, 3 of 347 dynamic) and exit teardown
-    // 34 and 39 samples against CPU feature detection's 151 and 164 (development VM).
+    // The named top cost, its margin over the next printed: 1.6-4.8 times on Intel hosts,
+    // depending on the price of `cpuid`. ldcost's own ptrace stops are their own category
+    // (`instrumentation`), so `kernel: other` is the program's own brk/mprotect (a few
+    // samples of ~300) and exit teardown a fifth of CPU feature detection's on a 2-vCPU VM.
     let mut by_size: Vec<&serde_json::Value> = rest.clone();
     by_size.sort_by_key(|c| std::cmp::Reverse(n(c)));
     let top = by_size.first()?;

@@ -21,7 +21,7 @@ pub const GROUPS: [(&str, &[&str]); 3] = [
 
 /// Each group's share of the samples that are not `exec_kernel` (nor `instrumentation`), and
 /// exec kernel's share of all samples but `instrumentation`. Exec kernel is left out of the denominator: ldcost's launcher is a fork of
-/// ldcost, whose image exec tears down (issue 12 item 1), a shell's is small.
+/// ldcost, whose image exec tears down, a shell's is small.
 pub fn group_shares(c: &BTreeMap<String, u64>) -> (Vec<f64>, f64) {
     // `instrumentation` (the oracle's name for perf's own side-band records, which perf
     // record asks for too) is out of every share, as in ldcost's breakdown.

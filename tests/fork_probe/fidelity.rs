@@ -1,4 +1,4 @@
-//! 6. Like for like with the seed forktest (issue 12, item 6).
+//! 6. Like for like with the seed forktest.
 //!
 //! Per fork, the probe's parent and children take the page faults forktest's own parent and
 //! children take.
@@ -101,8 +101,8 @@ fn probe_faults_per_fork_equal_forktests_own() {
 /// workload, the more often the sooner the workload exits (a race with its SIGCHLD handler,
 /// by our reading of perf's source; not confirmed with the perf maintainers).
 /// The workload is then reparented to this process (the subreaper), and an unreaped zombie of
-/// ours fails every later test's leftover check (CI, 2026-12-02: six tests failed on one
-/// `true` zombie). A static program that returns at once makes the race likely (20% of runs
+/// ours fails every later test's leftover check (one `true` zombie has failed six later
+/// tests). A static program that returns at once makes the race likely (20% of runs
 /// of a C loop here; fewer from this process); 300 runs make it near certain to occur.
 #[test]
 fn the_perf_stat_oracle_leaves_no_zombie() {

@@ -56,8 +56,8 @@ fn footprint_matches_the_targets_own_maps() {
 /// The probe runs on the target's stack below rsp and leaves it as it found it, page table
 /// included: the `[stack]` Rss the target reads of itself after the probe equals the one it
 /// read just before (the same in a plain run: the oracle that the program's own two readings
-/// agree). Before 2026-12-05 the probe's 64 KiB were put back byte for byte, which left them
-/// resident: 76 kB against 8-16 kB, and every later fork of the program copied 16 more
+/// agree). Putting the probe's 64 KiB back byte for byte would leave them resident: 76 kB
+/// against 8-16 kB, and every later fork of the program copied 16 more
 /// page-table entries (its own loop 2-9% slower). Dynamic and static, 20 and 2000 forks.
 #[test]
 fn the_probe_leaves_the_stack_pages_as_it_found_them() {
@@ -107,8 +107,8 @@ fn the_probe_leaves_the_stack_pages_as_it_found_them() {
 /// The target starts with the signal state a program gets from std::process::Command (the
 /// oracle: the same fixture run plain from this test, as /proc/self/status reads it): SIGPIPE
 /// not ignored (ldcost's Rust runtime ignores it, and an ignored disposition survives
-/// execve), no signal blocked. Before
-/// 2026-12-05 the launcher passed SIGPIPE's SIG_IGN on (SigIgn 0x1000).
+/// execve), no signal blocked. A launcher that passed SIGPIPE's SIG_IGN on would show SigIgn
+/// 0x1000.
 #[test]
 fn the_target_starts_with_a_plain_runs_signal_state() {
     let name = "the_target_starts_with_a_plain_runs_signal_state";

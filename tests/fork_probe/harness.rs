@@ -298,7 +298,7 @@ int main(int argc, char **argv) {
         while (reaps < 3) { int sig; sigwait(&chld, &sig); on_chld(sig); }
     } else {
         /* Not `while (reaps < 3) pause();`: a SIGCHLD handled between the test and pause()
-           leaves pause() waiting for ever (seen once in a full suite on 2026-12-05). */
+           leaves pause() waiting for ever (it has happened in a full suite run). */
         sigset_t chld, old;
         sigemptyset(&chld);
         sigaddset(&chld, SIGCHLD);

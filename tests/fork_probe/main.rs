@@ -1,5 +1,5 @@
 //! `ldcost profile --fork` through the real binary: the injected probe must leave the target
-//! exactly as it was (issue 4), on every spawn method and child action, and leave no process
+//! exactly as it was, on every spawn method and child action, and leave no process
 //! behind in any way a run can end.
 //!
 //! Every test checks an oracle that is not ldcost: the target's own output from a plain run

@@ -106,7 +106,7 @@ fn perf_denied_by_seccomp() {
 }
 
 /// ldcost run as an unprivileged user (nobody). With perf_event_paranoid >= 2 the kernel
-/// refuses to count kernel mode for it, and ldcost measures from /proc instead (issue 16):
+/// refuses to count kernel mode for it, and ldcost measures from /proc instead:
 /// exit 0, the header says so and names perf_event_paranoid (tests/unprivileged.rs checks the
 /// figures). With 1 or less perf counts as for root (ptrace of one's own children needs no
 /// capability unless Yama says otherwise).

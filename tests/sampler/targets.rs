@@ -161,7 +161,7 @@ fn exit_teardown_of_children_is_seen_system_wide_only() {
         sw_teardown >= 100,
         "system-wide saw {sw_teardown} teardown samples of {sw_children}"
     );
-    // Per-task: the events are gone before exit_mm() (DESIGN.md). Measured here: none.
+    // Per-task: the events are gone before exit_mm(). Measured here: none.
     assert!(
         share(pt_teardown, pt_children) * 10.0 < share(sw_teardown, sw_children),
         "per-task saw {pt_teardown} of {pt_children}, system-wide {sw_teardown} of {sw_children}"

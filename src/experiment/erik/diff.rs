@@ -253,7 +253,8 @@ pub fn graph(exit: Exit, base: Side, head: Side) -> Result<DiffGraph, String> {
         )),
     };
     let mut svg = Vec::new();
-    diff::write_diff_svg(&base.stacks, bu, &head.stacks, hu, &opts, &mut svg)
+    let widths = diff::Widths::Head;
+    diff::write_diff_svg(&base.stacks, bu, &head.stacks, hu, widths, &opts, &mut svg)
         .map_err(|e| e.to_string())?;
     let svg = String::from_utf8(svg).map_err(|e| e.to_string())?;
     let negated_opts = FlameOptions {
@@ -261,11 +262,12 @@ pub fn graph(exit: Exit, base: Side, head: Side) -> Result<DiffGraph, String> {
         subtitle: opts.subtitle.clone(),
     };
     let mut negated = Vec::new();
-    diff::write_negated_diff_svg(
+    diff::write_diff_svg(
         &base.stacks,
         bu,
         &head.stacks,
         hu,
+        diff::Widths::Base,
         &negated_opts,
         &mut negated,
     )

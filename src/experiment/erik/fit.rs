@@ -5,17 +5,14 @@
 //! the model fitted to the points' medians, their 95% percentile-bootstrap intervals, widened to
 //! hold the coefficient when they do not (the samples of every point resampled with
 //! replacement, medians recomputed, the model refitted;
-//! the fixed-seed generator of [`crate::attribute::stats::draws`], so the same samples always
+//! the fixed-seed generator of [`crate::stats::draws`], so the same samples always
 //! give the same intervals) and R².
 //!
-//! The linear algebra is by hand: the models have at most five columns, so the normal
-//! equations (XᵀX) β = Xᵀy are a 5×5 system that Gaussian elimination with partial pivoting
-//! solves exactly enough once the columns are scaled to unit size; a linear-algebra crate
-//! would be a dependency for forty lines. A column that is constant over the points, or a
-//! combination of others (not identifiable from this design), makes the system singular, and
-//! the fit is then `None`, never a made-up coefficient.
+//! The solve is [`crate::stats::least_squares`]. A column that is constant over the points, or
+//! a combination of others (not identifiable from this design), makes the system singular,
+//! and the fit is then `None`, never a made-up coefficient.
 
-use crate::attribute::stats::draws;
+use crate::stats::{self, median_mut, resampled_medians, Singular};
 
 /// A fitted model.
 #[derive(Debug, Clone, PartialEq)]
@@ -28,101 +25,19 @@ pub struct Fit {
     pub r2: f64,
 }
 
-/// The median of `v` (reordered in place); NaN when empty.
-pub fn median(v: &mut [f64]) -> f64 {
-    let n = v.len();
-    if n == 0 {
-        return f64::NAN;
-    }
-    let (_, hi, _) = v.select_nth_unstable_by(n / 2, f64::total_cmp);
-    let hi = *hi;
-    if n % 2 == 1 {
-        return hi;
-    }
-    let lo = v[..n / 2].iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    (lo + hi) / 2.0
-}
-
 /// Ordinary least squares of `y` on the rows `x`: the coefficients and R², or None when the
 /// columns are not linearly independent over these rows (or there are fewer rows than columns).
+/// Singular: a pivot of the scaled normal equations below 1e-9 × the number of columns (their
+/// entries are of order 1 × rows).
 pub fn ols(x: &[Vec<f64>], y: &[f64]) -> Option<(Vec<f64>, f64)> {
     let p = x.first()?.len();
-    if p == 0 || x.len() < p || x.len() != y.len() || x.iter().any(|r| r.len() != p) {
+    if x.iter().any(|r| r.len() != p) {
         return None;
     }
-    // Scale each column to a maximum magnitude of 1 so that pivots compare fairly.
-    let scale: Vec<f64> = (0..p)
-        .map(|j| x.iter().map(|r| r[j].abs()).fold(0.0, f64::max))
-        .collect();
-    if scale.iter().any(|&s| s == 0.0 || !s.is_finite()) {
-        return None;
-    }
-    let mut a = vec![vec![0.0; p + 1]; p];
-    for (row, &yi) in x.iter().zip(y) {
-        for i in 0..p {
-            let xi = row[i] / scale[i];
-            for j in 0..p {
-                a[i][j] += xi * row[j] / scale[j];
-            }
-            a[i][p] += xi * yi;
-        }
-    }
-    let beta = solve(a)?;
-    let coef: Vec<f64> = beta.iter().zip(&scale).map(|(b, s)| b / s).collect();
-    let mean = y.iter().sum::<f64>() / y.len() as f64;
-    let (mut ss_res, mut ss_tot) = (0.0, 0.0);
-    for (row, &yi) in x.iter().zip(y) {
-        let fitted: f64 = row.iter().zip(&coef).map(|(a, b)| a * b).sum();
-        ss_res += (yi - fitted).powi(2);
-        ss_tot += (yi - mean).powi(2);
-    }
-    let r2 = if ss_tot > 0.0 {
-        1.0 - ss_res / ss_tot
-    } else {
-        1.0
-    };
+    let cols: Vec<usize> = (0..p).collect();
+    let coef = stats::least_squares(x, y, &cols, Singular::PivotBelow(1e-9 * p as f64))?;
+    let r2 = stats::r_squared(x, y, &coef).unwrap_or(1.0);
     Some((coef, r2))
-}
-
-/// Gaussian elimination with partial pivoting on the augmented matrix `a` (p × p+1).
-fn solve(mut a: Vec<Vec<f64>>) -> Option<Vec<f64>> {
-    let p = a.len();
-    for col in 0..p {
-        let pivot = (col..p).max_by(|&i, &j| a[i][col].abs().total_cmp(&a[j][col].abs()))?;
-        // Relative to the scaled columns (entries of order 1 × rows): a pivot this small means
-        // the column is a combination of the others.
-        if a[pivot][col].abs() < 1e-9 * (p as f64) {
-            return None;
-        }
-        a.swap(col, pivot);
-        let pivot_row = a[col].clone();
-        for (r, row) in a.iter_mut().enumerate() {
-            if r != col {
-                let f = row[col] / pivot_row[col];
-                for (x, y) in row.iter_mut().zip(&pivot_row).skip(col) {
-                    *x -= f * y;
-                }
-            }
-        }
-    }
-    Some((0..p).map(|i| a[i][p] / a[i][i]).collect())
-}
-
-/// One bootstrap round's response: each point's samples drawn with replacement (the fixed-seed
-/// draws of [`draws`]), and their median. Each call is the next round.
-pub fn resampled_medians() -> impl FnMut(&[Vec<f64>]) -> Vec<f64> {
-    let mut next = draws();
-    let mut buf = Vec::new();
-    move |samples| {
-        samples
-            .iter()
-            .map(|s| {
-                buf.clear();
-                buf.extend((0..s.len()).map(|_| s[(next() % s.len() as u64) as usize]));
-                median(&mut buf)
-            })
-            .collect()
-    }
 }
 
 /// Fits y = median of each point's `samples` on the rows `x`, with `rounds` bootstrap rounds
@@ -131,7 +46,7 @@ pub fn fit(x: &[Vec<f64>], samples: &[Vec<f64>], rounds: usize) -> Option<Fit> {
     if samples.iter().any(Vec::is_empty) || samples.len() != x.len() {
         return None;
     }
-    let medians: Vec<f64> = samples.iter().map(|s| median(&mut s.clone())).collect();
+    let medians: Vec<f64> = samples.iter().map(|s| median_mut(&mut s.clone())).collect();
     let (coef, r2) = ols(x, &medians)?;
     let mut resample = resampled_medians();
     let mut per_coef: Vec<Vec<f64>> = vec![Vec::with_capacity(rounds); coef.len()];
@@ -150,36 +65,16 @@ pub fn fit(x: &[Vec<f64>], samples: &[Vec<f64>], rounds: usize) -> Option<Fit> {
             if v.is_empty() {
                 return [c, c];
             }
-            interval(&mut v, c)
+            let (lo, hi) = stats::interval95_around(&mut v, c);
+            [lo, hi]
         })
         .collect();
     Some(Fit { coef, ci, r2 })
 }
 
-/// The 95% percentile interval of bootstrap replicates `v` (sorted here, not empty) of the
-/// estimate `c`, widened to hold `c` when it does not: a percentile interval need not hold its
-/// point (skewed resamples of few points), and every interval ldcost prints contains its
-/// estimate.
-pub(crate) fn interval(v: &mut [f64], c: f64) -> [f64; 2] {
-    v.sort_by(f64::total_cmp);
-    let at = |q: f64| v[((v.len() as f64 * q) as usize).min(v.len() - 1)];
-    [at(0.025).min(c), at(0.975).max(c)]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_interval_holds_its_estimate() {
-        let mut v: Vec<f64> = (0..200).map(|i| 10.0 + f64::from(i) * 0.05).collect();
-        // Inside: the 2.5th and 97.5th percentiles (replicates 5 and 195 of 200).
-        assert_eq!(interval(&mut v.clone(), 15.0), [10.25, 19.75]);
-        // Below every replicate (a skewed bootstrap): the interval reaches down to it.
-        assert_eq!(interval(&mut v.clone(), 4.0), [4.0, 19.75]);
-        v.reverse();
-        assert_eq!(interval(&mut v, 30.0), [10.25, 30.0]);
-    }
 
     #[test]
     fn recovers_an_exact_plane() {
@@ -238,12 +133,5 @@ mod tests {
         let width = |f: &Fit| f.ci[1][1] - f.ci[1][0];
         assert!(width(&noisy) > 5.0 * width(&quiet), "{quiet:?} {noisy:?}");
         assert_eq!(fit(&x, &spread(20.0), 300).unwrap(), noisy, "fixed seed");
-    }
-
-    #[test]
-    fn median_of_odd_and_even() {
-        assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
-        assert_eq!(median(&mut [4.0, 1.0, 3.0, 2.0]), 2.5);
-        assert!(median(&mut []).is_nan());
     }
 }

@@ -7,9 +7,9 @@
 //! split.
 
 use super::driver::VmaLoop;
-use super::fit::median;
 use super::LOOP_VMAS;
 use crate::experiment::section::{Finding, Section, Skipped, Table};
+use crate::stats::median_mut;
 
 fn us(v: f64) -> String {
     if v.is_finite() {
@@ -33,7 +33,7 @@ pub(super) fn independent(s: &mut Section, v: &VmaLoop) -> Option<(f64, f64)> {
         return None;
     }
     let m = |xs: &[(f64, f64)], i: usize| {
-        median(
+        median_mut(
             &mut xs
                 .iter()
                 .map(|p| if i == 0 { p.0 } else { p.1 })

@@ -11,9 +11,10 @@
 use serde_json::json;
 
 use super::driver::{Exit, Sample, VmaLoop};
-use super::fit::{fit, median, Fit};
+use super::fit::{fit, Fit};
 use super::{Measured, SeriesId, Vary, MAX_LIBS};
 use crate::experiment::section::{Check, Finding, Section, Settings, Table};
+use crate::stats::median_mut;
 use crate::trace::footprint::{Footprint, VmaKind};
 
 /// Bootstrap rounds of every fit.
@@ -57,7 +58,7 @@ pub(super) fn values(m: &Measured, e: usize, what: Measure) -> Vec<f64> {
 }
 
 pub(super) fn med(m: &Measured, e: usize, what: Measure) -> f64 {
-    median(&mut values(m, e, what))
+    median_mut(&mut values(m, e, what))
 }
 
 fn anon_pages(f: &Footprint) -> f64 {

@@ -6,21 +6,23 @@
 //! term's coefficient with its 95% percentile-bootstrap interval, widened to hold the
 //! coefficient when it does not (the points' samples
 //! resampled with replacement, medians recomputed, the model refitted, with the fixed-seed
-//! generator of [`crate::attribute::stats::draws`]), `None` for a term the points cannot
+//! generator of [`crate::stats::draws`]), `None` for a term the points cannot
 //! identify, and R².
 //!
 //! Why not [`super::fit::ols`]: that one gives up when any column is a combination of the
 //! others, and the per-kind model has columns that some plans cannot separate (in series A and
 //! B every kind of VMA grows with one padding variable). Here the columns are scaled to unit
-//! length and XᵀX is diagonalised (cyclic Jacobi: the matrices are at most ~15×15, a
-//! linear-algebra crate would be a dependency for sixty lines); eigenvalues below
-//! [`NULL_RATIO`] of the largest span the design's null space. Coefficient j is identifiable
-//! (estimable: the same in every least-squares solution) exactly when the unit vector e_j is
-//! orthogonal to that null space, i.e. column j is not a combination of the others. The
-//! identifiable coefficients are then read off the pseudo-inverse solution, which is one of
-//! the least-squares solutions; the others are reported as not identifiable, never as a number.
+//! length and XᵀX is diagonalised (cyclic Jacobi: the matrices are at most ~15×15; nalgebra's
+//! `symmetric_eigen` 0.33 gave pseudo-inverse solutions far from the normal equations' on
+//! some well-conditioned random designs (about 1 in 500), where this one agrees with them);
+//! eigenvalues below [`NULL_RATIO`] of the largest span the design's null space. Coefficient j
+//! is identifiable (estimable: the same in every least-squares solution) exactly when the unit
+//! vector e_j is orthogonal to that null space, i.e. column j is not a combination of the
+//! others. The identifiable coefficients are then read off the pseudo-inverse solution, which
+//! is one of the least-squares solutions; the others are reported as not identifiable, never
+//! as a number.
 
-use super::fit::{median, resampled_medians};
+use crate::stats::{self, median_mut, resampled_medians};
 
 /// An eigenvalue of the scaled XᵀX below this fraction of the largest is treated as zero: a
 /// singular value below 1e-4 of the largest, a direction the points do not move along.
@@ -188,18 +190,7 @@ impl Design {
 
 /// R² of `coef` on the rows `x` against `y` (1 when `y` does not vary).
 pub fn r_squared(x: &[Vec<f64>], y: &[f64], coef: &[f64]) -> f64 {
-    let mean = y.iter().sum::<f64>() / y.len() as f64;
-    let (mut res, mut tot) = (0.0, 0.0);
-    for (row, &yi) in x.iter().zip(y) {
-        let fitted: f64 = row.iter().zip(coef).map(|(a, b)| a * b).sum();
-        res += (yi - fitted).powi(2);
-        tot += (yi - mean).powi(2);
-    }
-    if tot > 0.0 {
-        1.0 - res / tot
-    } else {
-        1.0
-    }
+    stats::r_squared(x, y, coef).unwrap_or(1.0)
 }
 
 /// Fits the medians of each point's `samples` on the rows of `d` (analysed from `x`), with
@@ -213,7 +204,7 @@ pub fn fit_terms(
     if samples.len() != x.len() || samples.iter().any(Vec::is_empty) {
         return None;
     }
-    let medians: Vec<f64> = samples.iter().map(|s| median(&mut s.clone())).collect();
+    let medians: Vec<f64> = samples.iter().map(|s| median_mut(&mut s.clone())).collect();
     let beta = d.solve(&medians);
     let r2 = r_squared(x, &medians, &beta);
     let mut resample = resampled_medians();
@@ -233,7 +224,8 @@ pub fn fit_terms(
             continue;
         }
         coef.push(Some(beta[j]));
-        ci.push(Some(super::fit::interval(&mut v, beta[j])));
+        let (lo, hi) = stats::interval95_around(&mut v, beta[j]);
+        ci.push(Some([lo, hi]));
     }
     Some(TermFit { coef, ci, r2 })
 }

@@ -26,24 +26,6 @@ pub struct Runs {
 }
 
 impl Runs {
-    pub fn mean(v: &[f64]) -> Option<f64> {
-        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
-    }
-
-    pub fn median(v: &[f64]) -> Option<f64> {
-        if v.is_empty() {
-            return None;
-        }
-        let mut s = v.to_vec();
-        s.sort_by(f64::total_cmp);
-        let m = s.len() / 2;
-        Some(if s.len() % 2 == 1 {
-            s[m]
-        } else {
-            (s[m - 1] + s[m]) / 2.0
-        })
-    }
-
     /// user + sys of each run: exact, where the split between the two is not (see notes).
     pub fn cpu_us(&self) -> Vec<f64> {
         self.user_us
@@ -55,7 +37,7 @@ impl Runs {
 
     pub fn mean_faults(&self) -> Option<f64> {
         let v: Vec<f64> = self.minor_faults.iter().map(|&f| f as f64).collect();
-        Runs::mean(&v)
+        crate::stats::mean(&v)
     }
 }
 
@@ -150,14 +132,6 @@ fn wait4(pid: nix::libc::pid_t) -> std::io::Result<(i32, nix::libc::rusage)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn medians_and_means() {
-        assert_eq!(Runs::median(&[3.0, 1.0, 2.0]), Some(2.0));
-        assert_eq!(Runs::median(&[4.0, 1.0, 2.0, 3.0]), Some(2.5));
-        assert_eq!(Runs::median(&[]), None);
-        assert_eq!(Runs::mean(&[1.0, 2.0]), Some(1.5));
-    }
 
     #[test]
     fn a_failing_program_is_an_error_and_true_is_measured() {

@@ -6,10 +6,11 @@
 //! direction from the medians of the runs).
 
 use super::measure::Runs;
-use super::sizes::{self, GROUPS};
+use super::sizes::GROUPS;
 use super::{seed, Build, Data};
 use crate::experiment::plot::{self, Series, XScale};
 use crate::experiment::section::{Check, ExperimentError, Finding, Plot, Section, Table};
+use crate::stats::{mean, median};
 
 /// Seconds per 1000 runs (= milliseconds per run) from microseconds per run.
 fn per_1000(us: Option<f64>) -> String {
@@ -127,10 +128,10 @@ fn matrix_table(data: &Data, dynamic: bool) -> Table {
             let libs: u64 = b.shared_libraries.iter().map(|l| l.size).sum();
             r.push(libs.to_string());
         }
-        r.push(per_1000(Runs::mean(&b.runs.user_us)));
-        r.push(per_1000(Runs::mean(&b.runs.sys_us)));
-        r.push(per_1000(Runs::mean(&b.runs.elapsed_us)));
-        r.push(per_1000(Runs::median(&b.runs.elapsed_us)));
+        r.push(per_1000(mean(&b.runs.user_us)));
+        r.push(per_1000(mean(&b.runs.sys_us)));
+        r.push(per_1000(mean(&b.runs.elapsed_us)));
+        r.push(per_1000(median(&b.runs.elapsed_us)));
         r.push(
             b.runs
                 .mean_faults()
@@ -210,7 +211,7 @@ fn fit_of(data: &Data, dynamic: bool, value: impl Fn(&Build) -> u64) -> Option<(
         .filter(|b| b.dynamic == dynamic && b.libraries == 1)
         .map(|b| (b.functions as f64, value(b) as f64))
         .collect();
-    sizes::fit(&pts)
+    crate::stats::line(&pts)
 }
 
 fn size_model(data: &Data) -> (Table, Vec<Finding>, Option<String>) {
@@ -372,7 +373,7 @@ fn median_of(
     data.builds
         .iter()
         .find(|b| b.dynamic == dynamic && b.functions == f && b.libraries == l)
-        .and_then(|b| Runs::median(&pick(&b.runs)))
+        .and_then(|b| median(&pick(&b.runs)))
 }
 
 fn checks(data: &Data) -> Vec<Check> {
@@ -449,7 +450,7 @@ fn plots(data: &Data) -> Result<Vec<Plot>, ExperimentError> {
                     .builds
                     .iter()
                     .filter(|b| b.dynamic == dynamic && b.libraries == l)
-                    .filter_map(|b| Some((b.functions as f64, Runs::mean(pick(&b.runs))? / 1000.0)))
+                    .filter_map(|b| Some((b.functions as f64, mean(pick(&b.runs))? / 1000.0)))
                     .collect();
                 if !points.is_empty() {
                     series.push(Series {

@@ -125,23 +125,6 @@ pub fn facts(path: &Path) -> Result<FileFacts, String> {
     Ok(f)
 }
 
-/// Least-squares line through (x, y): (intercept, slope). None with fewer than two distinct x.
-pub fn fit(points: &[(f64, f64)]) -> Option<(f64, f64)> {
-    let n = points.len() as f64;
-    if points.len() < 2 {
-        return None;
-    }
-    let mx = points.iter().map(|p| p.0).sum::<f64>() / n;
-    let my = points.iter().map(|p| p.1).sum::<f64>() / n;
-    let sxx: f64 = points.iter().map(|p| (p.0 - mx).powi(2)).sum();
-    if sxx == 0.0 {
-        return None;
-    }
-    let sxy: f64 = points.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
-    let slope = sxy / sxx;
-    Some((my - slope * mx, slope))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -157,12 +140,9 @@ mod tests {
     }
 
     #[test]
-    fn groups_and_fit() {
+    fn groups() {
         assert_eq!(group_of(".rela.plt"), "plt_got_reloc");
         assert_eq!(group_of(".dynstr"), "dynamic_symbols");
         assert_eq!(group_of(".data"), "other");
-        let (a, b) = fit(&[(1.0, 12.0), (10.0, 30.0), (100.0, 210.0)]).unwrap();
-        assert!((b - 2.0).abs() < 1e-9 && (a - 10.0).abs() < 1e-9, "{a} {b}");
-        assert!(fit(&[(1.0, 1.0)]).is_none());
     }
 }

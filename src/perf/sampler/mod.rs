@@ -9,7 +9,7 @@
 //! # Why system-wide, and how the tree is kept
 //!
 //! A child's perf events are detached in `do_exit()` before its address space is torn down
-//! (DESIGN.md, "What we measured"): per-task sampling, even with `inherit`, never sees a
+//! (tests/sampler/targets.rs shows it): per-task sampling, even with `inherit`, never sees a
 //! child's `exit_mmap`, the largest single slice of a fork-heavy loop. So the default scope,
 //! [`Scope::SystemWide`], opens one event per online CPU for every task (`pid = -1`, which
 //! needs root, CAP_PERFMON or `perf_event_paranoid <= 0`) and keeps only the samples of the

@@ -337,7 +337,7 @@ impl Sampler {
 /// ldcost did before launching the next run's target, whose memory-bound work (page faults,
 /// exit teardown, short functions) then ran on caches and TLBs full of kallsyms: a trivial
 /// static program's non-CPU-feature samples per run were twice those of a shell loop of it
-/// under `perf record` (issue 12; docs/taxonomy.md, "What the sampled runs' launcher does to
+/// under `perf record` (docs/taxonomy.md, "What the sampled runs' launcher does to
 /// the target"). Kernel text does not move while ldcost runs; a module loaded meanwhile would
 /// keep its frames unnamed.
 fn kernel_symbols() -> Result<Arc<KernelSymbols>, crate::symbolize::SymbolizeError> {

@@ -19,7 +19,7 @@
 //! differential graphs: red more, blue less, rgb(250,250,250) equal; a frame whose children
 //! changed but whose own samples did not stays neutral, the children carry the colour). A
 //! frame only BASE has is therefore not drawn (its width is HEAD's zero); the folded-diff file
-//! keeps it. [`write_negated_diff_svg`] draws the companion graph Brendan Gregg's differential
+//! keeps it. [`Widths::Base`] draws the companion graph Brendan Gregg's differential
 //! flame graphs pair with it: the same colours (red: HEAD spends more, blue: less) on BASE's
 //! widths, so a frame only BASE has is drawn, blue (inferno's `negate_differentials` on the
 //! columns swapped, as `inferno-diff-folded head base | inferno-flamegraph --negate`). Category roots carry `class="ldcost-category"` and `data-category`, as in the
@@ -98,35 +98,35 @@ pub fn folded_diff(
     Ok(text)
 }
 
+/// Whose widths a differential flame graph draws; the colours are HEAD − BASE either way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Widths {
+    /// HEAD's: a frame only BASE has is not drawn.
+    Head,
+    /// BASE's (the negated companion graph): what only BASE does is drawn, blue.
+    Base,
+}
+
 /// Draws the differential flame graph of [`folded_diff`] with inferno (its search and zoom
-/// scripts included), widths from HEAD. Nothing sampled on either side is an error.
+/// scripts included), with `widths` from one side and colours from HEAD − BASE (red: HEAD
+/// spends more per exec (fork) in the frame's own code, blue: less). Nothing sampled on
+/// either side is an error.
 pub fn write_diff_svg<W: Write>(
     base: &[FoldedStack],
     base_units: Units,
     head: &[FoldedStack],
     head_units: Units,
+    widths: Widths,
     options: &FlameOptions,
     writer: W,
 ) -> io::Result<()> {
-    let text = folded_diff(base, base_units, head, head_units)?;
-    draw(&text, base, head, options, false, writer)
-}
-
-/// The negated companion of [`write_diff_svg`]: widths from BASE, colours as there (red:
-/// HEAD spends more per exec (fork) in the frame's own code, blue: less), so what only BASE
-/// does is drawn, blue. Nothing sampled on either side is an error.
-pub fn write_negated_diff_svg<W: Write>(
-    base: &[FoldedStack],
-    base_units: Units,
-    head: &[FoldedStack],
-    head_units: Units,
-    options: &FlameOptions,
-    writer: W,
-) -> io::Result<()> {
-    // Columns swapped: inferno draws the second column's widths and colours by second −
-    // first, which `negate_differentials` turns back into HEAD − BASE.
-    let text = folded_diff(head, head_units, base, base_units)?;
-    draw(&text, base, head, options, true, writer)
+    let text = match widths {
+        Widths::Head => folded_diff(base, base_units, head, head_units)?,
+        // Columns swapped: inferno draws the second column's widths and colours by second −
+        // first, which `negate_differentials` turns back into HEAD − BASE.
+        Widths::Base => folded_diff(head, head_units, base, base_units)?,
+    };
+    draw(&text, base, head, options, widths == Widths::Base, writer)
 }
 
 /// Draws a two-column folded text; `negate`: the columns are (HEAD, BASE) and the colours are
@@ -223,26 +223,11 @@ mod tests {
         let base = [stack("exec", Category::LdsoMapping, &["a"], 1)];
         let head = [stack("exec", Category::LdsoMapping, &["a"], 1)];
         // 1 / 3 execs = 333.33 → 333; 1 / 2000 = 0.5 → 1 (half up); 1 / 2001 → 0, dropped.
-        let t = folded_diff(
-            &base,
-            Units { exec: 3, fork: 0 },
-            &head,
-            Units {
-                exec: 2000,
-                fork: 0,
-            },
-        );
-        assert!(t.unwrap().ends_with(" 333 1\n"));
-        let t = folded_diff(
-            &base,
-            Units { exec: 3, fork: 0 },
-            &head,
-            Units {
-                exec: 2001,
-                fork: 0,
-            },
-        );
-        assert!(t.unwrap().ends_with(" 333 0\n"));
+        let execs = |exec| Units { exec, fork: 0 };
+        for (head_execs, line) in [(2000, " 333 1\n"), (2001, " 333 0\n")] {
+            let t = folded_diff(&base, execs(3), &head, execs(head_execs)).unwrap();
+            assert!(t.ends_with(line), "{head_execs} execs: {t}");
+        }
     }
 
     #[test]

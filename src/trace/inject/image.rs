@@ -104,6 +104,9 @@ pub(super) fn spawn_attr(mask: u64) -> Vec<u8> {
     }
 }
 
+/// (address, bytes) of pages.
+type Pages = Vec<(u64, Vec<u8>)>;
+
 /// The probe's stack. Preferably the target's own main stack, a page below its rsp: no
 /// mapping of ours then has private pages, so fork copies no page-table entry and clones no
 /// anon_vma for the probe. Otherwise (a thread's or a tiny stack) a private mapping of its own.
@@ -113,12 +116,9 @@ pub(super) fn spawn_attr(mask: u64) -> Vec<u8> {
 /// are neither read (a read through /proc/PID/mem maps the zero page) nor written back, but
 /// dropped again (MADV_DONTNEED). Putting 64 KiB back byte for byte left 16 more anonymous
 /// pages in the stack than the program ever touched (a static program's `[stack]` Rss 76 kB
-/// after the probe against 8–16 kB alone, 2026-12-05), and every later fork of the program
+/// after the probe against 8–16 kB alone, in /proc/PID/smaps), and every later fork of the program
 /// copied their page-table entries and every child's exit released them: the seed forktest's
 /// own loop ran 2–9% slower after the probe than alone.
-/// (address, bytes) of pages.
-type Pages = Vec<(u64, Vec<u8>)>;
-
 pub(super) enum Stack {
     Target {
         pid: Pid,

@@ -5,7 +5,7 @@
 //! `__libc_start_main`: `lea main(%rip), %rdi` (`48 8d 3d rel32`) in a PIE, `mov $main, %rdi`
 //! (`48 c7 c7 imm32`) otherwise, followed by `call *__libc_start_main@GOTPCREL(%rip)`
 //! (`ff 15`) or `call __libc_start_main` (`e8`). Reading it from the file spares the tracer a
-//! breakpoint stop at `__libc_start_main` in every run of a stripped program (issue 16: each
+//! breakpoint stop at `__libc_start_main` in every run of a stripped program (each
 //! stop costs the target a few µs); anything that does not match exactly falls back to that
 //! breakpoint.
 

@@ -10,7 +10,7 @@
 //! same file: reading them takes milliseconds of ldcost's CPU (tens of thousands of names
 //! sorted), and in every run that work fell at the exec stop, just before the target ran, so
 //! the target's own memory-bound work (faults, exit teardown, its short functions) ran with
-//! caches ldcost had just filled with symbol names (issue 12: a trivial static program's
+//! caches ldcost had just filled with symbol names (a trivial static program's
 //! CPU-feature share read 62% against 81% in `perf record` of a shell loop; see
 //! docs/taxonomy.md, "What the sampled runs' launcher does to the target").
 
