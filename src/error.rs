@@ -256,6 +256,22 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// `compare`: one side's error (its pre-checks or its runs), with that side's code and
+    /// hint, named so the user knows which of the two programs to look at.
+    #[error("{side}: {source}")]
+    Side {
+        side: &'static str,
+        #[source]
+        source: Box<Error>,
+    },
+    /// `compare`: a side whose runs ended before main (ld.so could not load it, its exec
+    /// failed) or were killed by a signal before main: its figures would be an error path's.
+    #[error("{side}: the target {what} ({})", target.display())]
+    SideFailed {
+        side: &'static str,
+        target: PathBuf,
+        what: String,
+    },
 }
 
 impl From<ElfError> for Error {
@@ -313,6 +329,8 @@ impl Error {
             Error::MissingLibrary { .. } => ExitCode::Finding,
             Error::UnknownExperiment { .. } => ExitCode::Usage,
             Error::ExperimentOutput { .. } => ExitCode::Output,
+            Error::Side { source, .. } => source.exit_code(),
+            Error::SideFailed { .. } => ExitCode::TargetFailed,
         }
     }
     pub fn hint(&self) -> Option<String> {
@@ -374,6 +392,13 @@ impl Error {
             Error::ExperimentOutput { .. } => {
                 Some("give --out a directory that can be created and written".into())
             }
+            Error::Side { source, .. } => source.hint(),
+            Error::SideFailed { target, .. } => Some(format!(
+                "run it alone to see what it prints (`{}`), or `ldcost profile {}`; nothing \
+                 was compared",
+                target.display(),
+                target.display()
+            )),
         }
     }
 }

@@ -33,14 +33,23 @@ pub fn deps(cfg: &DepsConfig) -> Result<ExitCode, Error> {
 /// `ldcost profile`. A failed or interrupted run leaves nothing behind: no process of the
 /// target's tree, no partial report, no temp file ([`crate::trace::tree`]).
 pub fn profile(cfg: &crate::config::ProfileRun) -> Result<ExitCode, Error> {
-    crate::trace::install_signal_handlers();
-    crate::trace::tree::adopt_orphans();
-    crate::trace::tree::watch_interrupts();
     if !cfg.text {
         // Standard output carries a document (`--json -`, `--folded -`, `--flamegraph -`).
         crate::progress::disable();
     }
-    let result = match profile_checked(cfg) {
+    supervised(|| profile_checked(cfg))
+}
+
+/// Runs a command that starts processes (`profile`, `compare`, `experiment`) with the one
+/// clean-up they share: SIGINT/SIGTERM/SIGHUP end it with exit 130 within about a second;
+/// orphans of the target are adopted so none escapes; on failure or interruption every
+/// process of ldcost's tree is killed and reaped and partial outputs and temp files removed;
+/// on success the processes the target left running are killed too, and the user is told.
+pub fn supervised(body: impl FnOnce() -> Result<ExitCode, Error>) -> Result<ExitCode, Error> {
+    crate::trace::install_signal_handlers();
+    crate::trace::tree::adopt_orphans();
+    crate::trace::tree::watch_interrupts();
+    let result = match body() {
         Ok(_) if crate::trace::interrupted() => Err(interrupted()),
         other => other,
     };
@@ -62,7 +71,8 @@ pub fn profile(cfg: &crate::config::ProfileRun) -> Result<ExitCode, Error> {
     result
 }
 
-fn interrupted() -> Error {
+/// The error of a command stopped by SIGINT/SIGTERM/SIGHUP (exit 130).
+pub fn interrupted() -> Error {
     Error::Run(crate::trace::startup::RunError::Trace(
         crate::trace::launch::TraceError::Interrupted,
     ))
@@ -70,11 +80,23 @@ fn interrupted() -> Error {
 
 /// The checks before anything is launched, then the runs.
 fn profile_checked(cfg: &crate::config::ProfileRun) -> Result<ExitCode, Error> {
+    let closure = pre_checks(cfg, &deps::ResolveOptions::from_env())?;
+    profile_inner(cfg, closure)
+}
+
+/// What `profile` (and each side of `compare`) checks before anything is launched, with
+/// `deps`'s codes and messages: the target is a readable ELF (or a script) this host runs,
+/// every library ld.so needs is found with `opts` (the side's environment), the sampling
+/// budget fits `ulimit -v`, the fork options are usable. Returns the target's closure: the
+/// static prediction the runs are checked against.
+pub fn pre_checks(
+    cfg: &crate::config::ProfileRun,
+    opts: &deps::ResolveOptions,
+) -> Result<Option<deps::Closure>, Error> {
     let target = &cfg.profile.command.program;
     // The same checks as `deps`, with its codes and messages (a script is fine: the kernel
     // runs its interpreter). The closure is the static prediction of the cross-check.
-    let opts = deps::ResolveOptions::from_env();
-    let closure = match deps::resolve(target, &opts) {
+    let closure = match deps::resolve(target, opts) {
         Ok(c) => Some(c),
         Err(crate::error::DepsError::Target(crate::error::ElfError::Script {
             interpreter,
@@ -85,7 +107,7 @@ fn profile_checked(cfg: &crate::config::ProfileRun) -> Result<ExitCode, Error> {
                 .next()
                 .unwrap_or("")
                 .to_string();
-            deps::resolve(std::path::Path::new(&interp), &opts).ok()
+            deps::resolve(std::path::Path::new(&interp), opts).ok()
         }
         Err(e) => return Err(e.into()),
     };
@@ -107,7 +129,7 @@ fn profile_checked(cfg: &crate::config::ProfileRun) -> Result<ExitCode, Error> {
         // Before the exec-chain discovery runs the target.
         crate::trace::fork::check(f)?;
     }
-    profile_inner(cfg, closure)
+    Ok(closure)
 }
 
 /// `--child exec:PATH`: every child would fail to exec (and be measured as exiting 127) when
