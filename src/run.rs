@@ -480,8 +480,15 @@ fn finish(w: std::io::BufWriter<std::fs::File>) -> std::io::Result<()> {
 /// `ldcost experiment [NAME…]`: checks the names and the output directory before anything
 /// runs, builds in a private directory (removed afterwards unless `--keep`), runs the
 /// experiments in order (a failed one is named, the others still run), writes the report
-/// files, prints the report. Exit 13 when any experiment failed.
+/// files after each experiment (a disk that fills later cannot take the finished results
+/// with it), prints the report. Exit 13 when any experiment failed; on SIGINT/SIGTERM exit 130
+/// with every process killed and reaped and the build directory removed
+/// ([`supervised`]).
 pub fn experiment(cfg: &crate::config::ExperimentConfig) -> Result<ExitCode, Error> {
+    supervised(|| experiment_run(cfg))
+}
+
+fn experiment_run(cfg: &crate::config::ExperimentConfig) -> Result<ExitCode, Error> {
     use crate::experiment::{self, output};
     let names = experiment::select(&cfg.names).map_err(|name| Error::UnknownExperiment {
         name,
@@ -499,21 +506,13 @@ pub fn experiment(cfg: &crate::config::ExperimentConfig) -> Result<ExitCode, Err
     std::fs::write(&probe, b"").map_err(|e| out_err(&cfg.out, e))?;
     let _ = std::fs::remove_file(&probe);
     let work = make_work_dir().map_err(|(p, e)| out_err(&p, e))?;
+    crate::trace::tree::temp_dir_made(&work);
+    experiment::set_build_dir(&work);
     let start = std::time::Instant::now();
     if cfg.format == crate::config::Format::Json {
         crate::progress::disable(); // plain lines on stderr; stdout is the JSON
     }
-    let progress = experiment::progress::Reporter::for_stderr(names.len());
-    let outcomes = experiment::run_all(&names, &work, cfg.quick, cfg.runs, &progress);
-    if cfg.keep {
-        eprintln!("ldcost: the build directory is kept: {}", work.display());
-    } else if let Err(e) = std::fs::remove_dir_all(&work) {
-        eprintln!(
-            "ldcost: warning: cannot remove the build directory {}: {e}",
-            work.display()
-        );
-    }
-    let report = output::Report {
+    let report_of = |outcomes: Vec<experiment::Outcome>| output::Report {
         machine: crate::record::Machine::current(),
         settings: output::RunSettings {
             experiments: names.iter().map(|n| n.to_string()).collect(),
@@ -526,7 +525,50 @@ pub fn experiment(cfg: &crate::config::ExperimentConfig) -> Result<ExitCode, Err
         outcomes,
         elapsed_s: start.elapsed().as_secs_f64(),
     };
-    output::write_dir(&report, &cfg.out).map_err(|(p, e)| out_err(&p, e))?;
+    // The report so far after each experiment: each file is replaced whole (written beside it,
+    // then renamed), so a full disk keeps the last complete version. The first failure is
+    // said at once; the experiments go on and the report is still printed at the end.
+    let mut write_failed = None;
+    let mut write_so_far = |so_far: &[experiment::Outcome]| {
+        if write_failed.is_some() {
+            return;
+        }
+        let partial = report_of(so_far.to_vec());
+        if let Err((p, e)) = output::write_dir(&partial, &cfg.out) {
+            eprintln!(
+                "ldcost: warning: cannot write {}: {e}; the experiments go on and the report is \
+                 printed at the end",
+                p.display()
+            );
+            write_failed = Some(());
+        }
+    };
+    let progress = experiment::progress::Reporter::for_stderr(names.len());
+    let outcomes = experiment::run_all(
+        &names,
+        &work,
+        cfg.quick,
+        cfg.runs,
+        &progress,
+        &mut write_so_far,
+    );
+    if crate::trace::interrupted() {
+        return Err(interrupted());
+    }
+    if cfg.keep {
+        crate::trace::tree::temp_dir_done(&work);
+        eprintln!("ldcost: the build directory is kept: {}", work.display());
+    } else {
+        if let Err(e) = std::fs::remove_dir_all(&work) {
+            eprintln!(
+                "ldcost: warning: cannot remove the build directory {}: {e}",
+                work.display()
+            );
+        }
+        crate::trace::tree::temp_dir_done(&work);
+    }
+    let report = report_of(outcomes);
+    let written = output::write_dir(&report, &cfg.out).map_err(|(p, e)| out_err(&p, e));
     let text = match cfg.format {
         crate::config::Format::Text => output::text(&report),
         crate::config::Format::Markdown => output::markdown(&report),
@@ -534,7 +576,9 @@ pub fn experiment(cfg: &crate::config::ExperimentConfig) -> Result<ExitCode, Err
             serde_json::to_string_pretty(&output::json(&report)).unwrap_or_default() + "\n"
         }
     };
+    // Printed even when the files could not be written: the results are not lost.
     report::write_text(&text, std::path::Path::new("-"))?;
+    written?;
     let failed = report.failed();
     if failed.is_empty() {
         return Ok(ExitCode::Ok);

@@ -51,6 +51,24 @@ pub fn written(path: &std::path::Path) {
     }
 }
 
+/// Temp directories ldcost made and removes itself when done (`experiment`'s build
+/// directory): removed with the partial reports if ldcost stops first.
+static TEMP_DIRS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// Marks `dir` as a temp directory to remove if ldcost stops before it does.
+pub fn temp_dir_made(dir: &std::path::Path) {
+    if let Ok(mut v) = TEMP_DIRS.lock() {
+        v.push(dir.to_path_buf());
+    }
+}
+
+/// Marks `dir` as removed, or kept on purpose (`experiment --keep`).
+pub fn temp_dir_done(dir: &std::path::Path) {
+    if let Ok(mut v) = TEMP_DIRS.lock() {
+        v.retain(|p| p != dir);
+    }
+}
+
 /// Removes every report still being written, and ldcost's temp files.
 pub fn remove_partial() {
     let paths = PARTIAL
@@ -59,6 +77,12 @@ pub fn remove_partial() {
         .unwrap_or_default();
     for p in paths {
         let _ = std::fs::remove_file(p);
+    }
+    // Kept registered: a process killed a moment ago may have written into one after it was
+    // removed, and the interrupt watcher removes them again after its last kill.
+    let dirs = TEMP_DIRS.lock().map(|v| v.clone()).unwrap_or_default();
+    for d in dirs {
+        let _ = std::fs::remove_dir_all(d);
     }
     for t in temp_paths() {
         let _ = std::fs::remove_dir_all(t);
@@ -153,6 +177,7 @@ pub fn watch_interrupts() {
                 remove_partial();
                 kill_tree(me);
                 reap_all(Duration::from_secs(1));
+                remove_partial();
                 eprintln!("ldcost: error: interrupted; the target was killed and reaped");
                 std::process::exit(INTERRUPTED_EXIT as i32);
             });
