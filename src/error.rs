@@ -34,7 +34,9 @@ pub enum ExitCode {
     Output = 7,
     /// The system refuses: ptrace or perf_event_open not permitted, or a set-ID target.
     Refused = 8,
-    /// The target could not be measured to its end (killed by --timeout, or lost).
+    /// The target could not be measured to its end (killed by --timeout, or lost); `compare`:
+    /// a side whose runs ended before its entry point (ld.so could not load it, or it was
+    /// killed there).
     TargetFailed = 9,
     /// `diff`/`report`: a document is not JSON, truncated, or not an ldcost `profile` document.
     BadDocument = 10,
