@@ -11,6 +11,9 @@
 //! figure is the median of the three `total_task_clock_ns` medians (the corrected phase sum
 //! of the report) and, beside it, the uncorrected sum.
 
+#[path = "../tests/common/mod.rs"]
+mod common;
+
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Command;
@@ -96,9 +99,16 @@ fn main() {
         );
         return;
     }
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let dir = tmp.path();
-    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+    // ldcost and the target where nobody can reach them, wherever the clone is.
+    let user = match common::as_user_binary() {
+        Ok(u) => u,
+        Err(e) => {
+            println!("SKIP: {e}");
+            return;
+        }
+    };
+    let work = user.writable("work");
+    let dir = work.as_path();
     std::fs::write(dir.join("burn.c"), BURN).expect("write");
     let cc = Command::new("cc")
         .current_dir(dir)
@@ -108,9 +118,9 @@ fn main() {
         println!("SKIP: cc failed");
         return;
     }
-    let ldcost = dir.join("ldcost");
-    std::fs::copy(env!("CARGO_BIN_EXE_ldcost"), &ldcost).expect("copy ldcost");
-    std::fs::set_permissions(&ldcost, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    std::fs::set_permissions(dir.join("burn"), std::fs::Permissions::from_mode(0o755))
+        .expect("chmod");
+    let ldcost = user.bin.clone();
     println!();
     println!("| target | unprivileged (schedstat) ms | privileged (task-clock) ms | raw sums ms | ratio | goal | result |");
     println!("|---|---|---|---|---|---|---|");

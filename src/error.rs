@@ -34,7 +34,9 @@ pub enum ExitCode {
     Output = 7,
     /// The system refuses: ptrace or perf_event_open not permitted, or a set-ID target.
     Refused = 8,
-    /// The target could not be measured to its end (killed by --timeout, or lost).
+    /// The target could not be measured to its end (killed by --timeout, or lost); `compare`:
+    /// a side whose runs ended before its entry point (ld.so could not load it, or it was
+    /// killed there).
     TargetFailed = 9,
     /// `diff`/`report`: a document is not JSON, truncated, or not an ldcost `profile` document.
     BadDocument = 10,
@@ -286,6 +288,22 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// `compare`: one side's error (its pre-checks or its runs), with that side's code and
+    /// hint, named so the user knows which of the two programs to look at.
+    #[error("{side}: {source}")]
+    Side {
+        side: &'static str,
+        #[source]
+        source: Box<Error>,
+    },
+    /// `compare`: a side whose runs ended before main (ld.so could not load it, its exec
+    /// failed) or were killed by a signal before main: its figures would be an error path's.
+    #[error("{side}: the target {what} ({})", target.display())]
+    SideFailed {
+        side: &'static str,
+        target: PathBuf,
+        what: String,
+    },
 }
 
 impl From<ElfError> for Error {
@@ -349,6 +367,8 @@ impl Error {
             Error::NoExec { .. } => ExitCode::Refused,
             Error::UnknownExperiment { .. } => ExitCode::Usage,
             Error::ExperimentOutput { .. } => ExitCode::Output,
+            Error::Side { source, .. } => source.exit_code(),
+            Error::SideFailed { .. } => ExitCode::TargetFailed,
         }
     }
     pub fn hint(&self) -> Option<String> {
@@ -427,6 +447,13 @@ impl Error {
             Error::ExperimentOutput { .. } => {
                 Some("give --out a directory that can be created and written".into())
             }
+            Error::Side { source, .. } => source.hint(),
+            Error::SideFailed { target, .. } => Some(format!(
+                "run it alone to see what it prints (`{}`), or `ldcost profile {}`; nothing \
+                 was compared",
+                target.display(),
+                target.display()
+            )),
         }
     }
 }

@@ -48,14 +48,23 @@ pub fn deps(cfg: &DepsConfig) -> Result<ExitCode, Error> {
 /// `ldcost profile`. A failed or interrupted run leaves nothing behind: no process of the
 /// target's tree, no partial report, no temp file ([`crate::trace::tree`]).
 pub fn profile(cfg: &crate::config::ProfileRun) -> Result<ExitCode, Error> {
-    crate::trace::install_signal_handlers();
-    crate::trace::tree::adopt_orphans();
-    crate::trace::tree::watch_interrupts();
     if !cfg.text {
         // Standard output carries a document (`--json -`, `--folded -`, `--flamegraph -`).
         crate::progress::disable();
     }
-    let result = match profile_checked(cfg) {
+    supervised(|| profile_checked(cfg))
+}
+
+/// Runs a command that starts processes (`profile`, `compare`, `experiment`) with the one
+/// clean-up they share: SIGINT/SIGTERM/SIGHUP end it with exit 130 within about a second;
+/// orphans of the target are adopted so none escapes; on failure or interruption every
+/// process of ldcost's tree is killed and reaped and partial outputs and temp files removed;
+/// on success the processes the target left running are killed too, and the user is told.
+pub fn supervised(body: impl FnOnce() -> Result<ExitCode, Error>) -> Result<ExitCode, Error> {
+    crate::trace::install_signal_handlers();
+    crate::trace::tree::adopt_orphans();
+    crate::trace::tree::watch_interrupts();
+    let result = match body() {
         Ok(_) if crate::trace::interrupted() => Err(interrupted()),
         other => other,
     };
@@ -77,7 +86,8 @@ pub fn profile(cfg: &crate::config::ProfileRun) -> Result<ExitCode, Error> {
     result
 }
 
-fn interrupted() -> Error {
+/// The error of a command stopped by SIGINT/SIGTERM/SIGHUP (exit 130).
+pub fn interrupted() -> Error {
     Error::Run(crate::trace::startup::RunError::Trace(
         crate::trace::launch::TraceError::Interrupted,
     ))
@@ -85,6 +95,19 @@ fn interrupted() -> Error {
 
 /// The checks before anything is launched, then the runs.
 fn profile_checked(cfg: &crate::config::ProfileRun) -> Result<ExitCode, Error> {
+    let closure = pre_checks(cfg, &deps::ResolveOptions::from_env())?;
+    profile_inner(cfg, closure)
+}
+
+/// What `profile` (and each side of `compare`) checks before anything is launched, with
+/// `deps`'s codes and messages: the target is a readable ELF (or a script) this host runs,
+/// every library ld.so needs is found with `opts` (the side's environment), the sampling
+/// budget fits `ulimit -v`, the fork options are usable. Returns the target's closure: the
+/// static prediction the runs are checked against.
+pub fn pre_checks(
+    cfg: &crate::config::ProfileRun,
+    opts: &deps::ResolveOptions,
+) -> Result<Option<deps::Closure>, Error> {
     let target = &cfg.profile.command.program;
     outputs(
         &[("the target", target)],
@@ -96,8 +119,7 @@ fn profile_checked(cfg: &crate::config::ProfileRun) -> Result<ExitCode, Error> {
     )?;
     // The same checks as `deps`, with its codes and messages (a script is fine: the kernel
     // runs its interpreter). The closure is the static prediction of the cross-check.
-    let opts = deps::ResolveOptions::from_env();
-    let closure = match deps::resolve(target, &opts) {
+    let closure = match deps::resolve(target, opts) {
         Ok(c) => Some(c),
         Err(crate::error::DepsError::Target(crate::error::ElfError::Script {
             interpreter,
@@ -109,7 +131,7 @@ fn profile_checked(cfg: &crate::config::ProfileRun) -> Result<ExitCode, Error> {
                 .unwrap_or("")
                 .to_string();
             check_interpreter(target, std::path::Path::new(&interp), "#! interpreter")?;
-            deps::resolve(std::path::Path::new(&interp), &opts).ok()
+            deps::resolve(std::path::Path::new(&interp), opts).ok()
         }
         Err(e) => return Err(e.into()),
     };
@@ -145,7 +167,7 @@ fn profile_checked(cfg: &crate::config::ProfileRun) -> Result<ExitCode, Error> {
         // Before the exec-chain discovery runs the target.
         crate::trace::fork::check(f)?;
     }
-    profile_inner(cfg, closure)
+    Ok(closure)
 }
 
 /// `--child exec:PATH`: every child would fail to exec (and be measured as exiting 127) when
@@ -571,8 +593,15 @@ fn outputs(
 /// `ldcost experiment [NAME…]`: checks the names and the output directory before anything
 /// runs, builds in a private directory (removed afterwards unless `--keep`), runs the
 /// experiments in order (a failed one is named, the others still run), writes the report
-/// files, prints the report. Exit 13 when any experiment failed.
+/// files after each experiment (a disk that fills later cannot take the finished results
+/// with it), prints the report. Exit 13 when any experiment failed; on SIGINT/SIGTERM exit 130
+/// with every process killed and reaped and the build directory removed
+/// ([`supervised`]).
 pub fn experiment(cfg: &crate::config::ExperimentConfig) -> Result<ExitCode, Error> {
+    supervised(|| experiment_run(cfg))
+}
+
+fn experiment_run(cfg: &crate::config::ExperimentConfig) -> Result<ExitCode, Error> {
     use crate::experiment::{self, output};
     let names = experiment::select(&cfg.names).map_err(|name| Error::UnknownExperiment {
         name,
@@ -590,21 +619,13 @@ pub fn experiment(cfg: &crate::config::ExperimentConfig) -> Result<ExitCode, Err
         .tempfile_in(&cfg.out)
         .map_err(|e| out_err(&cfg.out, e))?;
     let work = make_work_dir().map_err(|(p, e)| out_err(&p, e))?;
+    crate::trace::tree::temp_made(&work);
+    experiment::set_build_dir(&work);
     let start = std::time::Instant::now();
     if cfg.format == crate::config::Format::Json {
         crate::progress::disable(); // plain lines on stderr; stdout is the JSON
     }
-    let progress = experiment::progress::Reporter::for_stderr(names.len());
-    let outcomes = experiment::run_all(&names, &work, cfg.quick, cfg.runs, &progress);
-    if cfg.keep {
-        eprintln!("ldcost: the build directory is kept: {}", work.display());
-    } else if let Err(e) = std::fs::remove_dir_all(&work) {
-        eprintln!(
-            "ldcost: warning: cannot remove the build directory {}: {e}",
-            work.display()
-        );
-    }
-    let report = output::Report {
+    let report_of = |outcomes: Vec<experiment::Outcome>| output::Report {
         machine: crate::record::Machine::current(),
         settings: output::RunSettings {
             experiments: names.iter().map(|n| n.to_string()).collect(),
@@ -617,7 +638,50 @@ pub fn experiment(cfg: &crate::config::ExperimentConfig) -> Result<ExitCode, Err
         outcomes,
         elapsed_s: start.elapsed().as_secs_f64(),
     };
-    output::write_dir(&report, &cfg.out).map_err(|(p, e)| out_err(&p, e))?;
+    // The report so far after each experiment: each file is replaced whole (written beside it,
+    // then renamed), so a full disk keeps the last complete version. The first failure is
+    // said at once; the experiments go on and the report is still printed at the end.
+    let mut write_failed = None;
+    let mut write_so_far = |so_far: &[experiment::Outcome]| {
+        if write_failed.is_some() {
+            return;
+        }
+        let partial = report_of(so_far.to_vec());
+        if let Err((p, e)) = output::write_dir(&partial, &cfg.out) {
+            eprintln!(
+                "ldcost: warning: cannot write {}: {e}; the experiments go on and the report is \
+                 printed at the end",
+                p.display()
+            );
+            write_failed = Some(());
+        }
+    };
+    let progress = experiment::progress::Reporter::for_stderr(names.len());
+    let outcomes = experiment::run_all(
+        &names,
+        &work,
+        cfg.quick,
+        cfg.runs,
+        &progress,
+        &mut write_so_far,
+    );
+    if crate::trace::interrupted() {
+        return Err(interrupted());
+    }
+    if cfg.keep {
+        crate::trace::tree::temp_gone(&work);
+        eprintln!("ldcost: the build directory is kept: {}", work.display());
+    } else {
+        if let Err(e) = std::fs::remove_dir_all(&work) {
+            eprintln!(
+                "ldcost: warning: cannot remove the build directory {}: {e}",
+                work.display()
+            );
+        }
+        crate::trace::tree::temp_gone(&work);
+    }
+    let report = report_of(outcomes);
+    let written = output::write_dir(&report, &cfg.out).map_err(|(p, e)| out_err(&p, e));
     let text = match cfg.format {
         crate::config::Format::Text => output::text(&report),
         crate::config::Format::Markdown => output::markdown(&report),
@@ -625,7 +689,9 @@ pub fn experiment(cfg: &crate::config::ExperimentConfig) -> Result<ExitCode, Err
             serde_json::to_string_pretty(&output::json(&report)).unwrap_or_default() + "\n"
         }
     };
+    // Printed even when the files could not be written: the results are not lost.
     report::write_text(&text, std::path::Path::new("-"))?;
+    written?;
     let failed = report.failed();
     if failed.is_empty() {
         return Ok(ExitCode::Ok);

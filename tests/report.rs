@@ -285,8 +285,9 @@ fn report_is_documented_in_help_and_readme() {
     );
 }
 
-/// `report` needs no privilege: as root, the document is re-rendered as `nobody` (setpriv),
-/// and equals what the privileged `profile` printed.
+/// `report` needs no privilege: as root, the document is re-rendered as `nobody` (setpriv, a
+/// copy of ldcost and of the document where nobody can reach them), and equals what the
+/// privileged `profile` printed.
 #[test]
 fn report_runs_unprivileged() {
     let test = "report_runs_unprivileged";
@@ -307,14 +308,15 @@ fn report_runs_unprivileged() {
         if !common::tools(test, &["setpriv"]) {
             return;
         }
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
-        let o = std::process::Command::new("setpriv")
-            .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"])
-            .arg(env!("CARGO_BIN_EXE_ldcost"))
+        let user = match common::as_user_binary() {
+            Ok(u) => u,
+            Err(e) => return skip(test, &e),
+        };
+        let doc = user.copy(&path, "doc.json");
+        let o = user
+            .command()
             .arg("report")
-            .arg(&path)
+            .arg(&doc)
             .output()
             .expect("run setpriv");
         assert!(

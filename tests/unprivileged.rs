@@ -16,7 +16,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Command;
 
-use common::{cc, running_as_root, skip, tools, write};
+use common::{as_user_binary, cc, running_as_root, skip, tools, write};
 use serde_json::Value;
 
 /// Built with `cc -O0 -Wl,-z,now -o faults faults.c`. Touches PAGES fresh anonymous pages (under 2 MiB, so no huge page can serve them) between
@@ -128,16 +128,19 @@ fn nobody_profiles_from_proc_at_paranoid_2() {
             ),
         );
     }
-    // A directory nobody can read and enter, with ldcost and the fixture in it.
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path();
-    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    // A directory nobody can enter wherever the clone is, with ldcost in it, and one inside
+    // it nobody may write to, with the fixture (built under any umask: made readable).
+    let user = match as_user_binary() {
+        Ok(u) => u,
+        Err(e) => return skip(NAME, &e),
+    };
+    let work = user.writable("work");
+    let dir = work.as_path();
     write(dir, "faults.c", FIXTURE);
     cc(dir, &["-O0", "-Wl,-z,now", "-o", "faults", "faults.c"]);
-    let ldcost = dir.join("ldcost");
-    std::fs::copy(env!("CARGO_BIN_EXE_ldcost"), &ldcost).unwrap();
-    std::fs::set_permissions(&ldcost, std::fs::Permissions::from_mode(0o755)).unwrap();
     let fixture = dir.join("faults");
+    std::fs::set_permissions(&fixture, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let ldcost = user.bin.clone();
 
     let (text, doc) = profile(dir, &ldcost, &fixture, "300", true);
     let (_, root_doc) = profile(dir, &ldcost, &fixture, "300", false);

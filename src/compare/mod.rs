@@ -303,7 +303,7 @@ pub fn comparison(
 }
 
 /// Writes a [`Comparison`] as `out` asks.
-fn write(cmp: &Comparison, out: &Output) -> Result<(), crate::error::Error> {
+pub(crate) fn write(cmp: &Comparison, out: &Output) -> Result<(), crate::error::Error> {
     let json = || -> Result<String, crate::error::Error> {
         Ok(serde_json::to_string_pretty(cmp).map_err(crate::error::ReportError::Json)? + "\n")
     };

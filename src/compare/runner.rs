@@ -25,7 +25,7 @@ use crate::config::ProfileRun;
 use crate::deps::{self, ResolveOptions};
 use crate::error::{Error, ExitCode};
 use crate::profile::{aggregate, ProfileConfig, SampledRuns};
-use crate::record::{Detail, Instrumentation, Machine, Run};
+use crate::record::{Detail, Instrumentation, Machine, Phase, Run};
 use crate::report::Document;
 use crate::trace::launch::Ending;
 use crate::trace::startup::{run_once, run_uninstrumented, RunOptions};
@@ -137,11 +137,97 @@ fn fork_loops(
 /// At most this many interleaved fork loops per side.
 pub const FORK_CHUNKS: u64 = 10;
 
-/// Both sides' documents, and their sampled stacks (empty without `--sample`).
+/// Both sides' documents, their sampled stacks (empty without `--sample`), and what went
+/// wrong in runs that still count (a target killed by a signal after its entry point).
 pub struct Measured {
     pub base: Document,
     pub head: Document,
     pub folded: [Vec<FoldedStack>; 2],
+    /// Per side, one line per kind of ending (`HEAD: the target was killed by …`).
+    pub warnings: [Vec<String>; 2],
+}
+
+const SIDES: [&str; 2] = ["BASE", "HEAD"];
+
+/// One side's error, named (`HEAD: …`), with its own code and hint.
+fn named(i: usize, e: Error) -> Error {
+    match e {
+        // Ctrl-C is not a side's fault.
+        e if e.exit_code() == ExitCode::Interrupted => e,
+        e => Error::Side {
+            side: SIDES[i],
+            source: Box::new(e),
+        },
+    }
+}
+
+/// Whether a traced run got as far as the program's entry point (past ld.so). An untraced
+/// run has no boundaries: it is taken to have, its traced neighbours say otherwise.
+fn reached_entry(r: &Run) -> bool {
+    r.instrumentation == Instrumentation::None
+        || r.segments
+            .iter()
+            .any(|s| matches!(s.phase, Phase::EntryToMain | Phase::MainToExit))
+}
+
+/// A run that ended before the program's entry point (ld.so could not load it, its exec
+/// failed) or was killed there is an error: its figures are an error path's, and a verdict on
+/// them would be silently wrong. A run killed by a signal later still counts, with a warning
+/// the report carries. Timed-out runs are `--timeout`'s (a warning and exit 9 at the end).
+fn check_ending(
+    i: usize,
+    target: &std::path::Path,
+    r: &Run,
+    warnings: &mut Vec<RunWarning>,
+) -> Result<(), Error> {
+    if r.ending == Ending::TimedOut {
+        return Ok(());
+    }
+    if !reached_entry(r) {
+        let how = match r.ending {
+            Ending::Killed(_) => format!("was {}", r.ending.describe()),
+            _ => r.ending.describe(),
+        };
+        return Err(Error::SideFailed {
+            side: SIDES[i],
+            target: target.to_path_buf(),
+            what: format!(
+                "{how} before reaching its entry point (ld.so could not load or link it, or an \
+                 initializer failed)"
+            ),
+        });
+    }
+    if let Ending::Killed(_) = r.ending {
+        let kind = match r.instrumentation {
+            Instrumentation::None => "uninstrumented",
+            _ => "traced",
+        };
+        warnings.push((
+            format!("{}: the target was {}", SIDES[i], r.ending.describe()),
+            kind,
+        ));
+    }
+    Ok(())
+}
+
+/// What happened in which kind of run ("traced", "uninstrumented").
+type RunWarning = (String, &'static str);
+
+/// Identical warnings counted once: "… in 3 traced runs".
+fn summarize_warnings(w: &[RunWarning]) -> Vec<String> {
+    let mut out: Vec<(&RunWarning, usize)> = Vec::new();
+    for x in w {
+        match out.iter_mut().find(|(s, _)| *s == x) {
+            Some((_, n)) => *n += 1,
+            None => out.push((x, 1)),
+        }
+    }
+    out.into_iter()
+        .map(|((what, kind), n)| match n {
+            1 => format!("{what} in 1 {kind} run"),
+            n => format!("{what} in {n} {kind} runs"),
+        })
+        .collect()
 }
 
 /// Runs both sides interleaved and builds their documents (the sampled stacks dropped).
@@ -152,18 +238,25 @@ pub fn measure(cfg: &CompareConfig) -> Result<(Document, Document), Error> {
 /// Runs both sides interleaved and builds their documents, keeping the sampled stacks.
 pub fn measure_with_stacks(cfg: &CompareConfig) -> Result<Measured, Error> {
     crate::trace::install_signal_handlers();
+    // `profile`'s checks on both sides before anything runs, with its codes and messages:
+    // a side that cannot run would otherwise be measured as ld.so's error path.
+    for (i, side) in [&cfg.base, &cfg.head].into_iter().enumerate() {
+        let opts = resolve_options(&side.profile.command.env);
+        crate::run::pre_checks(side, &opts).map_err(|e| named(i, e))?;
+    }
     // Each side measures the program its exec chain ends in, as `profile` does (wrappers).
-    let followed = |side: &crate::config::ProfileRun| -> Result<_, Error> {
+    let followed = |i: usize, side: &crate::config::ProfileRun| -> Result<_, Error> {
         let mut side = side.clone();
-        side.profile = crate::profile::with_chain(&side.profile)?;
+        side.profile = crate::profile::with_chain(&side.profile).map_err(|e| named(i, e.into()))?;
         Ok(side)
     };
-    let (base, head) = (followed(&cfg.base)?, followed(&cfg.head)?);
+    let (base, head) = (followed(0, &cfg.base)?, followed(1, &cfg.head)?);
     let sides = [&base, &head];
     let mut docs = Vec::new();
     let mut folded: [Vec<FoldedStack>; 2] = Default::default();
     let bar = run_bar(cfg);
     let forks = fork_loops(&sides, &mut folded, &bar)?;
+    let mut warnings: [Vec<RunWarning>; 2] = Default::default();
     let mut raws: [Vec<Run>; 2] = [Vec::new(), Vec::new()];
     let mut details = [Detail::Static, Detail::Static];
     let exec = cfg.base.exec && cfg.head.exec;
@@ -183,13 +276,16 @@ pub fn measure_with_stacks(cfg: &CompareConfig) -> Result<Measured, Error> {
                     ["BASE", "HEAD"][i],
                     w + 1
                 ));
-                let (_, d) = bar.around(!s.profile.command.quiet, || {
+                let (r, d) = bar.around(!s.profile.command.quiet, || {
                     run_once(
                         &s.profile.command,
                         &opts(&s.profile, Instrumentation::Coarse),
                     )
                 })?;
                 bar.inc();
+                // A side that cannot start fails here, before the measured rounds; a warm-up
+                // killed later is not reported (its figures are not kept).
+                check_ending(i, &s.profile.command.program, &r, &mut Vec::new())?;
                 details[i] = d;
             }
         }
@@ -207,6 +303,7 @@ pub fn measure_with_stacks(cfg: &CompareConfig) -> Result<Measured, Error> {
                 })?;
                 bar.inc();
                 details[i] = d;
+                check_ending(i, &p.command.program, &r, &mut warnings[i])?;
                 raws[i].push(r);
                 if p.reference {
                     interrupted()?;
@@ -214,10 +311,13 @@ pub fn measure_with_stacks(cfg: &CompareConfig) -> Result<Measured, Error> {
                     let r = bar.around(shown, || {
                         run_once(&p.command, &opts(p, Instrumentation::Coarse))
                     })?;
+                    check_ending(i, &p.command.program, &r.0, &mut warnings[i])?;
                     raws[i].push(r.0);
                     bar.inc();
                     interrupted()?;
-                    raws[i].push(bar.around(shown, || run_uninstrumented(&p.command, p.timeout))?);
+                    let r = bar.around(shown, || run_uninstrumented(&p.command, p.timeout))?;
+                    check_ending(i, &p.command.program, &r, &mut warnings[i])?;
+                    raws[i].push(r);
                     bar.inc();
                 }
                 if raws[i].iter().any(|r| r.ending == Ending::TimedOut) {
@@ -271,7 +371,12 @@ pub fn measure_with_stacks(cfg: &CompareConfig) -> Result<Measured, Error> {
         docs.push(doc);
     }
     match <[Document; 2]>::try_from(docs) {
-        Ok([base, head]) => Ok(Measured { base, head, folded }),
+        Ok([base, head]) => Ok(Measured {
+            base,
+            head,
+            folded,
+            warnings: warnings.map(|w| summarize_warnings(&w)),
+        }),
         Err(_) => unreachable!("one document per side, two sides"),
     }
 }
@@ -368,9 +473,19 @@ fn sample_side(
     }
 }
 
-/// `ldcost compare BASE HEAD [-- ARGS]`.
+/// `ldcost compare BASE HEAD [-- ARGS]`, with `profile`'s clean-up: no process of either
+/// target's tree outlives it, interrupted or not ([`crate::run::supervised`]).
 pub fn compare(cfg: &CompareConfig) -> Result<ExitCode, Error> {
-    let Measured { base, head, folded } = measure_with_stacks(cfg)?;
+    crate::run::supervised(|| compare_measured(cfg))
+}
+
+fn compare_measured(cfg: &CompareConfig) -> Result<ExitCode, Error> {
+    let Measured {
+        base,
+        head,
+        folded,
+        warnings,
+    } = measure_with_stacks(cfg)?;
     if let Some(p) = &cfg.save_base {
         crate::report::write_json(&base, p)?;
     }
@@ -388,16 +503,20 @@ pub fn compare(cfg: &CompareConfig) -> Result<ExitCode, Error> {
         cfg.flamegraph_diff.as_deref(),
         cfg.folded_diff.as_deref(),
     )?;
-    let cmp = super::report(
+    let mut cmp = super::comparison(
         "compare",
-        &base,
-        &head,
-        (None, &cfg.base.profile.command.env),
-        (None, &cfg.head.profile.command.env),
+        (&base, (None, &cfg.base.profile.command.env)),
+        (&head, (None, &cfg.head.profile.command.env)),
         Vec::new(),
         false,
-        &out,
-    )?;
+        out.fail_above,
+    );
+    // A target that died by a signal: in the report, and loudly, never a silent verdict.
+    for w in warnings.iter().flatten() {
+        eprintln!("ldcost: warning: {w}; its figures up to that point are in the comparison");
+        cmp.verdict.notes.push(format!("warning: {w}"));
+    }
+    super::write(&cmp, &out)?;
     let timed_out = [&base, &head].iter().any(|d| {
         d.profile
             .as_ref()

@@ -79,8 +79,27 @@ pub fn select(asked: &[String]) -> Result<Vec<&'static str>, String> {
         .collect())
 }
 
+/// The build directory of this run, where the compilers' own temp files go too.
+static BUILD_DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+
+/// Sets the build directory [`compiler`] points TMPDIR at (once; later calls are ignored).
+pub fn set_build_dir(dir: &Path) {
+    let _ = BUILD_DIR.set(dir.to_path_buf());
+}
+
+/// A command for the compiler (`cc`): its temp files (`ccXXXX.s`, `.o`) go to the build
+/// directory, so a compiler killed by SIGINT leaves them where ldcost removes them, never
+/// in the system's temp directory.
+pub fn compiler(program: &str) -> std::process::Command {
+    let mut c = std::process::Command::new(program);
+    if let Some(d) = BUILD_DIR.get() {
+        c.env("TMPDIR", d);
+    }
+    c
+}
+
 /// One experiment's outcome.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Outcome {
     pub name: &'static str,
     pub result: Result<Section, String>,
@@ -88,16 +107,22 @@ pub struct Outcome {
 }
 
 /// Runs `names` in order, each in its own directory under `work_dir`. A failure is an
-/// [`Outcome`] with the error's text, never the end of the run.
+/// [`Outcome`] with the error's text, never the end of the run. `done` is given the outcomes
+/// so far after each experiment (to write them as they come). Stops early, between
+/// experiments, when ldcost is interrupted (SIGINT/SIGTERM).
 pub fn run_all(
     names: &[&'static str],
     work_dir: &Path,
     quick: bool,
     runs: Option<u32>,
     progress: &progress::Reporter,
+    done: &mut dyn FnMut(&[Outcome]),
 ) -> Vec<Outcome> {
     let mut out = Vec::new();
     for (i, name) in names.iter().enumerate() {
+        if crate::trace::interrupted() {
+            break;
+        }
         let Some((_, _, run)) = EXPERIMENTS.iter().find(|e| e.0 == *name) else {
             continue;
         };
@@ -127,6 +152,9 @@ pub fn run_all(
             result,
             elapsed_s,
         });
+        if !crate::trace::interrupted() {
+            done(&out);
+        }
     }
     progress.finish();
     out

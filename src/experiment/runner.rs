@@ -65,6 +65,10 @@ pub fn run(program: &Path, args: &[String], deadline: Duration) -> Result<String
         what: what.clone(),
         detail,
     };
+    // After SIGINT/SIGTERM nothing new starts: the tree is being killed.
+    if crate::trace::interrupted() {
+        return Err(fail("not started: ldcost was interrupted".into()));
+    }
     let child = Command::new(program)
         .args(args)
         .stdin(Stdio::null())

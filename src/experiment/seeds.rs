@@ -13,7 +13,6 @@
 //! add nothing to a static program.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde::{Deserialize, Serialize};
 
@@ -245,7 +244,14 @@ pub fn build_source(
         command.extend(libs.iter().map(|l| format!("-l{l}")));
     }
     let line = shell_line(&command);
-    let result = Command::new(&command[0]).args(&command[1..]).output();
+    // After SIGINT/SIGTERM nothing new starts: the tree is being killed.
+    if crate::trace::interrupted() {
+        return Err(BuildError::Spawn {
+            detail: "not started: ldcost was interrupted".into(),
+            command: line,
+        });
+    }
+    let result = super::compiler(&command[0]).args(&command[1..]).output();
     let output = match result {
         Ok(o) => o,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {

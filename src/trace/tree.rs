@@ -62,6 +62,8 @@ pub fn remove_partial() {
     for p in paths {
         let _ = std::fs::remove_file(p);
     }
+    // Kept registered: a process killed a moment ago may have written into one after it was
+    // removed, and the interrupt watcher removes them again after its last kill.
     for t in temp_paths() {
         let _ = std::fs::remove_dir_all(t);
     }
@@ -173,6 +175,7 @@ pub fn watch_interrupts() {
                 remove_partial();
                 kill_tree(me);
                 reap_all(Duration::from_secs(1));
+                remove_partial();
                 eprintln!("ldcost: error: interrupted; the target was killed and reaped");
                 std::process::exit(INTERRUPTED_EXIT as i32);
             });

@@ -2,11 +2,10 @@
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
-use std::process::Command;
 
-use crate::common::skip;
+use crate::common::{as_user_binary, skip, tools};
 use crate::harness::*;
 
 #[test]
@@ -40,46 +39,44 @@ fn not_a_regular_file() {
     assert_error(&deps(&[], p), 3, p);
 }
 
-/// As root (CAP_DAC_OVERRIDE) read permission is not enforced, so there ldcost runs as `nobody`
-/// on a file in a directory everyone may search.
+/// As root (CAP_DAC_OVERRIDE) read permission is not enforced, so there ldcost runs as `nobody`:
+/// a copy of it, and the file, in a directory nobody can enter wherever the clone is
+/// (`as_user_binary`).
 #[test]
 fn unreadable_file() {
     let test = "unreadable_file";
+    let check = |o: &Outcome, p: &Path| {
+        assert_error(o, 3, p);
+        assert!(o.stderr.contains("ermission"), "{}", o.describe());
+    };
     let dir = tmp();
-    fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o755)).unwrap();
     let p = write(dir.path(), "unreadable.so", b"\x7fELF");
     fs::set_permissions(&p, fs::Permissions::from_mode(0o000)).unwrap();
-    let o = if fs::File::open(&p).is_err() {
-        deps(&[], &p)
-    } else {
-        // nobody:nogroup, the uid and gid Debian reserves for it.
-        let mut cmd = Command::new(LDCOST);
-        cmd.arg("deps").arg(&p);
-        unsafe {
-            // SAFETY: only async-signal-safe system calls between fork and exec.
-            cmd.pre_exec(|| {
-                use nix::libc;
-                if libc::setgroups(0, std::ptr::null()) != 0
-                    || libc::setgid(65534) != 0
-                    || libc::setuid(65534) != 0
-                {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
-        let out = match cmd.output() {
-            Ok(out) => out,
-            Err(e) => return skip(test, &format!("cannot run ldcost as nobody: {e}")),
-        };
-        Outcome {
-            what: format!("(as nobody) ldcost deps {}", p.display()),
-            code: out.status.code(),
-            signal: out.status.signal(),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
+    if fs::File::open(&p).is_err() {
+        // Not root: the permission holds for ldcost run as this user.
+        return check(&deps(&[], &p), &p);
+    }
+    if !tools(test, &["setpriv"]) {
+        return;
+    }
+    let user = match as_user_binary() {
+        Ok(u) => u,
+        Err(e) => return skip(test, &e),
     };
-    assert_error(&o, 3, &p);
-    assert!(o.stderr.contains("ermission"), "{}", o.describe());
+    let p = write(user.path(), "unreadable.so", b"\x7fELF");
+    fs::set_permissions(&p, fs::Permissions::from_mode(0o000)).unwrap();
+    let out = user
+        .command()
+        .arg("deps")
+        .arg(&p)
+        .output()
+        .expect("run setpriv");
+    let o = Outcome {
+        what: format!("(as nobody) ldcost deps {}", p.display()),
+        code: out.status.code(),
+        signal: out.status.signal(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    };
+    check(&o, &p);
 }

@@ -601,3 +601,81 @@ pub fn execve_fault_ns(breakdown: &serde_json::Value) -> f64 {
         .filter_map(|c| c["ns_per_exec_or_fork"].as_f64())
         .sum()
 }
+
+/// A directory another user (`nobody`) can reach, holding a copy of the ldcost binary and
+/// whatever fixtures a test copies in: wherever the clone is (a clone under a 0700 directory,
+/// /root or a `mktemp -d`, cannot be entered by anyone else), and whatever the umask (the
+/// copies are made 0755/0644 explicitly). Removed on drop.
+pub struct AsUser {
+    dir: tempfile::TempDir,
+    /// The copy of the ldcost binary.
+    pub bin: PathBuf,
+}
+
+/// Whether every directory from `/` down to `dir` lets others search it (o+x).
+fn searchable_by_others(dir: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    dir.ancestors()
+        .all(|d| std::fs::metadata(d).is_ok_and(|m| m.permissions().mode() & 0o001 != 0))
+}
+
+/// The [`AsUser`] directory, made in the first of TMPDIR, /tmp and /dev/shm that others can
+/// reach; Err: why none could be made (the caller skips with it).
+pub fn as_user_binary() -> Result<AsUser, String> {
+    use std::os::unix::fs::PermissionsExt;
+    let bases = [std::env::temp_dir(), "/tmp".into(), "/dev/shm".into()];
+    let Some(base) = bases.iter().find(|b| searchable_by_others(b)) else {
+        return Err(format!(
+            "no temp directory another user can enter (tried {})",
+            bases.map(|b| b.display().to_string()).join(", ")
+        ));
+    };
+    let dir = tempfile::Builder::new()
+        .prefix("ldcost-as-user-")
+        .tempdir_in(base)
+        .map_err(|e| format!("cannot make a directory in {}: {e}", base.display()))?;
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755))
+        .map_err(|e| format!("chmod {}: {e}", dir.path().display()))?;
+    let bin = dir.path().join("ldcost");
+    std::fs::copy(env!("CARGO_BIN_EXE_ldcost"), &bin)
+        .and_then(|_| std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)))
+        .map_err(|e| format!("cannot copy ldcost to {}: {e}", bin.display()))?;
+    Ok(AsUser { dir, bin })
+}
+
+impl AsUser {
+    /// The directory (mode 0755): fixtures and outputs of the other user go here.
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Copies `file` in as `name`, readable by all (0755 if it was executable, else 0644).
+    pub fn copy(&self, file: &Path, name: &str) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let to = self.dir.path().join(name);
+        std::fs::copy(file, &to).expect("copy a fixture for another user");
+        let exec = std::fs::metadata(file).expect("stat").permissions().mode() & 0o111 != 0;
+        let mode = if exec { 0o755 } else { 0o644 };
+        std::fs::set_permissions(&to, std::fs::Permissions::from_mode(mode)).expect("chmod");
+        to
+    }
+
+    /// A directory in it that `nobody` may write to (mode 0777), for its outputs.
+    pub fn writable(&self, name: &str) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let d = self.dir.path().join(name);
+        std::fs::create_dir(&d).expect("mkdir");
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+        d
+    }
+
+    /// `setpriv` running the copied ldcost as nobody:nogroup with no supplementary groups, in
+    /// this directory; the caller adds ldcost's arguments.
+    pub fn command(&self) -> Command {
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"])
+            .arg(&self.bin)
+            .current_dir(self.dir.path());
+        c
+    }
+}

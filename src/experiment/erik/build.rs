@@ -13,7 +13,6 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use super::super::section::ExperimentError;
 use crate::experiment::seeds::{first_error, BuildError};
@@ -111,7 +110,7 @@ pub fn build(
 fn cc(commands: &mut Vec<String>, args: &[&str]) -> Result<(), ExperimentError> {
     let line = shorten(&format!("cc {}", args.join(" ")));
     commands.push(line.clone());
-    let out = match Command::new("cc").args(args).output() {
+    let out = match crate::experiment::compiler("cc").args(args).output() {
         Ok(o) => o,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Err(BuildError::CompilerMissing { command: line }.into())

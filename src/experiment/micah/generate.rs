@@ -15,7 +15,6 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Mutex;
 
 use crate::experiment::seeds::{first_error, shell_line, BuildError};
@@ -293,7 +292,10 @@ fn run_parallel(jobs: Vec<Job>, log: &mut Vec<String>) -> Result<(), BuildError>
 
 fn run_job(job: &Job) -> Result<(), BuildError> {
     let line = shell_line(&job.args);
-    let out = match Command::new(&job.args[0]).args(&job.args[1..]).output() {
+    let out = match crate::experiment::compiler(&job.args[0])
+        .args(&job.args[1..])
+        .output()
+    {
         Ok(o) => o,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && job.args[0] == "cc" => {
             return Err(BuildError::CompilerMissing { command: line })
