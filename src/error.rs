@@ -19,8 +19,8 @@ use std::path::PathBuf;
 pub fn resource_hint(errno: i32) -> Option<&'static str> {
     match errno {
         nix::libc::EMFILE => Some(
-            "too many open files: raise `ulimit -n` (ldcost opens a few counters per run, \
-             and one sampling event per CPU)",
+            "too many open files: raise `ulimit -n` (profile opens a few counters per run, \
+             one sampling event per CPU)",
         ),
         nix::libc::ENFILE => Some(
             "the system's table of open files is full: close some, or raise \
