@@ -596,6 +596,14 @@ pub(super) fn file_id(p: &Path) -> Option<(u64, u64)> {
     std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()))
 }
 
+/// An errno-carrying copy of `e` (io::Error is not Clone; a refusal is always an OS error).
+fn clone_io(e: &std::io::Error) -> std::io::Error {
+    match e.raw_os_error() {
+        Some(code) => std::io::Error::from_raw_os_error(code),
+        None => std::io::Error::new(e.kind(), e.to_string()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -613,13 +621,5 @@ mod tests {
     fn origins_are_not_normalised() {
         assert_eq!(origin_of("/a/b/../lib/libx.so").unwrap(), "/a/b/../lib");
         assert_eq!(origin_of("/libx.so").unwrap(), "/");
-    }
-}
-
-/// An errno-carrying copy of `e` (io::Error is not Clone; a refusal is always an OS error).
-fn clone_io(e: &std::io::Error) -> std::io::Error {
-    match e.raw_os_error() {
-        Some(code) => std::io::Error::from_raw_os_error(code),
-        None => std::io::Error::new(e.kind(), e.to_string()),
     }
 }
