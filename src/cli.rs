@@ -16,7 +16,8 @@ Exit codes:
       is missing, a directory, a device or unreadable (report -: standard input, closed)
   4   the target is not an ELF object (empty, text, a #! script, another format)
   5   the target is a malformed ELF object (truncated, corrupt headers)
-  6   the target is an ELF object ldcost does not analyse (32-bit, foreign architecture)
+  6   the target is an ELF object ldcost does not analyse (32-bit, foreign architecture);
+      profile --at FUNCTION: the program has no function of that name
   7   a report could not be written (bad path, full disk, read-only); no partial file is left
   8   the system refuses: ptrace or perf_event_open not permitted, a set-ID target, a
       noexec mount, too few file descriptors (ulimit -n), no thread (ulimit -v, -u), or

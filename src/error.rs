@@ -12,6 +12,36 @@ pub use crate::report::ReportError;
 use crate::symbolize::SymbolizeError;
 use std::path::PathBuf;
 
+/// What to raise when the system refused a resource ldcost needs, rather than said that what
+/// was asked for does not exist: file descriptors (EMFILE, ENFILE), memory or address space
+/// (ENOMEM), processes or locked memory (EAGAIN). Such a failure is exit 8 with this hint,
+/// never "not available" or "not found": the same run succeeds under a higher limit.
+pub fn resource_hint(errno: i32) -> Option<&'static str> {
+    match errno {
+        nix::libc::EMFILE => Some(
+            "too many open files: raise `ulimit -n` (profile opens a few counters per run, \
+             one sampling event per CPU)",
+        ),
+        nix::libc::ENFILE => Some(
+            "the system's table of open files is full: close some, or raise \
+             `sysctl fs.file-max`",
+        ),
+        nix::libc::ENOMEM => {
+            Some("out of memory: raise the address-space limit (`ulimit -v`) or free memory")
+        }
+        nix::libc::EAGAIN => Some(
+            "a resource limit was reached: raise the process limit (`ulimit -u`) or the \
+             locked-memory limit (`ulimit -l`)",
+        ),
+        _ => None,
+    }
+}
+
+/// [`resource_hint`] for an I/O error.
+pub fn io_resource_hint(e: &std::io::Error) -> Option<&'static str> {
+    e.raw_os_error().and_then(resource_hint)
+}
+
 /// The documented exit codes (README "Exit codes", `ldcost --help`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
@@ -64,6 +94,7 @@ impl ExitCode {
 impl ElfError {
     pub fn exit_code(&self) -> ExitCode {
         match self {
+            ElfError::Io { source, .. } if io_resource_hint(source).is_some() => ExitCode::Refused,
             ElfError::NotFound { .. }
             | ElfError::IsDirectory { .. }
             | ElfError::NotRegular { .. }
@@ -87,7 +118,11 @@ impl ElfError {
             ElfError::IsDirectory { .. } | ElfError::NotRegular { .. } => {
                 Some("give the path of an executable or shared library".into())
             }
-            ElfError::Io { .. } => Some("check the file's permissions (ldcost needs to read it)".into()),
+            ElfError::Io { source, .. } => Some(
+                io_resource_hint(source)
+                    .unwrap_or("check the file's permissions (ldcost needs to read it)")
+                    .into(),
+            ),
             ElfError::Script { interpreter, .. } => Some(format!(
                 "the kernel runs the interpreter; to see its loader cost run `ldcost deps {}`",
                 interpreter.split_whitespace().next().unwrap_or(interpreter)
@@ -333,6 +368,7 @@ fn trace_exit_code(t: &crate::trace::launch::TraceError) -> ExitCode {
     match t {
         T::NotFound { .. } | T::NotExecutable { .. } => ExitCode::Input,
         T::Setuid { .. } | T::PtraceDenied { .. } => ExitCode::Refused,
+        T::Spawn { source, .. } if resource_hint(*source as i32).is_some() => ExitCode::Refused,
         T::Spawn { .. } | T::Lost { .. } | T::ChainChanged { .. } => ExitCode::TargetFailed,
         T::Interrupted => ExitCode::Interrupted,
     }
@@ -354,6 +390,8 @@ impl Error {
                     F::Trace(t) => trace_exit_code(t),
                     F::Unsupported(_) => ExitCode::Usage,
                     F::NotFound { .. } => ExitCode::Unsupported,
+                    F::Exhausted { .. } => ExitCode::Refused,
+                    F::Inject(i) if i.resource_hint().is_some() => ExitCode::Refused,
                     F::NotReached { .. }
                     | F::TimedOut
                     | F::TimedOutBeforeAt { .. }
@@ -389,17 +427,19 @@ impl Error {
             }
             Error::Saved(e) => Some(report_read_hint(e)),
             Error::Compare(e) => e.hint(),
-            Error::Run(crate::trace::startup::RunError::Trace(t)) => t.hint(),
+            Error::Run(crate::trace::startup::RunError::Trace(t))
+            | Error::Fork(crate::trace::fork::ForkError::Trace(t)) => t.hint(),
             Error::Run(crate::trace::startup::RunError::Perf(crate::perf::PerfError::Open {
                 source,
                 ..
-            })) if source.raw_os_error() == Some(nix::libc::EMFILE) => Some(
-                "too many open files: raise `ulimit -n` (ldcost opens a few counters per run, \
-                 and one sampling event per CPU)"
-                    .into(),
-            ),
+            })) if io_resource_hint(source).is_some() => io_resource_hint(source).map(Into::into),
             Error::Run(crate::trace::startup::RunError::Perf(p)) => p.hint(),
-            Error::Fork(crate::trace::fork::ForkError::Trace(t)) => t.hint(),
+            Error::Fork(crate::trace::fork::ForkError::Exhausted { source, .. }) => {
+                io_resource_hint(source).map(Into::into)
+            }
+            Error::Fork(crate::trace::fork::ForkError::Inject(i)) if i.resource_hint().is_some() => {
+                i.resource_hint().map(Into::into)
+            }
             Error::Fork(crate::trace::fork::ForkError::NotReached { .. }) => Some(
                 "choose an earlier --at (entry or main), or a function the program does call".into(),
             ),

@@ -25,6 +25,14 @@ pub fn deps(cfg: &DepsConfig) -> Result<ExitCode, Error> {
             cfg.target.display()
         );
     }
+    // The built-in rules lack the machine's hwcaps subdirectories: a fallback the user must
+    // know of, with its cause, whatever the output.
+    if let Some(why) = &closure.rules.fallback {
+        eprintln!(
+            "ldcost: warning: search rules: built-in defaults, not ld.so's: {}",
+            report::text::clean(why)
+        );
+    }
     let complete = closure.complete() && missing_interp.is_none();
     let lookups = crate::attribute::lookups::model(&closure);
     if cfg.text {

@@ -558,3 +558,180 @@ fn a_timeout_before_exec_is_named() {
         );
     }
 }
+
+/// `ldcost ARGS` under a resource limit (`setrlimit(resource, limit)` in the child before
+/// exec): (exit code, stdout, stderr).
+fn ldcost_limited(
+    args: &[&str],
+    resource: libc::__rlimit_resource_t,
+    limit: u64,
+) -> (Option<i32>, String, String) {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ldcost"));
+    cmd.args(args).env_remove("LD_LIBRARY_PATH");
+    // SAFETY: setrlimit is async-signal-safe; nothing else runs between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            let lim = libc::rlimit {
+                rlim_cur: limit,
+                rlim_max: limit,
+            };
+            libc::setrlimit(resource, &lim);
+            Ok(())
+        });
+    }
+    let out = cmd.output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Under `ulimit -n` from 4 up, `profile --fork` and `deps` either run or stop with exit 8
+/// and the `ulimit -n` hint: a descriptor the system refuses is never "the kernel lacks the
+/// tracepoint", a counter "not available", a library not found, or a lost target (exit 9).
+#[test]
+fn a_low_ulimit_n_is_a_refusal_never_an_absence() {
+    let profile = [
+        "--no-progress",
+        "profile",
+        "/bin/true",
+        "--fork",
+        "5",
+        "-n",
+        "1",
+        "--timeout",
+        "20",
+    ];
+    let (code, _, err) = ldcost_limited(&profile, libc::RLIMIT_NOFILE, 1024);
+    if code != Some(0) {
+        skip(
+            "a_low_ulimit_n_is_a_refusal_never_an_absence",
+            &format!("profile --fork does not run here ({code:?}): {err}"),
+        );
+        return;
+    }
+    let (mut refused, mut ran) = (0, 0);
+    for n in 4..=24u64 {
+        for args in [&profile[..], &["deps", "/bin/true"][..]] {
+            let (code, out, err) = ldcost_limited(args, libc::RLIMIT_NOFILE, n);
+            let all = format!("{out}{err}");
+            assert!(
+                !all.contains("lacks the tracepoint"),
+                "ulimit -n {n}, {args:?}: {all}"
+            );
+            match code {
+                Some(8) => {
+                    let lines: Vec<&str> = err.lines().collect();
+                    assert_eq!(lines.len(), 2, "ulimit -n {n}, {args:?}: {err}");
+                    assert!(lines[0].starts_with("ldcost: error: "), "{err}");
+                    assert!(
+                        lines[1].contains("raise `ulimit -n`"),
+                        "ulimit -n {n}: {err}"
+                    );
+                    refused += 1;
+                }
+                Some(0) => {
+                    // A refusal laundered into the report as a missing figure (deps' built-in
+                    // rules may be the one fallback, named as such with its cause).
+                    let figures: String = out
+                        .lines()
+                        .filter(|l| !l.starts_with("search rules: built-in defaults (cannot run"))
+                        .collect();
+                    assert!(
+                        !figures.contains("Too many open files") && !figures.contains("EMFILE"),
+                        "ulimit -n {n}, {args:?}: {out}"
+                    );
+                    ran += 1;
+                }
+                _ => panic!("ulimit -n {n}, {args:?}: exit {code:?}: {err}"),
+            }
+        }
+    }
+    assert!(refused > 0 && ran > 0, "refused {refused}, ran {ran}");
+}
+
+/// When `deps` cannot ask ld.so (here: no descriptor left for the pipe to `ld.so --help`), it
+/// says so in one line on stderr, names the cause and the limit, and the report and the
+/// JSON's `rules.fallback` carry the same reason; rules read from ld.so have neither.
+#[test]
+fn deps_says_why_it_falls_back_to_built_in_rules() {
+    const WARN: &str = "ldcost: warning: search rules: built-in defaults, not ld.so's: \
+                        cannot run `/lib64/ld-linux-x86-64.so.2 --help`: Too many open files \
+                        (os error 24); too many open files: raise `ulimit -n`";
+    if !std::path::Path::new("/lib64/ld-linux-x86-64.so.2").exists() {
+        skip(
+            "deps_says_why_it_falls_back_to_built_in_rules",
+            "no /lib64/ld-linux-x86-64.so.2",
+        );
+        return;
+    }
+    let mut fell_back = false;
+    for n in 3..=16u64 {
+        let (code, out, err) = ldcost_limited(&["deps", "/bin/true"], libc::RLIMIT_NOFILE, n);
+        let (jcode, json, jerr) = ldcost_limited(
+            &["deps", "--json", "-", "/bin/true"],
+            libc::RLIMIT_NOFILE,
+            n,
+        );
+        if code != Some(0) || jcode != Some(0) {
+            continue;
+        }
+        let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let rules = &doc["deps"]["rules"];
+        let line = out.lines().nth(1).unwrap_or_default();
+        if err.contains("built-in defaults") {
+            fell_back = true;
+            assert_eq!(err.trim_end(), WARN, "ulimit -n {n}");
+            let why = WARN.split("not ld.so's: ").nth(1).unwrap();
+            assert_eq!(line, format!("search rules: built-in defaults ({why})"));
+            if jerr.contains("built-in defaults") {
+                assert_eq!(rules["source"], "built-in", "{json}");
+                assert_eq!(rules["fallback"], why, "{json}");
+            }
+        } else {
+            assert!(
+                line.starts_with("search rules: from `"),
+                "ulimit -n {n}: {line}"
+            );
+            assert!(!err.contains("warning: search rules"), "{err}");
+        }
+        if !jerr.contains("built-in defaults") {
+            assert_eq!(rules["source"], "ld-so-help", "{json}");
+            assert!(rules.get("fallback").is_none(), "{json}");
+        }
+    }
+    if !fell_back {
+        skip(
+            "deps_says_why_it_falls_back_to_built_in_rules",
+            "no ulimit -n from 3 to 16 let deps run without ld.so --help",
+        );
+    }
+}
+
+/// Under a low `ulimit -v`, a library that cannot be mapped (ENOMEM) is a refusal, exit 8
+/// with the `ulimit -v` hint, never "found ... but ld.so cannot load it" (exit 1).
+#[test]
+fn a_low_ulimit_v_mapping_a_library_is_a_refusal() {
+    let mut refused = false;
+    for kib in (16_000..=40_000u64).step_by(500) {
+        let (code, out, err) = ldcost_limited(&["deps", "/bin/true"], libc::RLIMIT_AS, kib << 10);
+        let all = format!("{out}{err}");
+        assert!(!all.contains("cannot load it"), "ulimit -v {kib}: {all}");
+        assert_ne!(code, Some(1), "ulimit -v {kib}: {all}");
+        assert_ne!(code, Some(70), "ulimit -v {kib}: {all}");
+        if err.contains("Cannot allocate memory") && err.starts_with("ldcost: error: ") {
+            assert_eq!(code, Some(8), "ulimit -v {kib}: {err}");
+            assert!(err.contains("hint: out of memory: raise"), "{err}");
+            assert!(err.contains("`ulimit -v`"), "{err}");
+            refused = true;
+        }
+    }
+    if !refused {
+        skip(
+            "a_low_ulimit_v_mapping_a_library_is_a_refusal",
+            "no ulimit -v from 16 to 40 MB refused deps a library's mapping here",
+        );
+    }
+}

@@ -295,6 +295,7 @@ pub fn resolve(target: &Path, opts: &ResolveOptions) -> Result<Closure, DepsErro
         interp: None,
         missing: Vec::new(),
         prefetched: Vec::new(),
+        refused: std::cell::RefCell::new(None),
     };
     r.loaded.push(Loaded {
         names: r.objects[0].info.soname.iter().cloned().collect(),
@@ -310,6 +311,9 @@ pub fn resolve(target: &Path, opts: &ResolveOptions) -> Result<Closure, DepsErro
             r.walk(lazy);
         }
         r.finish_interp();
+    }
+    if let Some(e) = r.refused.take() {
+        return Err(DepsError::Target(e));
     }
     Ok(Closure {
         rules: r.rules,

@@ -39,6 +39,27 @@ pub(super) struct Resolver<'a> {
     /// Analyses done ahead, on all cores, of the files an object's DT_NEEDED entries name
     /// ([`Resolver::prefetch`]): (path, result), taken by [`Resolver::load`].
     pub(super) prefetched: Vec<(String, Result<ObjectInfo, elf::ElfError>)>,
+    /// The first file that could not be opened, mapped or read because the system refused a
+    /// resource (EMFILE, ENOMEM: [`crate::error::resource_hint`]). The resolution is then
+    /// the error: that library is not missing, and ld.so under the same limits is not asked.
+    pub(super) refused: std::cell::RefCell<Option<elf::ElfError>>,
+}
+
+impl Resolver<'_> {
+    /// Notes `source` as the run's refusal if it is one; true when it is.
+    fn refusal(&self, path: &str, source: std::io::Error) -> bool {
+        if crate::error::io_resource_hint(&source).is_none() {
+            return false;
+        }
+        let mut r = self.refused.borrow_mut();
+        if r.is_none() {
+            *r = Some(elf::ElfError::Io {
+                path: path.into(),
+                source,
+            });
+        }
+        true
+    }
 }
 
 enum Lookup {
@@ -264,6 +285,9 @@ impl Resolver<'_> {
                 self.push(path, name, how, by, info, names, fid);
                 (Some(idx), true)
             }
+            Err(elf::ElfError::Io { source, .. }) if self.refusal(&path, clone_io(&source)) => {
+                (None, false)
+            }
             Err(e) => {
                 self.missing.push(Missing {
                     name: name.to_string(),
@@ -473,8 +497,12 @@ impl Resolver<'_> {
             Ok(m) if m.is_file() => {}
             _ => return Verify::Skip,
         }
-        let Ok(mut f) = std::fs::File::open(path) else {
-            return Verify::Skip;
+        let mut f = match std::fs::File::open(path) {
+            Ok(f) => f,
+            Err(e) => {
+                self.refusal(path, e);
+                return Verify::Skip;
+            }
         };
         let mut hdr = [0u8; 64];
         let mut got = 0;
@@ -482,7 +510,10 @@ impl Resolver<'_> {
             match f.read(&mut hdr[got..]) {
                 Ok(0) => break,
                 Ok(n) => got += n,
-                Err(_) => return Verify::Skip,
+                Err(e) => {
+                    self.refusal(path, e);
+                    return Verify::Skip;
+                }
             }
         }
         if got < hdr.len() {
@@ -563,6 +594,14 @@ pub(super) fn origin_of(path: &str) -> Option<String> {
 
 pub(super) fn file_id(p: &Path) -> Option<(u64, u64)> {
     std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()))
+}
+
+/// An errno-carrying copy of `e` (io::Error is not Clone; a refusal is always an OS error).
+fn clone_io(e: &std::io::Error) -> std::io::Error {
+    match e.raw_os_error() {
+        Some(code) => std::io::Error::from_raw_os_error(code),
+        None => std::io::Error::new(e.kind(), e.to_string()),
+    }
 }
 
 #[cfg(test)]

@@ -43,16 +43,29 @@ pub struct SearchRules {
     pub platform: String,
     /// Value of `$LIB`.
     pub lib: String,
+    /// Why the built-in defaults were used (`ld.so --help` could not be run, failed, or
+    /// printed nothing these rules could be read from); absent when ld.so was asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<String>,
 }
 
 impl SearchRules {
-    /// Asks `interpreter --help`; falls back to [`SearchRules::built_in`].
+    /// Asks `interpreter --help`; falls back to [`SearchRules::built_in`], saying why in
+    /// [`SearchRules::fallback`].
     pub fn detect(interpreter: &str) -> SearchRules {
-        match run_help(interpreter) {
-            Some(text) => {
-                parse_help(&text, interpreter).unwrap_or_else(|| Self::built_in(interpreter))
-            }
-            None => Self::built_in(interpreter),
+        let why = match run_help(interpreter) {
+            Ok(text) => match parse_help(&text, interpreter) {
+                Some(rules) => return rules,
+                None => format!(
+                    "`{interpreter} --help` printed no search path ldcost can read (glibc \
+                     before 2.33, or not glibc's ld.so)"
+                ),
+            },
+            Err(why) => why,
+        };
+        SearchRules {
+            fallback: Some(why),
+            ..Self::built_in(interpreter)
         }
     }
 
@@ -96,6 +109,7 @@ impl SearchRules {
             hwcaps: Vec::new(),
             legacy: Vec::new(),
             platform: platform.to_string(),
+            fallback: None,
         }
     }
 
@@ -163,7 +177,17 @@ fn lib_from(system_dirs: &[String]) -> String {
 }
 
 /// Runs `interpreter --help` with a 5-second limit; None if it is not a glibc ld.so.
-fn run_help(interpreter: &str) -> Option<String> {
+/// The text of `interpreter --help`, or why there is none (in words for the report: the
+/// resource limit to raise when the system refused one).
+fn run_help(interpreter: &str) -> Result<String, String> {
+    let cannot = |e: std::io::Error| {
+        // The limit to raise, without the hint's gloss on profile's counters.
+        let hint = crate::error::io_resource_hint(&e)
+            .and_then(|h| h.split(" (").next())
+            .map(|h| format!("; {h}"))
+            .unwrap_or_default();
+        format!("cannot run `{interpreter} --help`: {e}{hint}")
+    };
     let mut child = Command::new(interpreter)
         .arg("--help")
         .env_remove("LD_LIBRARY_PATH")
@@ -172,7 +196,7 @@ fn run_help(interpreter: &str) -> Option<String> {
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
-        .ok()?;
+        .map_err(cannot)?;
     let start = Instant::now();
     // ld.so --help answers in well under a millisecond: poll with a short, growing nap so
     // that the answer is not delayed by a fixed 2 ms tick (docs/benchmarks.md, variant A2).
@@ -184,17 +208,24 @@ fn run_help(interpreter: &str) -> Option<String> {
                 std::thread::sleep(nap);
                 nap = (nap * 2).min(Duration::from_millis(2));
             }
-            _ => {
+            Ok(None) => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return None;
+                return Err(format!("`{interpreter} --help` did not answer within 5 s"));
+            }
+            Err(e) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(cannot(e));
             }
         }
     }
-    let out = child.wait_with_output().ok()?;
-    out.status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+    let out = child.wait_with_output().map_err(cannot)?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    } else {
+        Err(format!("`{interpreter} --help` failed ({})", out.status))
+    }
 }
 
 /// Parses the text of `ld.so --help` (glibc 2.33+).
@@ -263,6 +294,7 @@ pub fn parse_help(text: &str, interpreter: &str) -> Option<SearchRules> {
         hwcaps,
         legacy,
         platform: platform.unwrap_or(fallback.platform),
+        fallback: None,
     })
 }
 

@@ -75,14 +75,23 @@ pub fn file_filter(ranges: &[(u64, u64)]) -> Option<String> {
 /// Where the kernel's trace events are: tracefs, or its automount inside debugfs.
 const TRACE_ROOTS: [&str; 2] = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
 
-fn read_tracepoint_id() -> Option<u64> {
-    TRACE_ROOTS.iter().find_map(|root| {
-        std::fs::read_to_string(format!("{root}/events/exceptions/page_fault_user/id"))
-            .ok()?
-            .trim()
-            .parse()
-            .ok()
-    })
+/// The tracepoint's id from the first root that has it; None when no root has it. Only a
+/// missing file (or one of a kernel that publishes no number) means "not there": any other
+/// failure to read it (EMFILE under a low `ulimit -n`, ENOMEM) is the error, so that a
+/// refused resource is not reported as a kernel without the tracepoint.
+fn read_tracepoint_id() -> std::io::Result<Option<u64>> {
+    for root in TRACE_ROOTS {
+        match std::fs::read_to_string(format!("{root}/events/exceptions/page_fault_user/id")) {
+            Ok(text) => {
+                if let Ok(id) = text.trim().parse() {
+                    return Ok(Some(id));
+                }
+            }
+            Err(e) if crate::error::io_resource_hint(&e).is_some() => return Err(e),
+            Err(_) => {}
+        }
+    }
+    Ok(None)
 }
 
 /// Mounts tracefs at /sys/kernel/tracing, as perf does on its first tracepoint
@@ -120,11 +129,11 @@ fn mount_tracefs() -> std::io::Result<()> {
 /// itself): as root we mount it, so the fault kinds are counted wherever the kernel has the
 /// tracepoint.
 fn tracepoint_id() -> std::io::Result<u64> {
-    if let Some(id) = read_tracepoint_id() {
+    if let Some(id) = read_tracepoint_id()? {
         return Ok(id);
     }
     let mounted = mount_tracefs();
-    if let Some(id) = read_tracepoint_id() {
+    if let Some(id) = read_tracepoint_id()? {
         return Ok(id);
     }
     let why = match mounted {
@@ -171,14 +180,21 @@ fn open(pid: i32, inherit: bool, filter: Option<&str>) -> std::io::Result<Counte
 impl FaultCounters {
     /// Starts counting for thread `pid` (stopped or running); `file_ranges` are the target's
     /// file-backed VMAs (see the module docs). A file filter the kernel refuses leaves the
-    /// file count out rather than failing.
+    /// file count out rather than failing; a refused resource (file descriptors, memory) is
+    /// the error, as for the other counters.
     pub fn start(pid: i32, file_ranges: &[(u64, u64)]) -> std::io::Result<FaultCounters> {
         let mut own = vec![open(pid, false, None)?, open(pid, false, Some(COW_FILTER))?];
         let mut tree = vec![open(pid, true, None)?, open(pid, true, Some(COW_FILTER))?];
         if let Some(f) = file_filter(file_ranges) {
-            if let (Ok(o), Ok(t)) = (open(pid, false, Some(&f)), open(pid, true, Some(&f))) {
-                own.push(o);
-                tree.push(t);
+            match (open(pid, false, Some(&f)), open(pid, true, Some(&f))) {
+                (Ok(o), Ok(t)) => {
+                    own.push(o);
+                    tree.push(t);
+                }
+                (Err(e), _) | (_, Err(e)) if crate::error::io_resource_hint(&e).is_some() => {
+                    return Err(e)
+                }
+                _ => {}
             }
         }
         Ok(FaultCounters { own, tree })

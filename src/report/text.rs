@@ -92,7 +92,15 @@ pub fn deps(
         "search rules: {}{}",
         match rules.source {
             RulesSource::LdSoHelp => format!("from `{} --help`", clean(&rules.interpreter)),
-            RulesSource::BuiltIn => "built-in defaults (ld.so could not be asked)".to_string(),
+            RulesSource::BuiltIn => format!(
+                "built-in defaults ({})",
+                clean(
+                    rules
+                        .fallback
+                        .as_deref()
+                        .unwrap_or("ld.so could not be asked")
+                )
+            ),
         },
         if rules.hwcaps.is_empty() {
             String::new()

@@ -158,6 +158,14 @@ pub enum ForkError {
     TimedOutBeforeAt { at: String },
     #[error("{0}")]
     Unsupported(String),
+    /// The system refused a resource the probe needs (file descriptors, memory): exit 8, not
+    /// a figure "not available on this machine".
+    #[error("{what}: {source}")]
+    Exhausted {
+        what: &'static str,
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 const TAG_ENTRY: u32 = 101;
@@ -512,6 +520,12 @@ fn inject_here(
             c.read()
                 .map(|(p, ch)| (p, ch, res.records.len() as u64))
                 .map_err(|e| e.to_string())
+        }
+        Err(e) if crate::error::io_resource_hint(&e).is_some() => {
+            return Err(ForkError::Exhausted {
+                what: "cannot open the page-fault counters",
+                source: e,
+            })
         }
         Err(e) => Err(e.to_string()),
     };

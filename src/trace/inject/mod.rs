@@ -258,6 +258,18 @@ pub enum InjectError {
     Interrupted,
 }
 
+impl InjectError {
+    /// When the system refused a resource (file descriptors to open the target's memory,
+    /// memory for the probe's remote mmap): the limit to raise ([`crate::error::resource_hint`]).
+    pub fn resource_hint(&self) -> Option<&'static str> {
+        match self {
+            InjectError::Memory { source, .. } => crate::error::io_resource_hint(source),
+            InjectError::RemoteSyscall { errno, .. } => crate::error::resource_hint(*errno as i32),
+            _ => None,
+        }
+    }
+}
+
 /// The probe (or a remote syscall) stopped with a signal that is not its own int3.
 fn crashed(pid: Pid, signal: &str) -> InjectError {
     let rip = nix::sys::ptrace::getregs(pid).map(|r| r.rip).unwrap_or(0);
