@@ -26,7 +26,7 @@ mod ld_debug;
 pub mod phase_weighted;
 mod sampled;
 
-pub use aggregate::{aggregate, corrected, cpu_per_exec, per_stop_ns, phase_cpu};
+pub use aggregate::{aggregate, corrected, cpu_per_exec, left_out, lost, per_stop_ns, phase_cpu};
 use ld_debug::ld_debug_statistics;
 pub use ld_debug::parse_ld_debug;
 pub(crate) use sampled::{sampled_runs, SampledRuns};
@@ -105,6 +105,33 @@ impl PhaseStat {
     }
 }
 
+/// Runs of one kind left out of the statistics, and why ([`aggregate::lost`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LeftOut {
+    pub instrumentation: Instrumentation,
+    /// "killed by SIGKILL" or "timed out".
+    pub why: String,
+    pub count: usize,
+    /// How many runs of that kind there were.
+    pub of: usize,
+}
+
+impl LeftOut {
+    /// "2 of 5 uninstrumented runs timed out: left out".
+    pub fn describe(&self) -> String {
+        let kind = match self.instrumentation {
+            Instrumentation::None => "uninstrumented",
+            Instrumentation::Coarse => "boundaries-only",
+            Instrumentation::PerObject => "measured",
+        };
+        let s = if self.of == 1 { "" } else { "s" };
+        format!(
+            "{} of {} {kind} run{s} {}: left out",
+            self.count, self.of, self.why
+        )
+    }
+}
+
 /// glibc's own account of the same start-up.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct LdDebugStatistics {
@@ -169,6 +196,11 @@ pub struct ProfileSection {
     pub prediction: Option<Prediction>,
     /// How the measured runs ended (the target's exit status or signal).
     pub endings: Vec<Ending>,
+    /// Runs left out of the statistics because they did not end as the program ends them
+    /// (killed by SIGKILL, or a reference run by `--timeout`), by kind and reason; empty when
+    /// every run counts.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_out: Vec<LeftOut>,
     /// CPU time of threads and child processes, counted apart (median over runs).
     pub children_task_clock_ns: Option<Summary>,
     /// The target's exit teardown that its per-task counters do not see (median over the
@@ -304,7 +336,12 @@ pub fn profile(cfg: &ProfileConfig) -> Result<ProfileSection, RunError> {
                 run_uninstrumented(&later, cfg.timeout)
             })?);
         }
-        if crate::trace::interrupted() || raw.iter().any(|r| r.ending == Ending::TimedOut) {
+        // A measured run past --timeout ends the measurement (the next would time out too);
+        // a reference run past it is left out and counted (aggregate::lost).
+        let measured_timed_out = raw.iter().any(|r| {
+            r.ending == Ending::TimedOut && r.instrumentation == Instrumentation::PerObject
+        });
+        if crate::trace::interrupted() || measured_timed_out {
             break;
         }
     }

@@ -155,7 +155,7 @@ pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunEr
             Ok((value, name)) => {
                 let a = base + value;
                 bps.insert(pid, a, TAG_CPU, false)
-                    .map_err(|e| tracee.lost(format!("breakpoint: {e}")))?;
+                    .or_else(|e| gone_ok(e, &tracee, "breakpoint"))?;
                 ldso_bps.push(a);
                 Ok((
                     interp_path.display().to_string(),
@@ -170,14 +170,14 @@ pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunEr
                 // (a third fewer stops than a persistent breakpoint).
                 if let Some(a) = sym("_dl_relocate_object") {
                     bps.insert(pid, a, TAG_RELOC, false)
-                        .map_err(|e| tracee.lost(format!("breakpoint: {e}")))?;
+                        .or_else(|e| gone_ok(e, &tracee, "breakpoint"))?;
                     ldso_bps.push(a);
                     entry_addrs.push((a, TAG_RELOC));
                 }
                 if per_object {
                     if let Some(a) = sym("call_init") {
                         bps.insert(pid, a, TAG_INIT, false)
-                            .map_err(|e| tracee.lost(format!("breakpoint: {e}")))?;
+                            .or_else(|e| gone_ok(e, &tracee, "breakpoint"))?;
                         ldso_bps.push(a);
                         entry_addrs.push((a, TAG_INIT));
                     }
@@ -186,7 +186,7 @@ pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunEr
             _ => {
                 if let Some(a) = sym("_dl_debug_state") {
                     bps.insert(pid, a, TAG_DEBUG_STATE, true)
-                        .map_err(|e| tracee.lost(format!("breakpoint: {e}")))?;
+                        .or_else(|e| gone_ok(e, &tracee, "breakpoint"))?;
                     ldso_bps.push(a);
                 }
             }
@@ -194,7 +194,7 @@ pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunEr
         r_debug = sym("_r_debug");
         if at_entry != 0 {
             bps.insert(pid, at_entry, TAG_ENTRY, false)
-                .map_err(|e| tracee.lost(format!("breakpoint: {e}")))?;
+                .or_else(|e| gone_ok(e, &tracee, "breakpoint"))?;
         }
         detail
     };
@@ -213,9 +213,9 @@ pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunEr
             Ok((tunables, end)) => {
                 let bias = exe_bias(&exe, at_entry);
                 bps.insert(pid, bias.wrapping_add(tunables), TAG_TUNABLES, false)
-                    .map_err(|e| tracee.lost(format!("breakpoint: {e}")))?;
+                    .or_else(|e| gone_ok(e, &tracee, "breakpoint"))?;
                 bps.insert(pid, bias.wrapping_add(end), TAG_CPU_END, false)
-                    .map_err(|e| tracee.lost(format!("breakpoint: {e}")))?;
+                    .or_else(|e| gone_ok(e, &tracee, "breakpoint"))?;
                 Ok((
                     main_name.display().to_string(),
                     "the executable's __tunables_init return to _dl_relocate_static_pie entry (init_cpu_features inlined into __libc_start_main)".into(),
@@ -230,7 +230,7 @@ pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunEr
     let mut relocs_seen = 0u32;
     let mut ending = None;
     let mut resumed = Instant::now();
-    ptrace::cont(pid, None).map_err(|e| tracee.lost(format!("PTRACE_CONT: {e}")))?;
+    ptrace::cont(pid, None).or_else(|e| gone_ok(e, &tracee, "PTRACE_CONT"))?;
     // Threads and processes the target starts are traced too (TRACECLONE/TRACEFORK): a thread
     // that meets one of our breakpoints is stepped over it, a forked child gets the original
     // bytes back and is let go. Pids of forked children not yet seen stopped:
@@ -325,9 +325,12 @@ pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunEr
                 let _ = ptrace::cont(pid, None);
             }
             WaitStatus::Stopped(_, Signal::SIGTRAP) => {
-                let hit = bps
-                    .hit(pid)
-                    .map_err(|e| tracee.lost(format!("breakpoint: {e}")))?;
+                let hit = match bps.hit(pid) {
+                    Ok(h) => h,
+                    // Killed in its stop: the next wait sees its end.
+                    Err(nix::errno::Errno::ESRCH) => continue,
+                    Err(e) => return Err(tracee.lost(format!("breakpoint: {e}")).into()),
+                };
                 let Some((addr, tag)) = hit else {
                     // Not ours: the program's own SIGTRAP.
                     resumed = Instant::now();
@@ -349,6 +352,8 @@ pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunEr
                             tracee.kill();
                             return Err(TraceError::Interrupted.into());
                         }
+                        // Killed in its stop: the next wait sees its end.
+                        Err(nix::errno::Errno::ESRCH) => continue,
                         Err(e) => return Err(tracee.lost(format!("replayed stop: {e}")).into()),
                     };
                     if let Replay::Ended(st) = replayed {
@@ -544,6 +549,21 @@ pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunEr
         },
         detail,
     ))
+}
+
+/// A ptrace request on a stopped target that failed: ESRCH means the target left its stop,
+/// which only SIGKILL does to a tracee (from outside, or the `--timeout` watchdog), so it is on
+/// its way out and the wait loop records how it ended; any other error loses the run.
+fn gone_ok(
+    e: nix::errno::Errno,
+    tracee: &super::launch::Tracee,
+    what: &str,
+) -> Result<(), TraceError> {
+    if e == nix::errno::Errno::ESRCH {
+        Ok(())
+    } else {
+        Err(tracee.lost(format!("{what}: {e}")))
+    }
 }
 
 /// Runs the command without ptrace, with the same counters: the reference measurement.

@@ -147,3 +147,147 @@ fn target_forking_and_execing_children() {
     );
     case.finish();
 }
+
+/// `ldcost profile -n RUNS --no-follow --json FILE [EXTRA] nth_run NTH COUNT READY MODE`
+/// started (runs go measured, boundaries-only, uninstrumented, in turn: invocation 4 is the
+/// second measured run, 3 the first uninstrumented one); the FIFO READY made.
+fn nth_run(
+    case: &mut Case,
+    runs: &str,
+    nth: &str,
+    mode: &str,
+    extra: &[&str],
+) -> (Spawned, PathBuf, PathBuf) {
+    let exe = case.build("nthrun", NTH_RUN, &[]);
+    let ready = case.dir().join("ready");
+    nix::unistd::mkfifo(&ready, nix::sys::stat::Mode::from_bits_truncate(0o600)).expect("mkfifo");
+    let json = case.dir().join("out.json");
+    let mut args = os(&[
+        "profile",
+        "-n",
+        runs,
+        "--warmup",
+        "0",
+        "--no-ld-debug",
+        "--quiet-target",
+        "--no-follow",
+    ]);
+    args.extend(os(extra));
+    args.extend(os(&["--json"]));
+    args.push(json.clone().into());
+    args.push(exe.into());
+    args.extend(os(&[nth]));
+    args.push(case.dir().join("count").into());
+    args.push(ready.clone().into());
+    args.extend(os(&[mode]));
+    (Spawned::start(OsStr::new(BIN), &args), ready, json)
+}
+
+fn read_profile(json: &Path) -> ProfileSection {
+    let doc: Document =
+        serde_json::from_slice(&std::fs::read(json).expect("the JSON report")).expect("JSON");
+    doc.profile.expect("a profile section")
+}
+
+/// The target SIGKILLed from outside while ldcost has it in ptrace stops (a signal storm): the
+/// run is left out and counted, the others give the figures, one warning, exit 0.
+#[test]
+fn target_sigkilled_in_a_ptrace_stop_is_left_out() {
+    const NAME: &str = "target_sigkilled_in_a_ptrace_stop_is_left_out";
+    if !tools(NAME, &["cc", "ldd", "readelf"]) {
+        return;
+    }
+    let mut case = Case::new();
+    let (ldc, ready, json) = nth_run(&mut case, "3", "4", "storm", &["--timeout", "600"]);
+    let pid: i32 = std::fs::read_to_string(&ready)
+        .expect("the fixture's pid")
+        .trim()
+        .parse()
+        .expect("a pid");
+    kill(Pid::from_raw(pid), Signal::SIGKILL).expect("SIGKILL the target");
+    let out = ldc.wait(HANG);
+    assert_eq!(out.code, Some(0), "stderr:\n{}", out.stderr);
+    let warnings: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| l.contains("killed by signal 9"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{}", out.stderr);
+    let p = read_profile(&json);
+    assert_eq!(
+        p.endings,
+        vec![Ending::Exited(0), Ending::Killed(9), Ending::Exited(0)]
+    );
+    assert_eq!(p.runs, 2, "the two runs that ended");
+    assert_eq!(p.left_out.len(), 1, "{:?}", p.left_out);
+    let l = &p.left_out[0];
+    assert_eq!(
+        (l.instrumentation, l.why.as_str(), l.count, l.of),
+        (Instrumentation::PerObject, "killed by SIGKILL", 1, 3)
+    );
+    // The phases are the two other runs' (every one of their phases is there).
+    assert!(phases(&p).contains(&Phase::MainToExit), "{:?}", phases(&p));
+    for s in &p.phases {
+        if let Some(t) = &s.task_clock_raw_ns {
+            assert_eq!(t.n, 2, "{:?} {:?}", s.phase, s.object);
+        }
+    }
+    assert!(
+        out.stdout_text()
+            .contains("1 of 3 measured runs killed by SIGKILL: left out"),
+        "{}",
+        out.stdout_text()
+    );
+    case.finish();
+}
+
+/// An uninstrumented run past --timeout: counted and left out, the reference figure is the
+/// other runs' median, and the measurement goes on (a measured run was not cut).
+#[test]
+fn timed_out_uninstrumented_run_is_left_out() {
+    const NAME: &str = "timed_out_uninstrumented_run_is_left_out";
+    if !tools(NAME, &["cc", "ldd", "readelf"]) {
+        return;
+    }
+    let mut case = Case::new();
+    let (ldc, ready, json) = nth_run(&mut case, "3", "3", "sleep", &["--timeout", "5"]);
+    // The sleeping run says it is there (no sleep in the test).
+    let _ = std::fs::read_to_string(&ready).expect("the fixture's pid");
+    let out = ldc.wait(HANG);
+    assert_eq!(out.code, Some(0), "stderr:\n{}", out.stderr);
+    let p = read_profile(&json);
+    let none: Vec<&ldcost::record::Run> = p
+        .raw
+        .iter()
+        .filter(|r| r.instrumentation == Instrumentation::None)
+        .collect();
+    assert_eq!(
+        none.len(),
+        3,
+        "the measurement went on past the timed-out run"
+    );
+    assert_eq!(none[0].ending, Ending::TimedOut);
+    let others: Vec<f64> = none[1..]
+        .iter()
+        .map(|r| r.total.task_clock_ns.expect("task-clock") as f64)
+        .collect();
+    let want = ldcost::attribute::stats::median(&others);
+    assert_eq!(
+        p.overhead.uninstrumented_ns.as_ref().map(|s| s.median),
+        want,
+        "the reference is the two runs that ended"
+    );
+    assert_eq!(p.left_out.len(), 1, "{:?}", p.left_out);
+    let l = &p.left_out[0];
+    assert_eq!(
+        (l.instrumentation, l.why.as_str(), l.count, l.of),
+        (Instrumentation::None, "timed out", 1, 3)
+    );
+    assert!(
+        out.stdout_text()
+            .contains("1 of 3 uninstrumented runs timed out: left out"),
+        "{}",
+        out.stdout_text()
+    );
+    case.finish();
+}

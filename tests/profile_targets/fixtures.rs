@@ -128,3 +128,33 @@ int main(int argc, char **argv) {
     return 127;
 }
 "#;
+
+/// `NTH COUNT READY MODE`: appends a byte to COUNT (so it knows which of ldcost's runs it is);
+/// every run exits 0 at once but the NTH: that one writes its pid to READY (a FIFO the test
+/// blocks on, so no sleep is needed) and then, MODE `storm`, raises SIGWINCH forever (a traced
+/// run spends its life in signal-delivery stops, where the test's SIGKILL finds it), or MODE
+/// `sleep`, sleeps 300 s (past any short --timeout).
+pub(crate) const NTH_RUN: &str = r#"#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+    if (argc != 5) return 2;
+    int fd = open(argv[2], O_WRONLY | O_APPEND | O_CREAT, 0600);
+    if (fd < 0 || write(fd, "x", 1) != 1) return 2;
+    close(fd);
+    struct stat st;
+    if (stat(argv[2], &st) != 0) return 2;
+    if (st.st_size != atol(argv[1])) return 0;
+    FILE *r = fopen(argv[3], "w");
+    if (!r) return 2;
+    fprintf(r, "%d\n", (int)getpid());
+    fclose(r);
+    if (strcmp(argv[4], "storm") == 0) for (;;) raise(SIGWINCH);
+    sleep(300);
+    return 0;
+}
+"#;
