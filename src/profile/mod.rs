@@ -56,11 +56,13 @@ pub struct ProfileConfig {
 }
 
 impl ProfileConfig {
-    /// The command of a run whose output is not shown (every run but the first measured one,
-    /// unless `--show-output`).
+    /// The command of every run but the first measured one: its output is not shown (unless
+    /// `--show-output`) and its standard input is /dev/null, so the first measured run (whose
+    /// output is shown) reads ldcost's standard input whole, however many runs come first.
     pub fn later_command(&self) -> Command {
         Command {
             quiet: self.command.quiet || !self.show_output,
+            no_stdin: true,
             ..self.command.clone()
         }
     }
@@ -253,9 +255,11 @@ pub struct ProfileSection {
 pub fn with_chain(cfg: &ProfileConfig) -> Result<ProfileConfig, RunError> {
     let mut out = cfg.clone();
     if cfg.follow && cfg.chain.is_none() {
-        // Not a run of the document: its output is never shown (not even --show-output).
+        // Not a run of the document: its output is never shown (not even --show-output), and
+        // it reads no input (the first measured run reads ldcost's).
         let quiet = Command {
             quiet: true,
+            no_stdin: true,
             ..cfg.command.clone()
         };
         let chain = crate::trace::follow::discover(&quiet, cfg.timeout)?;

@@ -291,3 +291,83 @@ fn timed_out_uninstrumented_run_is_left_out() {
     );
     case.finish();
 }
+
+// ---------------------------------------------------------------------------------------------
+// What the target sees.
+
+/// The observer fixture run plainly, with `input` on its standard input: its own line.
+fn observe_plain(case: &Case, exe: &Path, input: &Path) -> String {
+    let out = case.dir().join("plain.txt");
+    let st = Command::new(exe)
+        .arg(&out)
+        .stdin(std::fs::File::open(input).expect("input"))
+        .stdout(std::process::Stdio::null())
+        .status()
+        .expect("run the fixture");
+    assert!(st.success(), "{st:?}");
+    std::fs::read_to_string(&out)
+        .expect("its observation")
+        .trim()
+        .to_string()
+}
+
+/// Standard input reaches the first measured run whole, though the exec-chain discovery run
+/// and a warm-up run come before it; every other run reads /dev/null. And every run, shown or
+/// with its output discarded, has the descriptors a plain run has: no extra fd.
+#[test]
+fn stdin_reaches_the_measured_run_and_no_run_gets_an_extra_fd() {
+    const NAME: &str = "stdin_reaches_the_measured_run_and_no_run_gets_an_extra_fd";
+    if !tools(NAME, &["cc", "ldd", "readelf"]) {
+        return;
+    }
+    let mut case = Case::new();
+    let exe = case.build("observer", OBSERVER, &[]);
+    let input = case.dir().join("input.txt");
+    std::fs::write(&input, "one\ntwo\nthree\n").expect("input");
+    let plain = observe_plain(&case, &exe, &input);
+    assert!(plain.starts_with("lines=3 "), "{plain}");
+    let fds = plain
+        .split_once(' ')
+        .map(|(_, f)| f.to_string())
+        .expect("fds");
+    let seen = case.dir().join("seen.txt");
+    let json = case.dir().join("out.json");
+    let out = Command::new(BIN)
+        .args([
+            "profile",
+            "-n",
+            "2",
+            "--warmup",
+            "1",
+            "--no-ld-debug",
+            "--json",
+        ])
+        .arg(&json)
+        .arg(&exe)
+        .arg(&seen)
+        .env_remove("LD_LIBRARY_PATH")
+        .stdin(std::fs::File::open(&input).expect("input"))
+        .output()
+        .expect("run ldcost");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let runs: Vec<String> = std::fs::read_to_string(&seen)
+        .expect("the runs' observations")
+        .lines()
+        .map(str::to_string)
+        .collect();
+    // discovery, warm-up, then 2 x (measured, boundaries-only, uninstrumented).
+    assert_eq!(runs.len(), 8, "{runs:?}");
+    assert_eq!(runs[2], plain, "the first measured run: {runs:?}");
+    for (i, r) in runs.iter().enumerate().filter(|(i, _)| *i != 2) {
+        assert_eq!(*r, format!("lines=0 {fds}"), "run {i}: {runs:?}");
+    }
+    // The run whose output is shown is the one that read the input.
+    assert!(stdout.lines().any(|l| l == plain), "{stdout}");
+    case.finish();
+}
