@@ -103,6 +103,7 @@ pub fn discover(cmd: &Command, timeout: Option<Duration>) -> Result<Vec<ExecImag
             Ok(WaitStatus::PtraceEvent(_, _, ev))
                 if ev == ptrace::Event::PTRACE_EVENT_EXEC as i32 =>
             {
+                super::launch::refuse_set_id_image(pid)?;
                 chain.push(image(pid));
                 let _ = ptrace::cont(pid, None);
             }

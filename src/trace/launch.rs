@@ -186,6 +186,21 @@ pub fn preflight(program: &Path) -> Result<(), TraceError> {
     Ok(())
 }
 
+/// Refuses a set-user-ID or set-group-ID image at its PTRACE_EVENT_EXEC stop: the program as
+/// given may be a wrapper (`#!/bin/sh` + `exec ./prog`) whose exec reaches one, which under
+/// ptrace runs without those privileges, as [`preflight`] says of one given directly. The
+/// image is /proc/PID/exe, the file the kernel exec'd; one that cannot be read is not refused.
+pub(crate) fn refuse_set_id_image(pid: Pid) -> Result<(), TraceError> {
+    use std::os::unix::fs::PermissionsExt;
+    let exe = format!("/proc/{pid}/exe");
+    match std::fs::metadata(&exe) {
+        Ok(m) if m.permissions().mode() & 0o6000 != 0 => Err(TraceError::Setuid {
+            path: std::fs::read_link(&exe).unwrap_or_else(|_| exe.into()),
+        }),
+        _ => Ok(()),
+    }
+}
+
 fn cstring(s: &OsStr) -> CString {
     CString::new(s.as_bytes()).unwrap_or_else(|_| CString::from(c"?"))
 }
@@ -533,7 +548,7 @@ impl Tracee {
                     self.exec_err = None;
                     // The child has its own address space now.
                     self.child_data = None;
-                    return Ok(());
+                    return refuse_set_id_image(self.pid);
                 }
                 Ok(WaitStatus::PtraceEvent(_, _, ev))
                     if ev == ptrace::Event::PTRACE_EVENT_EXIT as i32 =>

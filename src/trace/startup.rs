@@ -320,6 +320,12 @@ pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunEr
                 resumed = Instant::now();
                 let _ = ptrace::cont(pid, None);
             }
+            WaitStatus::PtraceEvent(_, _, ev) if ev == ptrace::Event::PTRACE_EVENT_EXEC as i32 => {
+                // The measured image exec'd another (--no-follow): refused like the first.
+                super::launch::refuse_set_id_image(pid)?;
+                resumed = Instant::now();
+                let _ = ptrace::cont(pid, None);
+            }
             WaitStatus::PtraceEvent(..) | WaitStatus::PtraceSyscall(_) => {
                 resumed = Instant::now();
                 let _ = ptrace::cont(pid, None);
