@@ -87,6 +87,14 @@ pub fn profile(p: &ProfileSection) -> String {
     for l in &p.left_out {
         let _ = writeln!(s, "{}", l.describe());
     }
+    let stops: u64 = p.raw.iter().map(|r| r.group_stops).sum();
+    if stops > 0 {
+        let _ = writeln!(
+            s,
+            "the target stopped itself or was stopped (SIGSTOP, SIGTSTP, ...) {stops} time{} and waited for SIGCONT, as it does untraced: the stopped time is in no phase's CPU",
+            if stops == 1 { "" } else { "s" }
+        );
+    }
     if p.runs == 0 {
         let _ = writeln!(
             s,

@@ -240,6 +240,8 @@ pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunEr
     // The target's own CPU by the scheduler at its exit stop and at its death: the exit
     // teardown its counters do not see (Run::exit_uncounted_ns).
     let (mut cpu_at_exit_stop, mut cpu_at_death) = (None, None);
+    // Group-stops the target entered, and whether it is in one now.
+    let (mut group_stops, mut group_stopped) = (0u64, false);
     loop {
         if super::interrupted() {
             tracee.kill();
@@ -260,7 +262,29 @@ pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunEr
                 }
             }
         }
-        let waited = waitpid(Pid::from_raw(-1), Some(WaitPidFlag::__WALL));
+        let waited = if group_stopped {
+            // The target waits in its group-stop for SIGCONT, which a tracee stopped under
+            // PTRACE_TRACEME is not woken by (nor is its parent told): the SIGCONT is seen
+            // pending, and the target resumed to take it, as it would be untraced.
+            match waitpid(
+                Pid::from_raw(-1),
+                Some(WaitPidFlag::__WALL | WaitPidFlag::WNOHANG),
+            ) {
+                Ok(WaitStatus::StillAlive) => {
+                    if sigcont_pending(pid) {
+                        group_stopped = false;
+                        resumed = Instant::now();
+                        let _ = ptrace::cont(pid, None);
+                    } else {
+                        std::thread::sleep(Duration::from_millis(5));
+                    }
+                    continue;
+                }
+                w => w,
+            }
+        } else {
+            waitpid(Pid::from_raw(-1), Some(WaitPidFlag::__WALL))
+        };
         if let Ok(st) = &waited {
             if let Some(other) = st.pid().filter(|p| *p != pid) {
                 other_tracee(pid, other, st, &mut bps, &mut forked);
@@ -493,8 +517,14 @@ pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunEr
                 resumed = Instant::now();
                 let _ = ptrace::cont(pid, None);
             }
+            WaitStatus::Stopped(_, sig) if is_group_stop(pid, sig) => {
+                // The stop signal delivered below took effect: the target stays stopped, until
+                // SIGCONT (see the wait above).
+                group_stops += 1;
+                group_stopped = true;
+            }
             WaitStatus::Stopped(_, sig) => {
-                // A signal for the program: deliver it unchanged.
+                // A signal for the program: deliver it unchanged (a stop signal then stops it).
                 resumed = Instant::now();
                 let _ = ptrace::cont(pid, Some(sig));
             }
@@ -552,9 +582,35 @@ pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunEr
             breakpoint_pages: bps.pages_brought_in(),
             exit_ns,
             exit_uncounted_ns,
+            group_stops,
         },
         detail,
     ))
+}
+
+/// Whether a stop with a stop signal is a group-stop (the signal took effect: the target is
+/// stopped as it would be untraced) rather than the signal's delivery stop, where the tracer
+/// chooses whether to deliver it: PTRACE_GETSIGINFO fails with EINVAL only in a group-stop.
+fn is_group_stop(pid: Pid, sig: Signal) -> bool {
+    matches!(
+        sig,
+        Signal::SIGSTOP | Signal::SIGTSTP | Signal::SIGTTIN | Signal::SIGTTOU
+    ) && ptrace::getsiginfo(pid) == Err(nix::errno::Errno::EINVAL)
+}
+
+/// Whether a SIGCONT is pending for the process (its shared or its thread's pending set, in
+/// /proc/PID/status): under ptrace an ignored signal is still queued, so it shows there.
+fn sigcont_pending(pid: Pid) -> bool {
+    let bit = 1u64 << (Signal::SIGCONT as u32 - 1);
+    std::fs::read_to_string(format!("/proc/{pid}/status")).is_ok_and(|s| {
+        s.lines()
+            .filter_map(|l| {
+                l.strip_prefix("SigPnd:")
+                    .or_else(|| l.strip_prefix("ShdPnd:"))
+            })
+            .filter_map(|v| u64::from_str_radix(v.trim(), 16).ok())
+            .any(|m| m & bit != 0)
+    })
 }
 
 /// A ptrace request on a stopped target that failed: ESRCH means the target left its stop,
@@ -626,5 +682,6 @@ pub fn run_uninstrumented(cmd: &Command, timeout: Option<Duration>) -> Result<Ru
         breakpoint_pages: None,
         exit_ns: None,
         exit_uncounted_ns: None,
+        group_stops: 0,
     })
 }

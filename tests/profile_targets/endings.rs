@@ -371,3 +371,98 @@ fn stdin_reaches_the_measured_run_and_no_run_gets_an_extra_fd() {
     assert!(stdout.lines().any(|l| l == plain), "{stdout}");
     case.finish();
 }
+
+/// The state letter of `pid` in /proc/PID/stat, None once it is gone or a zombie.
+fn live_state(pid: i32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let c = stat[stat.rfind(')')? + 1..].trim_start().chars().next()?;
+    (c != 'Z' && c != 'X').then_some(c)
+}
+
+/// Waits (bounded by [`STOP_GUARD`], a hang guard) for `pid` to be in a group-stop: 'T'
+/// untraced; traced ('t' at a signal's delivery stop too, where a SIGCONT would cancel the stop
+/// before it happens), also its tracer `tracer` sleeping between its looks for a SIGCONT
+/// (nanosleep), which ldcost does only once the target is group-stopped. Err when it ran on
+/// and ended instead.
+fn group_stopped(pid: i32, tracer: Option<i32>) -> Result<(), String> {
+    let t0 = Instant::now();
+    while t0.elapsed() < STOP_GUARD {
+        let tracer_waits = || {
+            tracer.is_some_and(|t| {
+                std::fs::read_to_string(format!("/proc/{t}/wchan"))
+                    .is_ok_and(|w| w.contains("nanosleep"))
+            })
+        };
+        match live_state(pid) {
+            None => return Err("it ran on and ended without a SIGCONT".into()),
+            Some('T') if tracer.is_none() => return Ok(()),
+            Some('t') if tracer_waits() => return Ok(()),
+            _ => std::thread::sleep(Duration::from_millis(5)),
+        }
+    }
+    Err(format!("not in a group-stop after {STOP_GUARD:?}"))
+}
+
+/// Reads the pid the stopper fixture writes to `fifo`, waits for its group-stop and sends
+/// SIGCONT.
+fn stop_then_continue(fifo: &Path, tracer: Option<i32>) {
+    let pid: i32 = std::fs::read_to_string(fifo)
+        .expect("the fixture's pid")
+        .trim()
+        .parse()
+        .expect("a pid");
+    let seen = group_stopped(pid, tracer);
+    kill(Pid::from_raw(pid), Signal::SIGCONT).expect("SIGCONT");
+    if let Err(why) = seen {
+        panic!("the target's SIGSTOP did not stop it: {why}");
+    }
+}
+
+/// A SIGSTOP the target raises stops it under ldcost as it does in a plain run, until a
+/// SIGCONT (its handler runs), and the run reports the stop.
+#[test]
+fn sigstop_raised_by_the_target_stops_it_until_sigcont() {
+    const NAME: &str = "sigstop_raised_by_the_target_stops_it_until_sigcont";
+    if !tools(NAME, &["cc", "ldd", "readelf"]) {
+        return;
+    }
+    let mut case = Case::new();
+    let exe = case.build("stopper", STOPPER, &[]);
+    let fifo = case.dir().join("ready");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).expect("mkfifo");
+    // The plain run: what the target sees untraced.
+    let plain = Spawned::start(exe.as_os_str(), &[fifo.clone().into()]);
+    stop_then_continue(&fifo, None);
+    let plain = plain.wait(HANG);
+    assert_eq!(plain.code, Some(0), "{}", plain.stderr);
+    let seen = plain.stdout_text();
+    assert_eq!(seen.trim(), "resumed continued=1");
+    // Under ldcost: one traced run, whose output is shown.
+    let json = case.dir().join("out.json");
+    let mut args = os(&[
+        "profile",
+        "-n",
+        "1",
+        "--warmup",
+        "0",
+        "--no-ld-debug",
+        "--no-follow",
+        "--no-reference",
+        "--json",
+    ]);
+    args.push(json.clone().into());
+    args.push(exe.clone().into());
+    args.push(fifo.clone().into());
+    let ldc = Spawned::start(OsStr::new(BIN), &args);
+    stop_then_continue(&fifo, Some(ldc.pid));
+    let out = ldc.wait(HANG);
+    assert_eq!(out.code, Some(0), "stderr:\n{}", out.stderr);
+    let text = out.stdout_text();
+    assert!(text.lines().any(|l| l == seen.trim()), "{text}");
+    assert!(text.contains("waited for SIGCONT"), "{text}");
+    let p = read_profile(&json);
+    assert_eq!(p.raw.len(), 1);
+    assert_eq!(p.raw[0].group_stops, 1);
+    assert_eq!(p.endings, vec![Ending::Exited(0)]);
+    case.finish();
+}

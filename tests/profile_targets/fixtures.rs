@@ -198,3 +198,24 @@ int main(int argc, char **argv) {
     return 0;
 }
 "#;
+
+/// `READY`: writes its pid to READY (a FIFO), stops itself with SIGSTOP, and once resumed
+/// prints whether its SIGCONT handler ran before raise() returned (the resumption came from a
+/// SIGCONT, not from a stop that never happened).
+pub(crate) const STOPPER: &str = r#"#include <signal.h>
+#include <stdio.h>
+#include <unistd.h>
+static volatile sig_atomic_t continued = 0;
+static void on_cont(int s) { (void)s; continued = 1; }
+int main(int argc, char **argv) {
+    if (argc != 2) return 2;
+    signal(SIGCONT, on_cont);
+    FILE *r = fopen(argv[1], "w");
+    if (!r) return 2;
+    fprintf(r, "%d\n", (int)getpid());
+    fclose(r);
+    raise(SIGSTOP);
+    printf("resumed continued=%d\n", (int)continued);
+    return 0;
+}
+"#;
