@@ -15,7 +15,7 @@ fn ms(s: &Option<Summary>) -> String {
         .unwrap_or_else(|| "n/a".into())
 }
 
-/// A total of one kind of run in ms, or "not measured (why)" when every run of that kind was
+/// A total of one kind of run, "0.351 ms", or "not measured (why)" when every run of that kind was
 /// left out: never a number made of runs that did not end.
 fn reference_ms(p: &ProfileSection, s: &Option<Summary>, kind: Instrumentation) -> String {
     let lost: Vec<String> = p
@@ -26,7 +26,7 @@ fn reference_ms(p: &ProfileSection, s: &Option<Summary>, kind: Instrumentation) 
         .collect();
     match s {
         None if !lost.is_empty() => format!("not measured ({})", lost.join("; ")),
-        _ => ms(s),
+        _ => format!("{} ms", ms(s)),
     }
 }
 
@@ -378,14 +378,14 @@ pub fn profile(p: &ProfileSection) -> String {
     } else {
         let _ = writeln!(
             s,
-            "  without ptrace {} ms; boundaries only {} ms; per object {} ms ({:.0} ptrace stops{})",
+            "  without ptrace {}; boundaries only {}; per object {} ({:.0} ptrace stops{})",
             reference_ms(p, &o.uninstrumented_ns, Instrumentation::None),
             reference_ms(p, &o.coarse_ns, Instrumentation::Coarse),
             reference_ms(p, &o.per_object_ns, Instrumentation::PerObject),
-        o.per_object_stops,
-        o.ns_per_stop
-            .map(|n| format!(", about {:.1} µs each", n / 1e3))
-            .unwrap_or_default()
+            o.per_object_stops,
+            o.ns_per_stop
+                .map(|n| format!(", about {:.1} µs each", n / 1e3))
+                .unwrap_or_default()
         );
     }
     let within = |a: f64| {
