@@ -770,7 +770,7 @@ impl<'a> StartupRun<'a> {
 /// Whether a stop with a stop signal is a group-stop (the signal took effect: the target is
 /// stopped as it would be untraced) rather than the signal's delivery stop, where the tracer
 /// chooses whether to deliver it: PTRACE_GETSIGINFO fails with EINVAL only in a group-stop.
-fn is_group_stop(pid: Pid, sig: Signal) -> bool {
+pub(super) fn is_group_stop(pid: Pid, sig: Signal) -> bool {
     matches!(
         sig,
         Signal::SIGSTOP | Signal::SIGTSTP | Signal::SIGTTIN | Signal::SIGTTOU
@@ -779,7 +779,7 @@ fn is_group_stop(pid: Pid, sig: Signal) -> bool {
 
 /// Whether a SIGCONT is pending for the process (its shared or its thread's pending set, in
 /// /proc/PID/status): under ptrace an ignored signal is still queued, so it shows there.
-fn sigcont_pending(pid: Pid) -> bool {
+pub(super) fn sigcont_pending(pid: Pid) -> bool {
     let bit = 1u64 << (Signal::SIGCONT as u32 - 1);
     std::fs::read_to_string(format!("/proc/{pid}/status")).is_ok_and(|s| {
         s.lines()

@@ -419,7 +419,8 @@ fn stop_then_continue(fifo: &Path, tracer: Option<i32>) {
 }
 
 /// A SIGSTOP the target raises stops it under ldcost as it does in a plain run, until a
-/// SIGCONT (its handler runs), and the run reports the stop.
+/// SIGCONT (its handler runs), in the exec-chain discovery run and in the measured run, and the
+/// measured run reports the stop.
 #[test]
 fn sigstop_raised_by_the_target_stops_it_until_sigcont() {
     const NAME: &str = "sigstop_raised_by_the_target_stops_it_until_sigcont";
@@ -437,7 +438,7 @@ fn sigstop_raised_by_the_target_stops_it_until_sigcont() {
     assert_eq!(plain.code, Some(0), "{}", plain.stderr);
     let seen = plain.stdout_text();
     assert_eq!(seen.trim(), "resumed continued=1");
-    // Under ldcost: one traced run, whose output is shown.
+    // Under ldcost: the exec-chain discovery run, then one traced run, whose output is shown.
     let json = case.dir().join("out.json");
     let mut args = os(&[
         "profile",
@@ -446,7 +447,6 @@ fn sigstop_raised_by_the_target_stops_it_until_sigcont() {
         "--warmup",
         "0",
         "--no-ld-debug",
-        "--no-follow",
         "--no-reference",
         "--json",
     ]);
@@ -454,6 +454,7 @@ fn sigstop_raised_by_the_target_stops_it_until_sigcont() {
     args.push(exe.clone().into());
     args.push(fifo.clone().into());
     let ldc = Spawned::start(OsStr::new(BIN), &args);
+    stop_then_continue(&fifo, Some(ldc.pid));
     stop_then_continue(&fifo, Some(ldc.pid));
     let out = ldc.wait(HANG);
     assert_eq!(out.code, Some(0), "stderr:\n{}", out.stderr);
