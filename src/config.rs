@@ -131,6 +131,9 @@ impl ProfileRun {
                     env_remove: Vec::new(),
                     // With `--json -` the target must not write into the JSON stream.
                     quiet: a.quiet_target || !text,
+                    // The first measured run reads ldcost's standard input; every other run
+                    // gets /dev/null (ProfileConfig::later_command).
+                    no_stdin: false,
                     // Set by `profile` once the exec chain is known (unless --no-follow).
                     follow: None,
                 },

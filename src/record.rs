@@ -244,6 +244,16 @@ pub struct Run {
     /// recordings, a run whose death was not seen as a zombie, or without schedstat.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exit_uncounted_ns: Option<u64>,
+    /// How many times the target entered a group-stop (SIGSTOP, SIGTSTP, SIGTTIN, SIGTTOU)
+    /// and stayed stopped until SIGCONT, as it does untraced; the stopped time is in no
+    /// phase's CPU, and in the wall time of the phase it stopped in. 0 (not written) when it
+    /// never stopped, and in untraced runs, which are not watched.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub group_stops: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Where a run's CPU-feature detection phase ([`Phase::CpuFeatures`]) was cut, or why not.

@@ -383,10 +383,14 @@ fn profile_inner(
         doc.machine = Some(crate::record::Machine::current());
         report::write_json(&doc, path)?;
     }
-    if let Some(sig) = killed {
-        eprintln!(
+    match killed {
+        Some(9) => eprintln!(
+            "ldcost: warning: the target was killed by signal 9 (SIGKILL) in a run; that run is left out, the figures are from the other runs"
+        ),
+        Some(sig) => eprintln!(
             "ldcost: warning: the target was killed by signal {sig} in a run; that run's later phases are missing"
-        );
+        ),
+        None => {}
     }
     if timed_out {
         eprintln!("ldcost: warning: the target ran past --timeout and was killed; phases after that point are missing");

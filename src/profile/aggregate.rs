@@ -28,13 +28,14 @@ pub fn aggregate(
     ld_debug: Option<LdDebugStatistics>,
     counters: BTreeMap<String, crate::perf::Availability>,
 ) -> ProfileSection {
+    let left_out = left_out(&raw);
     let measured: Vec<&Run> = raw
         .iter()
-        .filter(|r| r.instrumentation == Instrumentation::PerObject)
+        .filter(|r| r.instrumentation == Instrumentation::PerObject && lost(r).is_none())
         .collect();
     let totals = |inst: Instrumentation| -> Vec<f64> {
         raw.iter()
-            .filter(|r| r.instrumentation == inst)
+            .filter(|r| r.instrumentation == inst && lost(r).is_none())
             .filter_map(|r| ns(&r.total))
             .collect()
     };
@@ -47,6 +48,7 @@ pub fn aggregate(
     // shown beside the in-run figure, and the fallback for recordings without replays.
     let points: Vec<(f64, f64)> = raw
         .iter()
+        .filter(|r| lost(r).is_none())
         .filter_map(|r| ns(&r.total).map(|t| (r.stops as f64, t)))
         .collect();
     let ns_per_stop_slope = slope(&points).map(|c| c.max(0.0));
@@ -174,7 +176,13 @@ pub fn aggregate(
         prediction: None,
         followed: Vec::new(),
         pinned_cpu: None,
-        endings: measured.iter().map(|r| r.ending).collect(),
+        // Every measured run's ending, the ones left out too (the report says why).
+        endings: raw
+            .iter()
+            .filter(|r| r.instrumentation == Instrumentation::PerObject)
+            .map(|r| r.ending)
+            .collect(),
+        left_out,
         children_task_clock_ns: summarize(
             &measured
                 .iter()
@@ -206,6 +214,44 @@ pub fn aggregate(
         cpu_features_note: None,
         folded: Vec::new(),
     }
+}
+
+/// Why run `r` is left out of the statistics, or None when it counts. A run that did not
+/// end as the program ends it measured less than the program's work: killed by SIGKILL
+/// (which only comes from outside: a program cannot catch it, and does not raise it to end)
+/// or, for a reference run, by `--timeout` (its total stops at the kill). A per-object run
+/// cut by `--timeout` keeps the phases it completed: each is whole, cut at its own stops
+/// (the run's ending says where it stopped, and the exit code is 9).
+pub fn lost(r: &Run) -> Option<&'static str> {
+    match r.ending {
+        Ending::Killed(9) => Some("killed by SIGKILL"),
+        Ending::TimedOut if r.instrumentation != Instrumentation::PerObject => Some("timed out"),
+        _ => None,
+    }
+}
+
+/// The runs left out ([`lost`]), counted by kind and reason, in the order first met.
+pub fn left_out(raw: &[Run]) -> Vec<LeftOut> {
+    let mut out: Vec<LeftOut> = Vec::new();
+    for r in raw {
+        let Some(why) = lost(r) else { continue };
+        match out
+            .iter_mut()
+            .find(|l| l.instrumentation == r.instrumentation && l.why == why)
+        {
+            Some(l) => l.count += 1,
+            None => out.push(LeftOut {
+                instrumentation: r.instrumentation,
+                why: why.into(),
+                count: 1,
+                of: raw
+                    .iter()
+                    .filter(|o| o.instrumentation == r.instrumentation)
+                    .count(),
+            }),
+        }
+    }
+    out
 }
 
 /// The CPU cost of one ptrace stop to run `r`, as its segments are corrected: the median of
@@ -251,12 +297,12 @@ pub(super) fn slope(points: &[(f64, f64)]) -> Option<f64> {
 pub fn cpu_per_exec(raw: &[Run]) -> Vec<f64> {
     let exits: Vec<f64> = raw
         .iter()
-        .filter(|r| r.instrumentation == Instrumentation::PerObject)
+        .filter(|r| r.instrumentation == Instrumentation::PerObject && lost(r).is_none())
         .filter_map(|r| r.exit_uncounted_ns.map(|e| e as f64))
         .collect();
     let exit = crate::stats::median(&exits).unwrap_or(0.0);
     raw.iter()
-        .filter(|r| r.instrumentation == Instrumentation::None)
+        .filter(|r| r.instrumentation == Instrumentation::None && lost(r).is_none())
         .filter_map(|r| {
             Some(ns(&r.total)? + r.children.as_ref().and_then(ns).unwrap_or(0.0) + exit)
         })

@@ -26,7 +26,7 @@ mod ld_debug;
 pub mod phase_weighted;
 mod sampled;
 
-pub use aggregate::{aggregate, corrected, cpu_per_exec, per_stop_ns, phase_cpu};
+pub use aggregate::{aggregate, corrected, cpu_per_exec, left_out, lost, per_stop_ns, phase_cpu};
 use ld_debug::ld_debug_statistics;
 pub use ld_debug::parse_ld_debug;
 pub(crate) use sampled::{sampled_runs, SampledRuns};
@@ -56,11 +56,13 @@ pub struct ProfileConfig {
 }
 
 impl ProfileConfig {
-    /// The command of a run whose output is not shown (every run but the first measured one,
-    /// unless `--show-output`).
+    /// The command of every run but the first measured one: its output is not shown (unless
+    /// `--show-output`) and its standard input is /dev/null, so the first measured run (whose
+    /// output is shown) reads ldcost's standard input whole, however many runs come first.
     pub fn later_command(&self) -> Command {
         Command {
             quiet: self.command.quiet || !self.show_output,
+            no_stdin: true,
             ..self.command.clone()
         }
     }
@@ -102,6 +104,33 @@ impl PhaseStat {
         self.share > Self::WIDE_MIN_SHARE
             && m > 0.0
             && (s.ci95.0 < m * (1.0 - h) || s.ci95.1 > m * (1.0 + h))
+    }
+}
+
+/// Runs of one kind left out of the statistics, and why ([`aggregate::lost`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LeftOut {
+    pub instrumentation: Instrumentation,
+    /// "killed by SIGKILL" or "timed out".
+    pub why: String,
+    pub count: usize,
+    /// How many runs of that kind there were.
+    pub of: usize,
+}
+
+impl LeftOut {
+    /// "2 of 5 uninstrumented runs timed out: left out".
+    pub fn describe(&self) -> String {
+        let kind = match self.instrumentation {
+            Instrumentation::None => "uninstrumented",
+            Instrumentation::Coarse => "boundaries-only",
+            Instrumentation::PerObject => "measured",
+        };
+        let s = if self.of == 1 { "" } else { "s" };
+        format!(
+            "{} of {} {kind} run{s} {}: left out",
+            self.count, self.of, self.why
+        )
     }
 }
 
@@ -169,6 +198,11 @@ pub struct ProfileSection {
     pub prediction: Option<Prediction>,
     /// How the measured runs ended (the target's exit status or signal).
     pub endings: Vec<Ending>,
+    /// Runs left out of the statistics because they did not end as the program ends them
+    /// (killed by SIGKILL, or a reference run by `--timeout`), by kind and reason; empty when
+    /// every run counts.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_out: Vec<LeftOut>,
     /// CPU time of threads and child processes, counted apart (median over runs).
     pub children_task_clock_ns: Option<Summary>,
     /// The target's exit teardown that its per-task counters do not see (median over the
@@ -221,9 +255,11 @@ pub struct ProfileSection {
 pub fn with_chain(cfg: &ProfileConfig) -> Result<ProfileConfig, RunError> {
     let mut out = cfg.clone();
     if cfg.follow && cfg.chain.is_none() {
-        // Not a run of the document: its output is never shown (not even --show-output).
+        // Not a run of the document: its output is never shown (not even --show-output), and
+        // it reads no input (the first measured run reads ldcost's).
         let quiet = Command {
             quiet: true,
+            no_stdin: true,
             ..cfg.command.clone()
         };
         let chain = crate::trace::follow::discover(&quiet, cfg.timeout)?;
@@ -304,7 +340,12 @@ pub fn profile(cfg: &ProfileConfig) -> Result<ProfileSection, RunError> {
                 run_uninstrumented(&later, cfg.timeout)
             })?);
         }
-        if crate::trace::interrupted() || raw.iter().any(|r| r.ending == Ending::TimedOut) {
+        // A measured run past --timeout ends the measurement (the next would time out too);
+        // a reference run past it is left out and counted (aggregate::lost).
+        let measured_timed_out = raw.iter().any(|r| {
+            r.ending == Ending::TimedOut && r.instrumentation == Instrumentation::PerObject
+        });
+        if crate::trace::interrupted() || measured_timed_out {
             break;
         }
     }

@@ -65,3 +65,100 @@ fn counters_are_written_as_objects_and_old_strings_still_read() {
     let back: Doc = serde_json::from_str(old).unwrap();
     assert_eq!(back.counters, doc.counters);
 }
+
+/// A run of `instrumentation` with total task-clock `total_ns` that ended as `ending` (the
+/// recording's encoding), one kernel-exec segment when per-object.
+fn ended(instrumentation: &str, total_ns: u64, ending: serde_json::Value) -> Run {
+    let snap = serde_json::json!({"task_clock_ns": total_ns, "page_faults": 0});
+    let segments = if instrumentation == "per-object" {
+        serde_json::json!([{"phase": "kernel-exec", "object": null, "wall_ns": total_ns,
+            "counters": snap, "stops": 0}])
+    } else {
+        serde_json::json!([])
+    };
+    serde_json::from_value(serde_json::json!({
+        "instrumentation": instrumentation, "segments": segments, "total": snap,
+        "wall_ns": total_ns, "ending": ending, "stops": 0, "children": null,
+    }))
+    .expect("a run document")
+}
+
+#[test]
+fn runs_that_did_not_end_are_left_out_counted_and_never_a_figure() {
+    let exited = serde_json::json!({"how": "exited", "value": 0});
+    let sigkill = serde_json::json!({"how": "killed", "value": 9});
+    let segv = serde_json::json!({"how": "killed", "value": 11});
+    let timed_out = serde_json::json!({"how": "timed-out"});
+    let raw = vec![
+        ended("per-object", 400, exited.clone()),
+        ended("per-object", 9_000, sigkill.clone()),
+        // The program's own crash is how it ends: it counts.
+        ended("per-object", 500, segv),
+        // A measured run past --timeout keeps its completed phases.
+        ended("per-object", 600, timed_out.clone()),
+        ended("coarse", 7_000, timed_out.clone()),
+        ended("none", 300, exited),
+        ended("none", 8_000, timed_out.clone()),
+        ended("none", 9_000, sigkill),
+    ];
+    let kept: Vec<bool> = raw.iter().map(|r| lost(r).is_none()).collect();
+    assert_eq!(kept, [true, false, true, true, false, true, false, false]);
+    let l = left_out(&raw);
+    let described: Vec<String> = l.iter().map(LeftOut::describe).collect();
+    assert_eq!(
+        described,
+        [
+            "1 of 4 measured runs killed by SIGKILL: left out",
+            "1 of 1 boundaries-only run timed out: left out",
+            "1 of 3 uninstrumented runs timed out: left out",
+            "1 of 3 uninstrumented runs killed by SIGKILL: left out",
+        ]
+    );
+    // Only the uninstrumented run that ended is a CPU per exec.
+    assert_eq!(cpu_per_exec(&raw), vec![300.0]);
+    let cfg = ProfileConfig {
+        command: Command {
+            program: "/bin/true".into(),
+            args: Vec::new(),
+            env: Vec::new(),
+            env_remove: Vec::new(),
+            quiet: true,
+            no_stdin: true,
+            follow: None,
+        },
+        runs: 4,
+        warmup: 0,
+        timeout: None,
+        debug_roots: Vec::new(),
+        reference: true,
+        ld_debug: false,
+        sample: None,
+        sample_runs: 0,
+        show_output: false,
+        follow: false,
+        chain: None,
+    };
+    let s = aggregate(&cfg, Detail::Static, raw, None, BTreeMap::new());
+    assert_eq!(s.runs, 3);
+    assert_eq!(
+        s.overhead.uninstrumented_ns.as_ref().map(|u| u.median),
+        Some(300.0)
+    );
+    assert_eq!(s.overhead.coarse_ns, None);
+    assert_eq!(
+        s.endings.len(),
+        4,
+        "every measured run's ending is reported"
+    );
+    let text = crate::report::profile_report(Some(&s), None);
+    assert!(
+        text.contains(
+            "without ptrace 0.000 ms; boundaries only not measured (1 of 1 boundaries-only run timed out: left out); per object "
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("1 of 4 measured runs killed by SIGKILL: left out"),
+        "{text}"
+    );
+}

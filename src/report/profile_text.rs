@@ -7,12 +7,27 @@ use comfy_table::{presets, CellAlignment, ContentArrangement, Table};
 
 use crate::attribute::stats::Summary;
 use crate::profile::ProfileSection;
-use crate::record::{Detail, Phase};
+use crate::record::{Detail, Instrumentation, Phase};
 
 fn ms(s: &Option<Summary>) -> String {
     s.as_ref()
         .map(|s| format!("{:.3}", s.median / 1e6))
         .unwrap_or_else(|| "n/a".into())
+}
+
+/// A total of one kind of run, "0.351 ms", or "not measured (why)" when every run of that kind was
+/// left out: never a number made of runs that did not end.
+fn reference_ms(p: &ProfileSection, s: &Option<Summary>, kind: Instrumentation) -> String {
+    let lost: Vec<String> = p
+        .left_out
+        .iter()
+        .filter(|l| l.instrumentation == kind)
+        .map(|l| l.describe())
+        .collect();
+    match s {
+        None if !lost.is_empty() => format!("not measured ({})", lost.join("; ")),
+        _ => format!("{} ms", ms(s)),
+    }
 }
 
 /// A median's 95% interval, or why there is none: one run gives no interval (its bootstrap
@@ -69,6 +84,24 @@ pub fn profile(p: &ProfileSection) -> String {
     let mut endings: Vec<String> = p.endings.iter().map(|e| e.describe()).collect();
     endings.dedup();
     let _ = writeln!(s, "target: {}", endings.join("; "));
+    for l in &p.left_out {
+        let _ = writeln!(s, "{}", l.describe());
+    }
+    let stops: u64 = p.raw.iter().map(|r| r.group_stops).sum();
+    if stops > 0 {
+        let _ = writeln!(
+            s,
+            "the target stopped itself or was stopped (SIGSTOP, SIGTSTP, ...) {stops} time{} and waited for SIGCONT, as it does untraced: the stopped time is in no phase's CPU",
+            if stops == 1 { "" } else { "s" }
+        );
+    }
+    if p.runs == 0 {
+        let _ = writeln!(
+            s,
+            "phases: {}",
+            reference_ms(p, &None, Instrumentation::PerObject)
+        );
+    }
     let _ = writeln!(
         s,
         "detail: {}",
@@ -345,14 +378,14 @@ pub fn profile(p: &ProfileSection) -> String {
     } else {
         let _ = writeln!(
             s,
-            "  without ptrace {} ms; boundaries only {} ms; per object {} ms ({:.0} ptrace stops{})",
-            ms(&o.uninstrumented_ns),
-        ms(&o.coarse_ns),
-        ms(&o.per_object_ns),
-        o.per_object_stops,
-        o.ns_per_stop
-            .map(|n| format!(", about {:.1} µs each", n / 1e3))
-            .unwrap_or_default()
+            "  without ptrace {}; boundaries only {}; per object {} ({:.0} ptrace stops{})",
+            reference_ms(p, &o.uninstrumented_ns, Instrumentation::None),
+            reference_ms(p, &o.coarse_ns, Instrumentation::Coarse),
+            reference_ms(p, &o.per_object_ns, Instrumentation::PerObject),
+            o.per_object_stops,
+            o.ns_per_stop
+                .map(|n| format!(", about {:.1} µs each", n / 1e3))
+                .unwrap_or_default()
         );
     }
     let within = |a: f64| {

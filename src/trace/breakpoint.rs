@@ -346,6 +346,7 @@ mod tests {
             env: Vec::new(),
             env_remove: Vec::new(),
             quiet: true,
+            no_stdin: true,
             follow: None,
         };
         let mut t = match launch(&cmd) {

@@ -98,11 +98,35 @@ pub fn discover(cmd: &Command, timeout: Option<Duration>) -> Result<Vec<ExecImag
     t.run_to_exec()?;
     let mut chain = vec![image(pid)];
     ptrace::cont(pid, None).map_err(|e| t.lost(format!("PTRACE_CONT: {e}")))?;
+    // In a group-stop (SIGSTOP and the like): left stopped until a SIGCONT is pending, as
+    // the measured runs do (startup::wait_next says why it is looked for).
+    let mut group_stopped = false;
     loop {
-        match waitpid(pid, Some(WaitPidFlag::__WALL)) {
+        let waited = if group_stopped {
+            match waitpid(pid, Some(WaitPidFlag::__WALL | WaitPidFlag::WNOHANG)) {
+                Ok(WaitStatus::StillAlive) => {
+                    if crate::trace::interrupted() {
+                        t.kill();
+                        return Err(TraceError::Interrupted);
+                    }
+                    if super::startup::sigcont_pending(pid) {
+                        group_stopped = false;
+                        let _ = ptrace::cont(pid, None);
+                    } else {
+                        std::thread::sleep(std::time::Duration::from_millis(5));
+                    }
+                    continue;
+                }
+                w => w,
+            }
+        } else {
+            waitpid(pid, Some(WaitPidFlag::__WALL))
+        };
+        match waited {
             Ok(WaitStatus::PtraceEvent(_, _, ev))
                 if ev == ptrace::Event::PTRACE_EVENT_EXEC as i32 =>
             {
+                super::launch::refuse_set_id_image(pid)?;
                 chain.push(image(pid));
                 let _ = ptrace::cont(pid, None);
             }
@@ -112,6 +136,9 @@ pub fn discover(cmd: &Command, timeout: Option<Duration>) -> Result<Vec<ExecImag
                 t.reaped();
                 drop(watchdog);
                 return Ok(chain);
+            }
+            Ok(WaitStatus::Stopped(_, sig)) if super::startup::is_group_stop(pid, sig) => {
+                group_stopped = true;
             }
             // No breakpoint is planted: every signal is the program's.
             Ok(WaitStatus::Stopped(_, sig)) => {

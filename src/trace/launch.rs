@@ -174,6 +174,9 @@ pub struct Command {
     pub env_remove: Vec<String>,
     /// Send the target's stdout and stderr to /dev/null.
     pub quiet: bool,
+    /// Give the target /dev/null as its standard input instead of ldcost's: a run whose
+    /// output is not shown must not read the input meant for the run that is.
+    pub no_stdin: bool,
     /// Follow the exec chain: the run starts at the final image's execve, the wrappers before
     /// it run through ([`crate::trace::follow`]); `None`: the first image is measured.
     pub follow: Option<super::follow::FollowTo>,
@@ -205,6 +208,21 @@ pub fn preflight(program: &Path) -> Result<(), TraceError> {
     Ok(())
 }
 
+/// Refuses a set-user-ID or set-group-ID image at its PTRACE_EVENT_EXEC stop: the program as
+/// given may be a wrapper (`#!/bin/sh` + `exec ./prog`) whose exec reaches one, which under
+/// ptrace runs without those privileges, as [`preflight`] says of one given directly. The
+/// image is /proc/PID/exe, the file the kernel exec'd; one that cannot be read is not refused.
+pub(crate) fn refuse_set_id_image(pid: Pid) -> Result<(), TraceError> {
+    use std::os::unix::fs::PermissionsExt;
+    let exe = format!("/proc/{pid}/exe");
+    match std::fs::metadata(&exe) {
+        Ok(m) if m.permissions().mode() & 0o6000 != 0 => Err(TraceError::Setuid {
+            path: std::fs::read_link(&exe).unwrap_or_else(|_| exe.into()),
+        }),
+        _ => Ok(()),
+    }
+}
+
 fn cstring(s: &OsStr) -> CString {
     CString::new(s.as_bytes()).unwrap_or_else(|_| CString::from(c"?"))
 }
@@ -219,6 +237,8 @@ struct ChildData {
     argv_ptrs: Vec<*const nix::libc::c_char>,
     env_ptrs: Vec<*const nix::libc::c_char>,
     devnull: Option<CString>,
+    /// /dev/null for standard input ([`Command::no_stdin`]).
+    stdin_null: Option<CString>,
     /// The write end of the close-on-exec error pipe.
     err_fd: RawFd,
     /// The child's stack (it cannot use ours: we keep running).
@@ -283,23 +303,37 @@ extern "C" fn child_main(arg: *mut nix::libc::c_void) -> nix::libc::c_int {
         if raw_syscall(SYS_ptrace, [nix::libc::PTRACE_TRACEME as usize, 0, 0, 0]) < 0 {
             report(Errno::EPERM as i32);
         }
-        if let Some(dn) = &d.devnull {
+        // /dev/null opened close-on-exec and dup3'd (which clears the flag on the copy) onto
+        // the standard fds: the target gets 0, 1 and 2 and no extra descriptor. Should the
+        // open itself land on a standard fd (one was closed), the flag is cleared there.
+        let onto = |path: &CString, flags: i32, fds: &[usize]| {
             let fd = raw_syscall(
                 SYS_openat,
                 [
                     nix::libc::AT_FDCWD as usize,
-                    dn.as_ptr() as usize,
-                    nix::libc::O_WRONLY as usize,
+                    path.as_ptr() as usize,
+                    (flags | nix::libc::O_CLOEXEC) as usize,
                     0,
                 ],
             );
             if fd >= 0 {
-                for to in [1usize, 2] {
-                    if fd as usize != to {
+                for &to in fds {
+                    if fd as usize == to {
+                        raw_syscall(
+                            nix::libc::SYS_fcntl,
+                            [to, nix::libc::F_SETFD as usize, 0, 0],
+                        );
+                    } else {
                         raw_syscall(nix::libc::SYS_dup3, [fd as usize, to, 0, 0]);
                     }
                 }
             }
+        };
+        if let Some(dn) = &d.stdin_null {
+            onto(dn, nix::libc::O_RDONLY, &[0]);
+        }
+        if let Some(dn) = &d.devnull {
+            onto(dn, nix::libc::O_WRONLY, &[1, 2]);
         }
         // The signal state a program gets from a shell or std::process::Command: SIGPIPE at
         // its default (Rust's runtime ignores it in ldcost, and an ignored disposition
@@ -389,6 +423,7 @@ pub fn launch(cmd: &Command) -> Result<Tracee, TraceError> {
         _argv: argv,
         _env: env,
         devnull,
+        stdin_null: cmd.no_stdin.then(|| CString::from(c"/dev/null")),
         err_fd: wr.as_raw_fd(),
         stack: vec![0u8; CHILD_STACK],
     });
@@ -535,7 +570,7 @@ impl Tracee {
                     self.exec_err = None;
                     // The child has its own address space now.
                     self.child_data = None;
-                    return Ok(());
+                    return refuse_set_id_image(self.pid);
                 }
                 Ok(WaitStatus::PtraceEvent(_, _, ev))
                     if ev == ptrace::Event::PTRACE_EVENT_EXIT as i32 =>

@@ -128,3 +128,94 @@ int main(int argc, char **argv) {
     return 127;
 }
 "#;
+
+/// `NTH COUNT READY MODE`: appends a byte to COUNT (so it knows which of ldcost's runs it is);
+/// every run exits 0 at once but the NTH: that one writes its pid to READY (a FIFO the test
+/// blocks on, so no sleep is needed) and then, MODE `storm`, raises SIGWINCH forever (a traced
+/// run spends its life in signal-delivery stops, where the test's SIGKILL finds it), or MODE
+/// `sleep`, sleeps 300 s (past any short --timeout).
+pub(crate) const NTH_RUN: &str = r#"#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+    if (argc != 5) return 2;
+    int fd = open(argv[2], O_WRONLY | O_APPEND | O_CREAT, 0600);
+    if (fd < 0 || write(fd, "x", 1) != 1) return 2;
+    close(fd);
+    struct stat st;
+    if (stat(argv[2], &st) != 0) return 2;
+    if (st.st_size != atol(argv[1])) return 0;
+    FILE *r = fopen(argv[3], "w");
+    if (!r) return 2;
+    fprintf(r, "%d\n", (int)getpid());
+    fclose(r);
+    if (strcmp(argv[4], "storm") == 0) for (;;) raise(SIGWINCH);
+    sleep(300);
+    return 0;
+}
+"#;
+
+/// `OUT`: reads its standard input to the end, counting lines, lists its open descriptors
+/// (/proc/self/fd, less the directory's own), and appends `lines=N fds=A,B,...` to OUT (every
+/// run's observation, shown or not) and prints it.
+pub(crate) const OBSERVER: &str = r#"#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+int main(int argc, char **argv) {
+    if (argc != 2) return 2;
+    int lines = 0, c;
+    while ((c = getchar()) != EOF) if (c == '\n') lines++;
+    char seen[512] = "";
+    DIR *d = opendir("/proc/self/fd");
+    if (!d) return 2;
+    int own = dirfd(d);
+    int fds[64], n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) && n < 64) {
+        if (e->d_name[0] == '.') continue;
+        int fd = atoi(e->d_name);
+        if (fd != own) fds[n++] = fd;
+    }
+    closedir(d);
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++)
+            if (fds[j] < fds[i]) { int t = fds[i]; fds[i] = fds[j]; fds[j] = t; }
+    for (int i = 0; i < n; i++) {
+        char b[16];
+        snprintf(b, sizeof b, i ? ",%d" : "%d", fds[i]);
+        strcat(seen, b);
+    }
+    FILE *o = fopen(argv[1], "a");
+    if (!o) return 2;
+    fprintf(o, "lines=%d fds=%s\n", lines, seen);
+    fclose(o);
+    printf("lines=%d fds=%s\n", lines, seen);
+    return 0;
+}
+"#;
+
+/// `READY`: writes its pid to READY (a FIFO), stops itself with SIGSTOP, and once resumed
+/// prints whether its SIGCONT handler ran before raise() returned (the resumption came from a
+/// SIGCONT, not from a stop that never happened).
+pub(crate) const STOPPER: &str = r#"#include <signal.h>
+#include <stdio.h>
+#include <unistd.h>
+static volatile sig_atomic_t continued = 0;
+static void on_cont(int s) { (void)s; continued = 1; }
+int main(int argc, char **argv) {
+    if (argc != 2) return 2;
+    signal(SIGCONT, on_cont);
+    FILE *r = fopen(argv[1], "w");
+    if (!r) return 2;
+    fprintf(r, "%d\n", (int)getpid());
+    fclose(r);
+    raise(SIGSTOP);
+    printf("resumed continued=%d\n", (int)continued);
+    return 0;
+}
+"#;

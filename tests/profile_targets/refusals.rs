@@ -164,3 +164,93 @@ fn perf_refused_to_an_unprivileged_user() {
     }
     case.finish();
 }
+
+/// A directory `nobody` can reach (every ancestor searchable by others), removed on drop; None
+/// when the temporary directory's own ancestors keep others out (a 0700 TMPDIR).
+fn reachable_by_nobody() -> Option<tempfile::TempDir> {
+    let d = tempfile::tempdir().ok()?;
+    std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o755)).ok()?;
+    let open = d
+        .path()
+        .ancestors()
+        .skip(1)
+        .all(|a| std::fs::metadata(a).is_ok_and(|m| m.permissions().mode() & 0o001 != 0));
+    open.then_some(d)
+}
+
+/// A set-user-ID program reached through a `#!/bin/sh` wrapper that execs it is refused as
+/// the same program given directly is (exit 8, naming it), with and without --no-follow, as
+/// root and as nobody; the same wrapper around a copy without the bit is measured.
+#[test]
+fn setuid_program_behind_a_wrapper_is_refused() {
+    const NAME: &str = "setuid_program_behind_a_wrapper_is_refused";
+    let case = Case::new();
+    let Some(dir) = reachable_by_nobody() else {
+        return skip(
+            NAME,
+            "the temporary directory's ancestors are closed to others",
+        );
+    };
+    let d = dir.path().canonicalize().expect("canonical dir");
+    let copy = |from: &str, name: &str, mode: u32| {
+        let p = d.join(name);
+        std::fs::copy(from, &p).expect("copy");
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).expect("chmod");
+        p
+    };
+    let suid = copy("/bin/true", "ldcpt-suid", 0o4755);
+    let plain = copy("/bin/true", "ldcpt-plain", 0o755);
+    let ldc = copy(BIN, "ldcost", 0o755);
+    let wrap = |name: &str, prog: &Path| {
+        let p = write(&d, name, &format!("#!/bin/sh\nexec {}\n", prog.display()));
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        p
+    };
+    let to_suid = wrap("ldcpt-wrap-suid", &suid);
+    let to_plain = wrap("ldcpt-wrap-plain", &plain);
+    let run = |user: Option<&str>, extra: &[&str], target: &Path| {
+        let mut args: Vec<OsString> = Vec::new();
+        let program = match user {
+            Some(u) => {
+                args.extend(os(&["--reuid", u, "--regid", "nogroup", "--clear-groups"]));
+                args.push(ldc.clone().into());
+                OsString::from("setpriv")
+            }
+            None => ldc.clone().into(),
+        };
+        args.extend(quick_profile_args(extra));
+        args.extend(os(&["--json", "-"]));
+        args.push(target.into());
+        Spawned::start(&program, &args).wait(HANG)
+    };
+    let suid_name = suid.display().to_string();
+    let refused = |out: &Finished, how: &str| {
+        assert_error(out, 8, &suid_name);
+        assert!(out.stderr.contains("set-user-ID"), "{how}: {}", out.stderr);
+    };
+    // The control: the same wrapper around a program without the bit is measured.
+    let ok = run(None, &[], &to_plain);
+    assert_eq!(ok.code, Some(0), "stderr:\n{}", ok.stderr);
+    refused(&run(None, &[], &suid), "direct, root");
+    refused(&run(None, &[], &to_suid), "wrapper, root");
+    refused(
+        &run(None, &["--no-follow"], &to_suid),
+        "wrapper, --no-follow, root",
+    );
+    if !running_as_root() || !have("setpriv") {
+        skip(NAME, "the nobody half needs root and setpriv");
+    } else {
+        let v = run(Some("nobody"), &[], &to_plain);
+        if v.code != Some(0) {
+            skip(NAME, &format!("nobody cannot profile here: {}", v.stderr));
+        } else {
+            refused(&run(Some("nobody"), &[], &suid), "direct, nobody");
+            refused(&run(Some("nobody"), &[], &to_suid), "wrapper, nobody");
+            refused(
+                &run(Some("nobody"), &["--no-follow"], &to_suid),
+                "wrapper, --no-follow, nobody",
+            );
+        }
+    }
+    case.finish();
+}

@@ -17,6 +17,16 @@
 //!    children must not stop), start the probe and wait for its int3.
 //! 4. Read the records, undo 3, munmap the region, put back the registers.
 //!
+//! What cannot be put back: the probe's children are the target's, and reaping them with
+//! wait4 adds their CPU time to the target's `getrusage(RUSAGE_CHILDREN)` (the kernel's
+//! `wait_task_zombie` accumulates a reaped child's times into its parent's `cutime`/`cstime`,
+//! and nothing subtracts from them). The only reap that adds nothing is the automatic one
+//! (SIGCHLD ignored, or SA_NOCLDWAIT: the child is released at its exit), but then wait4 has no
+//! child left to report: each child's status and rusage, which the records hold, would be
+//! lost, and the loop would time the kernel's self-reaping exit instead of the fork + wait4 a
+//! program does. So after the probe the target's RUSAGE_CHILDREN includes the probe's
+//! children; RUSAGE_SELF and everything else is as it was.
+//!
 //! The probes' source is in probes/*.s (AT&T syntax), assembled into this binary with
 //! `global_asm!`; the bytes we inject are our own copy of that code (position independent:
 //! only rip-relative references inside the probe). A test assembles the same files with GNU as
