@@ -271,7 +271,7 @@ fn timed_out_uninstrumented_run_is_left_out() {
         .iter()
         .map(|r| r.total.task_clock_ns.expect("task-clock") as f64)
         .collect();
-    let want = ldcost::attribute::stats::median(&others);
+    let want = ldcost::stats::median(&others);
     assert_eq!(
         p.overhead.uninstrumented_ns.as_ref().map(|s| s.median),
         want,
