@@ -1,10 +1,10 @@
 //! Hand-made probe records and runs shared by the fork-cost unit tests.
 
-use crate::perf::faults::FaultKinds;
-use crate::trace::footprint::{Figure, Footprint, VmaCounts};
-use crate::trace::fork::{At, ChildSpec, ForkRun};
-use crate::trace::inject::{ProbeRecord, ProbeResult, Rusage, Spawn};
-use crate::trace::launch::Ending;
+use crate::record::footprint::{Figure, Footprint, VmaCounts};
+use crate::record::fork::{
+    At, ChildSpec, FaultKinds, ForkRun, ProbeRecord, ProbeResult, Rusage, Spawn,
+};
+use crate::record::Ending;
 
 pub(super) fn ru(user_us: i64, sys_us: i64, minflt: i64) -> Rusage {
     Rusage {

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::per_fork::with_prev;
 use crate::attribute::stats::{summarize, Summary};
-use crate::trace::inject::ProbeResult;
+use crate::record::fork::ProbeResult;
 
 /// The interleaved A/B: children calling `exit` through the GOT (binding it) vs directly.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::attribute::stats::{summarize, Summary};
-use crate::trace::inject::{ProbeRecord, ProbeResult, Rusage};
+use crate::record::fork::{ProbeRecord, ProbeResult, Rusage};
 
 /// Per-fork figures (each a summary over the iterations).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

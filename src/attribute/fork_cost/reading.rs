@@ -2,7 +2,7 @@
 //! goes, which faults it takes, and what binding `exit` lazily costs.
 
 use super::section::ForkSection;
-use crate::trace::inject::Spawn;
+use crate::record::fork::Spawn;
 
 pub(super) fn mib(b: u64) -> String {
     if b >= 1 << 20 {

@@ -4,8 +4,8 @@
 
 use crate::attribute::breakdown::{self, Breakdown, Span, Unit};
 use crate::attribute::FoldedStack;
-use crate::trace::fork::ForkRun;
-use crate::trace::inject::ProbeResult;
+use crate::record::fork::ForkRun;
+use crate::record::fork::ProbeResult;
 
 /// The sampled loop cut into (at most) `blocks` units of consecutive iterations; each
 /// iteration contributes its two parent phases (the fork call, the wait for the child).

@@ -9,10 +9,10 @@ use serde::{Deserialize, Serialize};
 use super::lazy_binding::{lazy_binding, LazyBinding};
 use super::per_fork::{columns, per_fork, with_prev, PerFork};
 use super::reading::{mib, reading};
-use crate::trace::footprint::Footprint;
-use crate::trace::fork::{ExitBinding, ForkRun};
-use crate::trace::inject::Spawn;
-use crate::trace::launch::Ending;
+use crate::record::footprint::Footprint;
+use crate::record::fork::Spawn;
+use crate::record::fork::{ExitBinding, ForkRun};
+use crate::record::Ending;
 
 /// Page faults per fork by kind, from the kernel's fault tracepoint counted over the loop
 /// (means: counters give totals).
@@ -240,7 +240,7 @@ pub fn section(run: &ForkRun, iterations: u64) -> ForkSection {
 mod tests {
     use super::super::fixtures::{result, ru, run};
     use super::*;
-    use crate::trace::inject::ProbeRecord;
+    use crate::record::fork::ProbeRecord;
 
     #[test]
     fn statuses_are_described() {
