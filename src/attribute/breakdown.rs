@@ -23,8 +23,8 @@ pub use super::exec_parts::{ExecPartShare, Instrumentation};
 pub use super::phase_table::{PhaseCell, PhaseRow, SpanInfo};
 use super::stats::{summarize, Summary};
 use super::FoldedStack;
-use crate::perf::sampler::{Frame, FrameKind, SymbolizedStack};
 use crate::stats::widen;
+use crate::symbolize::samples::{Frame, FrameKind, SymbolizedStack};
 
 impl StackFrame for Frame {
     fn name(&self) -> &str {
@@ -477,7 +477,7 @@ pub fn scale_to_measured(b: &mut Breakdown, cpu_ns: f64) {
 
 /// What a report must say about the recordings of one breakdown: event, frequency, scope,
 /// losses (summed over all of them), visibility.
-pub fn recording_notes(recs: &[&crate::perf::Recording]) -> Vec<String> {
+pub fn recording_notes(recs: &[&crate::record::samples::Recording]) -> Vec<String> {
     let Some(first) = recs.first() else {
         return Vec::new();
     };
@@ -493,7 +493,7 @@ pub fn recording_notes(recs: &[&crate::perf::Recording]) -> Vec<String> {
         if recs.len() == 1 { "" } else { "s" },
         if recs
             .iter()
-            .all(|r| r.scope == crate::perf::Scope::SystemWide)
+            .all(|r| r.scope == crate::record::samples::Scope::SystemWide)
         {
             "system-wide per CPU, the target's process tree kept"
         } else {

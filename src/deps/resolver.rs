@@ -40,7 +40,7 @@ pub(super) struct Resolver<'a> {
     /// ([`Resolver::prefetch`]): (path, result), taken by [`Resolver::load`].
     pub(super) prefetched: Vec<(String, Result<ObjectInfo, elf::ElfError>)>,
     /// The first file that could not be opened, mapped or read because the system refused a
-    /// resource (EMFILE, ENOMEM: [`crate::error::resource_hint`]). The resolution is then
+    /// resource (EMFILE, ENOMEM: [`crate::limits::resource_hint`]). The resolution is then
     /// the error: that library is not missing, and ld.so under the same limits is not asked.
     pub(super) refused: std::cell::RefCell<Option<elf::ElfError>>,
 }
@@ -48,7 +48,7 @@ pub(super) struct Resolver<'a> {
 impl Resolver<'_> {
     /// Notes `source` as the run's refusal if it is one; true when it is.
     fn refusal(&self, path: &str, source: std::io::Error) -> bool {
-        if crate::error::io_resource_hint(&source).is_none() {
+        if crate::limits::io_resource_hint(&source).is_none() {
             return false;
         }
         let mut r = self.refused.borrow_mut();

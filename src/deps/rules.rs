@@ -182,7 +182,7 @@ fn lib_from(system_dirs: &[String]) -> String {
 fn run_help(interpreter: &str) -> Result<String, String> {
     let cannot = |e: std::io::Error| {
         // The limit to raise, without the hint's gloss on profile's counters.
-        let hint = crate::error::io_resource_hint(&e)
+        let hint = crate::limits::io_resource_hint(&e)
             .and_then(|h| h.split(" (").next())
             .map(|h| format!("; {h}"))
             .unwrap_or_default();

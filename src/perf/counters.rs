@@ -96,7 +96,9 @@ impl CounterSet {
                 Ok(fd) => counters.push((counter, Ok((Reader::Perf(fd), Source::Perf)))),
                 // A refused resource (EMFILE, ENOMEM) is an error for every counter: the
                 // machine may well have the hardware counter.
-                Err(e) if counter.is_hardware() && crate::error::io_resource_hint(&e).is_none() => {
+                Err(e)
+                    if counter.is_hardware() && crate::limits::io_resource_hint(&e).is_none() =>
+                {
                     counters.push((counter, Err(unavailable_reason(&e))))
                 }
                 Err(e) => {
@@ -389,7 +391,7 @@ fn unavailable_reason(e: &io::Error) -> String {
         Errno::EMFILE | Errno::ENFILE | Errno::ENOMEM | Errno::EAGAIN => format!(
             "not opened: the system refused a resource (perf_event_open: {errno:?}, {}); {}",
             errno.desc(),
-            crate::error::resource_hint(raw).unwrap_or_default()
+            crate::limits::resource_hint(raw).unwrap_or_default()
         ),
         Errno::EBUSY => {
             format!("the PMU is in use by another tool (perf_event_open: {errno:?})")

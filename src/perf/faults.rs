@@ -15,27 +15,9 @@
 
 use std::os::fd::AsRawFd;
 
+pub use crate::record::fork::FaultKinds;
 use perf_event::events::Tracepoint;
 use perf_event::{Builder, Counter};
-use serde::{Deserialize, Serialize};
-
-/// Faults counted over a span.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FaultKinds {
-    pub all: u64,
-    /// Writes to a present page: copy-on-write.
-    pub cow: u64,
-    /// Not present, in the target's file-backed VMAs; None when not counted (no ranges, or
-    /// the kernel refused the filter).
-    pub file: Option<u64>,
-}
-
-impl FaultKinds {
-    /// Faults on pages that were not present (file-backed or new anonymous).
-    pub fn not_present(&self) -> u64 {
-        self.all.saturating_sub(self.cow)
-    }
-}
 
 /// Open counters for one thread, and for it and every child it creates from now on: all
 /// faults, copy-on-write, and (when ranges were given) not-present in file-backed VMAs.
@@ -87,7 +69,7 @@ fn read_tracepoint_id() -> std::io::Result<Option<u64>> {
                     return Ok(Some(id));
                 }
             }
-            Err(e) if crate::error::io_resource_hint(&e).is_some() => return Err(e),
+            Err(e) if crate::limits::io_resource_hint(&e).is_some() => return Err(e),
             Err(_) => {}
         }
     }
@@ -191,7 +173,7 @@ impl FaultCounters {
                     own.push(o);
                     tree.push(t);
                 }
-                (Err(e), _) | (_, Err(e)) if crate::error::io_resource_hint(&e).is_some() => {
+                (Err(e), _) | (_, Err(e)) if crate::limits::io_resource_hint(&e).is_some() => {
                     return Err(e)
                 }
                 _ => {}

@@ -472,4 +472,4 @@ pub fn which(name: &Path) -> PathBuf {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -33,9 +33,9 @@ use crate::attribute::breakdown::{
     breakdown_in_phases, Breakdown, PhaseCell, PhaseRow, SpanInfo, Unit, MIN_UNITS_FOR_INTERVAL,
 };
 use crate::attribute::categories::Category;
-use crate::perf::sampler::SymbolizedStack;
 use crate::record::{Instrumentation, Run};
 use crate::stats::median;
+use crate::symbolize::samples::SymbolizedStack;
 
 /// The stratum of the CPU outside every span of a run.
 pub const OUTSIDE: &str = "outside every phase";

@@ -6,7 +6,7 @@
 //!   fresh, unpredictable name, mode 0600 while incomplete), flushed, fsync'ed and renamed
 //!   over the target only when complete: a full disk, a write error or an interrupt leaves the
 //!   old file byte for byte and no partial file (the temporary file is on the list
-//!   [`crate::trace::tree`] removes on SIGINT/SIGTERM).
+//!   of [`crate::cleanup`], removed on SIGINT/SIGTERM).
 //! - A symbolic link is followed to its final target; the temporary file is written beside
 //!   that target and renamed there, so the link stays a link. A link the kernel's
 //!   `protected_symlinks` would not let ldcost follow (in a sticky, world-writable directory
@@ -85,10 +85,10 @@ fn replace(bytes: &[u8], path: &Path) -> std::io::Result<()> {
         .suffix(".tmp")
         .tempfile_in(dir)?;
     let tmp_path = tmp.path().to_path_buf();
-    crate::trace::tree::writing(&tmp_path);
+    crate::cleanup::writing(&tmp_path);
     let res = fill(&mut tmp, bytes, old.as_ref())
         .and_then(|()| tmp.persist(&target).map(drop).map_err(|e| e.error));
-    crate::trace::tree::written(&tmp_path);
+    crate::cleanup::written(&tmp_path);
     if res.is_ok() {
         // The rename itself reaches the disk with the directory; a file system that cannot
         // sync a directory has the file complete anyway.

@@ -77,7 +77,7 @@ pub fn profile(p: &ProfileSection) -> String {
         let _ = writeln!(
             s,
             "followed: {} (measured: {})",
-            crate::trace::follow::describe(&p.followed),
+            crate::record::describe_chain(&p.followed),
             p.followed.last().map_or("", |i| i.exe.as_str())
         );
     }
@@ -637,4 +637,24 @@ fn row_cells(name: String, r: &crate::attribute::breakdown::PhaseRow) -> Vec<Str
         format!("{:.1}%", r.share * 100.0),
         format!("= {}", parts.join(" + ")),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    /// Runs left out are said in the overhead line and counted, never shown as a figure.
+    #[test]
+    fn runs_left_out_are_said_in_the_text() {
+        let s = crate::profile::tests::left_out_section();
+        let text = crate::report::profile_report(Some(&s), None);
+        assert!(
+            text.contains(
+                "without ptrace 0.000 ms; boundaries only not measured (1 of 1 boundaries-only run timed out: left out); per object "
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("1 of 4 measured runs killed by SIGKILL: left out"),
+            "{text}"
+        );
+    }
 }

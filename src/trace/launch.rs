@@ -80,7 +80,7 @@ TraceError::NotExecutable { reason, .. } if reason.contains("directory") => {
             TraceError::Setuid { .. } => Some("profile a copy without the set-ID bit (cp FILE /tmp/x && ldcost profile /tmp/x), or use `ldcost deps` which needs no tracing".into()),
             TraceError::PtraceDenied { .. } => Some(ptrace_hint()),
             TraceError::Spawn { source, .. } => {
-                crate::error::resource_hint(*source as i32).map(Into::into)
+                crate::limits::resource_hint(*source as i32).map(Into::into)
             }
             TraceError::ChainChanged { .. } => Some("a wrapper that execs another program from run to run cannot be followed: profile the program it runs directly, or its first image with --no-follow".into()),
             _ => None,

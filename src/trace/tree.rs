@@ -16,8 +16,6 @@
 //! frozen first (SIGSTOP, repeated until no new member shows up), then killed, so a process
 //! forking in a loop cannot leave an orphan behind between the scan and the kill.
 
-use std::path::PathBuf;
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// How long the main thread has to return by itself after a SIGINT/SIGTERM.
@@ -31,66 +29,7 @@ pub fn adopt_orphans() {
     let _ = nix::sys::prctl::set_child_subreaper(true);
 }
 
-/// Reports being written now: removed if ldcost stops before they are complete.
-static PARTIAL: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
-
-/// Marks `path` as being written: a temporary file that an interrupt removes (`-`, standard
-/// output, is ignored).
-pub fn writing(path: &std::path::Path) {
-    if path == std::path::Path::new("-") {
-        return;
-    }
-    if let Ok(mut v) = PARTIAL.lock() {
-        v.push(path.to_path_buf());
-    }
-}
-
-/// Marks `path` as complete.
-pub fn written(path: &std::path::Path) {
-    if let Ok(mut v) = PARTIAL.lock() {
-        v.retain(|p| p != path);
-    }
-}
-
-/// Removes every report still being written (their temporary files: the reports they would
-/// replace stay as they were), and ldcost's temp directories.
-pub fn remove_partial() {
-    let paths = PARTIAL
-        .lock()
-        .map(|mut v| std::mem::take(&mut *v))
-        .unwrap_or_default();
-    for p in paths {
-        let _ = std::fs::remove_file(p);
-    }
-    // Kept registered: a process killed a moment ago may have written into one after it was
-    // removed, and the interrupt watcher removes them again after its last kill.
-    for t in temp_paths() {
-        let _ = std::fs::remove_dir_all(t);
-    }
-}
-
-/// ldcost's temp directories that exist now (the LD_DEBUG runs' output directory): an
-/// interrupt ends the process from another thread, so their owners' destructors never run.
-static TEMP: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
-
-/// Marks `path` as a temp directory of ldcost's, removed if ldcost is interrupted.
-pub fn temp_made(path: &std::path::Path) {
-    if let Ok(mut v) = TEMP.lock() {
-        v.push(path.to_path_buf());
-    }
-}
-
-/// Marks `path` as removed by its owner.
-pub fn temp_gone(path: &std::path::Path) {
-    if let Ok(mut v) = TEMP.lock() {
-        v.retain(|p| p != path);
-    }
-}
-
-/// The temp directories ldcost has made and not removed yet.
-pub fn temp_paths() -> Vec<PathBuf> {
-    TEMP.lock().map(|v| v.clone()).unwrap_or_default()
-}
+pub use crate::cleanup::{remove_partial, temp_gone, temp_made, temp_paths, writing, written};
 
 /// The exit code of an interrupted run (`ExitCode::Interrupted` in `error.rs` is defined
 /// from it, so this layer needs nothing above it).

@@ -1,6 +1,11 @@
 //! One function per command: the whole of what `ldcost <command>` does, given its resolved
 //! configuration. Returns the exit code to use on success paths (a missing library is a
 //! finding, not an error).
+//!
+//! This is the driver layer: it may run the target (through `trace` and `perf`) and hand what
+//! was captured to the analysis modules, which read only the recording.
+
+pub mod compare_runner;
 
 use crate::config::DepsConfig;
 use crate::deps;
@@ -569,7 +574,7 @@ pub fn report(cfg: &crate::config::ReportConfig) -> Result<ExitCode, Error> {
 }
 
 /// `ldcost compare BASE HEAD [-- ARGS]`.
-pub fn compare(cfg: &crate::compare::runner::CompareConfig) -> Result<ExitCode, Error> {
+pub fn compare(cfg: &compare_runner::CompareConfig) -> Result<ExitCode, Error> {
     outputs(
         &[
             ("the BASE program", &cfg.base.profile.command.program),
@@ -583,7 +588,7 @@ pub fn compare(cfg: &crate::compare::runner::CompareConfig) -> Result<ExitCode, 
             ("--folded-diff", &cfg.folded_diff),
         ],
     )?;
-    crate::compare::runner::compare(cfg)
+    compare_runner::compare(cfg)
 }
 
 /// Refuses, before anything runs, an output naming an input or another output's file

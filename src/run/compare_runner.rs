@@ -1,5 +1,5 @@
 //! `ldcost compare`: BASE and HEAD profiled in one run, interleaved, then the report of
-//! [`super::report`].
+//! [`crate::compare::report`].
 //!
 //! In: a [`CompareConfig`]. Out: two `profile` [`Document`]s built exactly as `profile --json`
 //! builds them (so they can be saved with `--save-base`/`--save-head` and `diff`ed later).
@@ -25,9 +25,8 @@ use crate::config::ProfileRun;
 use crate::deps::{self, ResolveOptions};
 use crate::error::{Error, ExitCode};
 use crate::profile::{aggregate, ProfileConfig, SampledRuns};
-use crate::record::{Detail, Instrumentation, Machine, Phase, Run};
+use crate::record::{Detail, Ending, Instrumentation, Machine, Phase, Run};
 use crate::report::Document;
-use crate::trace::launch::Ending;
 use crate::trace::startup::{run_once, run_uninstrumented, RunOptions};
 
 use crate::profile::interrupted;
@@ -492,18 +491,18 @@ fn compare_measured(cfg: &CompareConfig) -> Result<ExitCode, Error> {
     if let Some(p) = &cfg.save_head {
         crate::report::write_json(&head, p)?;
     }
-    let out = super::Output {
+    let out = crate::compare::Output {
         format: cfg.format,
         json: cfg.json.as_deref(),
         fail_above: cfg.fail_above,
     };
-    super::graphs::write(
+    crate::compare::graphs::write(
         (&base, &folded[0]),
         (&head, &folded[1]),
         cfg.flamegraph_diff.as_deref(),
         cfg.folded_diff.as_deref(),
     )?;
-    let mut cmp = super::comparison(
+    let mut cmp = crate::compare::comparison(
         "compare",
         (&base, (None, &cfg.base.profile.command.env)),
         (&head, (None, &cfg.head.profile.command.env)),
@@ -516,7 +515,7 @@ fn compare_measured(cfg: &CompareConfig) -> Result<ExitCode, Error> {
         eprintln!("ldcost: warning: {w}; its figures up to that point are in the comparison");
         cmp.verdict.notes.push(format!("warning: {w}"));
     }
-    super::write(&cmp, &out)?;
+    crate::compare::write(&cmp, &out)?;
     let timed_out = [&base, &head].iter().any(|d| {
         d.profile
             .as_ref()
@@ -526,5 +525,5 @@ fn compare_measured(cfg: &CompareConfig) -> Result<ExitCode, Error> {
         eprintln!("ldcost: warning: a target ran past --timeout and was killed; phases after that point are missing");
         return Ok(ExitCode::TargetFailed);
     }
-    Ok(super::exit_code(&cmp))
+    Ok(crate::compare::exit_code(&cmp))
 }
