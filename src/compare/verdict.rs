@@ -153,7 +153,6 @@ fn metric(
     b: Option<&Halved>,
     h: Option<&Halved>,
     what: &str,
-    not_measured: Option<&str>,
 ) -> Metric {
     let (change, missing) = match (b, h) {
         (Some(b), Some(h)) if !b.0.is_empty() && !h.0.is_empty() => {
@@ -174,10 +173,6 @@ fn metric(
             (None, Some(format!("{what}: not in {side}")))
         }
     };
-    let missing = missing.map(|m| match not_measured {
-        Some(why) => format!("{what}: {why}"),
-        None => m,
-    });
     Metric {
         key: key.into(),
         label: label.into(),
@@ -238,7 +233,7 @@ pub fn verdict(base: &Document, head: &Document) -> Verdict {
             ),
         ];
         for (key, label, gated, pick, what) in figures {
-            metrics.push(metric(
+            let mut m = metric(
                 key,
                 label,
                 gated,
@@ -246,8 +241,11 @@ pub fn verdict(base: &Document, head: &Document) -> Verdict {
                 sb.as_ref().map(|s| by_parity(pick(s))).as_ref(),
                 sh.as_ref().map(|s| by_parity(pick(s))).as_ref(),
                 what,
-                lost_sides.as_deref(),
-            ));
+            );
+            if let (None, Some(why)) = (&m.change, &lost_sides) {
+                m.missing = Some(format!("{what}: {why}"));
+            }
+            metrics.push(m);
         }
     }
     let fb = base.fork.as_ref().and_then(|f| f.samples.as_ref());
@@ -269,7 +267,6 @@ pub fn verdict(base: &Document, head: &Document) -> Verdict {
             rb.as_ref(),
             rh.as_ref(),
             "per-fork samples",
-            None,
         ));
         // The child's CPU (its faults, lazy binding, exit): shown, not judged; older documents
         // and `--spawn vfork`'s exec'd children may lack it.
@@ -287,7 +284,6 @@ pub fn verdict(base: &Document, head: &Document) -> Verdict {
                 cb.as_ref(),
                 ch.as_ref(),
                 "per-fork child CPU",
-                None,
             ));
         }
         metrics.push(metric(
@@ -298,7 +294,6 @@ pub fn verdict(base: &Document, head: &Document) -> Verdict {
             pb.as_ref(),
             ph.as_ref(),
             "per-fork samples",
-            None,
         ));
     }
     let all_sig = |gated: bool| -> Vec<&Metric> {
