@@ -365,6 +365,7 @@ impl Error {
                     F::Exhausted { .. } => ExitCode::Refused,
                     F::Inject(i) if i.resource_hint().is_some() => ExitCode::Refused,
                     F::NotReached { .. }
+                    | F::Killed
                     | F::TimedOut
                     | F::TimedOutBeforeAt { .. }
                     | F::Inject(_) => ExitCode::TargetFailed,

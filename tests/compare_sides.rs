@@ -398,3 +398,125 @@ fn compare_interrupted_mid_run_leaves_no_process() {
     assert!(err.contains("interrupted"), "{err}");
     assert_no_leftovers(&[t]);
 }
+
+/// Counts its starts in COUNT (argv[1]); on start N (argv[3]) writes its pid to the FIFO
+/// READY (argv[2]) and sleeps, to be killed; else exits 0.
+const NTH_START: &str = r#"#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+    if (argc != 4) return 2;
+    int fd = open(argv[1], O_WRONLY | O_APPEND | O_CREAT, 0600);
+    if (fd < 0 || write(fd, "x", 1) != 1) return 2;
+    close(fd);
+    struct stat st;
+    if (stat(argv[1], &st) != 0) return 2;
+    if (st.st_size != atol(argv[3])) return 0;
+    FILE *r = fopen(argv[2], "w");
+    if (!r) return 2;
+    fprintf(r, "%d\n", (int)getpid());
+    fclose(r);
+    sleep(300);
+    return 0;
+}
+"#;
+
+/// One HEAD run SIGKILLed from outside mid-run: left out of HEAD's statistics and counted
+/// (stderr, the report's notes, the JSON's `head.left_out`), HEAD's start-up figures from one
+/// run fewer than BASE's, exit 0.
+#[test]
+fn a_head_run_sigkilled_from_outside_is_left_out_and_counted() {
+    const NAME: &str = "a_head_run_sigkilled_from_outside_is_left_out_and_counted";
+    if !tools(NAME, &["cc"]) || !can_profile(NAME) {
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path();
+    write(dir, "nth.c", NTH_START);
+    cc(dir, &["-o", "nth", "nth.c"]);
+    let ready = dir.join("ready");
+    nix::unistd::mkfifo(&ready, nix::sys::stat::Mode::from_bits_truncate(0o600)).expect("mkfifo");
+    let json = dir.join("c.json");
+    let s = |p: &Path| p.to_str().expect("utf-8").to_string();
+    // The exec-chain discovery run is HEAD's first start: start 3 is a measured run.
+    let args: Vec<String> = [
+        "--no-progress",
+        "compare",
+        "--runs",
+        "4",
+        "--warmup",
+        "0",
+        "--no-reference",
+        "--quiet-target",
+        "--timeout",
+        "600",
+        "--json",
+    ]
+    .iter()
+    .map(|a| a.to_string())
+    .chain([
+        s(&json),
+        "/bin/true".into(),
+        s(&dir.join("nth")),
+        "--".into(),
+        s(&dir.join("count")),
+        s(&ready),
+        "3".into(),
+    ])
+    .collect();
+    let child = Command::new(BIN)
+        .args(&args)
+        .env_remove("LD_LIBRARY_PATH")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start ldcost");
+    let pid: i32 = std::fs::read_to_string(&ready)
+        .expect("the fixture's pid")
+        .trim()
+        .parse()
+        .expect("a pid");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .expect("SIGKILL the HEAD run");
+    let o = child.wait_with_output().expect("ldcost ends");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    let warning = "HEAD: 1 of 4 measured runs killed by SIGKILL: left out";
+    assert!(
+        stderr.contains(&format!("ldcost: warning: {warning}")),
+        "{stderr}"
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("read json")).expect("json");
+    assert_eq!(
+        doc["head"]["left_out"],
+        serde_json::json!([{"instrumentation": "per-object", "why": "killed by SIGKILL", "count": 1, "of": 4}])
+    );
+    assert!(doc["base"].get("left_out").is_none(), "{}", doc["base"]);
+    assert_eq!(
+        (doc["base"]["runs"].as_u64(), doc["head"]["runs"].as_u64()),
+        (Some(4), Some(3))
+    );
+    let cpu = doc["verdict"]["metrics"]
+        .as_array()
+        .expect("metrics")
+        .iter()
+        .find(|m| m["key"] == "startup_cpu")
+        .expect("start-up CPU");
+    assert_eq!(
+        (
+            cpu["change"]["base_n"].as_u64(),
+            cpu["change"]["head_n"].as_u64()
+        ),
+        (Some(4), Some(3)),
+        "{cpu}"
+    );
+    let notes = doc["verdict"]["notes"].to_string();
+    assert!(notes.contains(warning), "{notes}");
+}

@@ -136,6 +136,7 @@ pub(crate) fn side(doc: &Document, which: &str) -> Result<Side, String> {
         .raw
         .iter()
         .filter(|r| r.instrumentation == Instrumentation::PerObject)
+        .filter(|r| crate::profile::lost(r).is_none())
     {
         let per_stop = crate::profile::per_stop_ns(r, fallback).unwrap_or(0.0);
         let (mut rl, mut it) = (BTreeMap::new(), BTreeMap::new());

@@ -45,6 +45,10 @@ pub struct SideInfo {
     /// Measured runs (per-object) and fork iterations in the document.
     pub runs: usize,
     pub forks: u64,
+    /// The runs left out of this side's statistics (killed by SIGKILL, reference runs past
+    /// `--timeout`), as `profile` counts them; absent when every run counts.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_out: Vec<crate::profile::LeftOut>,
 }
 
 /// The root of the JSON a comparison writes (`--format json`, `--json FILE`).
@@ -199,6 +203,10 @@ fn side(doc: &Document, document: Option<&Path>, env: &[(String, String)]) -> Si
         machine: doc.machine.clone(),
         runs: doc.profile.as_ref().map_or(0, |p| p.runs),
         forks: doc.fork.as_ref().map_or(0, |f| f.completed),
+        left_out: doc
+            .profile
+            .as_ref()
+            .map_or_else(Vec::new, |p| p.left_out.clone()),
     }
 }
 

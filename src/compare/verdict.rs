@@ -63,7 +63,13 @@ pub fn startup_samples(doc: &Document) -> Option<(Vec<f64>, Vec<f64>, &'static s
     };
     let fallback = p.overhead.ns_per_stop_slope.or(p.overhead.ns_per_stop);
     let (mut cpu, mut wall) = (Vec::new(), Vec::new());
-    for r in p.raw.iter().filter(|r| r.instrumentation == inst) {
+    // Runs that did not end as the program ends them are left out, as `profile` leaves them
+    // out ([`crate::profile::lost`]): their figures stop where the kill came.
+    for r in p
+        .raw
+        .iter()
+        .filter(|r| r.instrumentation == inst && crate::profile::lost(r).is_none())
+    {
         let segs: Vec<_> = r
             .segments
             .iter()
@@ -90,6 +96,15 @@ pub fn startup_samples(doc: &Document) -> Option<(Vec<f64>, Vec<f64>, &'static s
         wall.push(segs.iter().map(|s| s.wall_ns as f64).sum());
     }
     Some((cpu, wall, source))
+}
+
+/// The kind of run [`startup_samples`] took its figures from, by the source it named.
+fn kind_of(source: &str) -> Instrumentation {
+    if source.starts_with("boundaries-only") {
+        Instrumentation::Coarse
+    } else {
+        Instrumentation::PerObject
+    }
 }
 
 /// Values with the half (0/1) each belongs to for the noise floor.
@@ -178,6 +193,27 @@ pub fn verdict(base: &Document, head: &Document) -> Verdict {
         .or(sh.as_ref())
         .map(|s| s.2)
         .unwrap_or("exec runs");
+    // A side whose every run of the kind the start-up figures come from was left out: not
+    // measured, and why (never a figure made of runs that did not end).
+    let lost_sides = {
+        let why: Vec<String> = [("BASE", base, &sb), ("HEAD", head, &sh)]
+            .into_iter()
+            .filter(|(_, _, s)| s.as_ref().is_some_and(|s| s.1.is_empty()))
+            .filter_map(|(side, d, s)| {
+                let inst = kind_of(s.as_ref()?.2);
+                let lost: Vec<String> = d
+                    .profile
+                    .as_ref()?
+                    .left_out
+                    .iter()
+                    .filter(|l| l.instrumentation == inst)
+                    .map(|l| l.describe())
+                    .collect();
+                (!lost.is_empty()).then(|| format!("{side} not measured ({})", lost.join("; ")))
+            })
+            .collect();
+        (!why.is_empty()).then(|| why.join("; "))
+    };
     if sb.is_some() || sh.is_some() {
         type Pick = for<'a> fn(&'a (Vec<f64>, Vec<f64>, &'static str)) -> &'a Vec<f64>;
         let figures: [(&str, &str, bool, Pick, &str); 2] = [
@@ -197,7 +233,7 @@ pub fn verdict(base: &Document, head: &Document) -> Verdict {
             ),
         ];
         for (key, label, gated, pick, what) in figures {
-            metrics.push(metric(
+            let mut m = metric(
                 key,
                 label,
                 gated,
@@ -205,7 +241,11 @@ pub fn verdict(base: &Document, head: &Document) -> Verdict {
                 sb.as_ref().map(|s| by_parity(pick(s))).as_ref(),
                 sh.as_ref().map(|s| by_parity(pick(s))).as_ref(),
                 what,
-            ));
+            );
+            if let (None, Some(why)) = (&m.change, &lost_sides) {
+                m.missing = Some(format!("{what}: {why}"));
+            }
+            metrics.push(m);
         }
     }
     let fb = base.fork.as_ref().and_then(|f| f.samples.as_ref());
@@ -280,9 +320,16 @@ pub fn verdict(base: &Document, head: &Document) -> Verdict {
     let faster = sig
         .iter()
         .any(|m| m.change.as_ref().is_some_and(|c| c.change_pct < 0.0));
+    let unjudged: Vec<&str> = metrics
+        .iter()
+        .filter(|m| m.gated && m.change.is_none() && lost_sides.is_some())
+        .filter_map(|m| m.missing.as_deref())
+        .collect();
     let summary = if sig.is_empty() {
         let measured = metrics.iter().filter(|m| m.change.is_some()).count();
-        if measured == 0 {
+        if !unjudged.is_empty() {
+            format!("cannot judge: {}", unjudged.join("; "))
+        } else if measured == 0 {
             "nothing to compare: neither start-up nor fork was measured in both".to_string()
         } else {
             "no significant change".to_string()

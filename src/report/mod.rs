@@ -65,6 +65,10 @@ pub struct Document {
     /// ([`crate::attribute::fork_cost::ForkSection`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fork: Option<crate::attribute::fork_cost::ForkSection>,
+    /// Written by `profile --fork` when the fork run was lost (the target killed from outside
+    /// during it): why `fork` is absent. The exec runs' figures do not depend on it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fork_not_measured: Option<String>,
     /// Written by `profile`: the machine it ran on ([`crate::record::Machine`]), which
     /// `diff` checks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -95,6 +99,7 @@ impl Document {
             }),
             profile: None,
             fork: None,
+            fork_not_measured: None,
             machine: None,
         }
     }
@@ -112,6 +117,7 @@ impl Document {
             deps: None,
             profile: None,
             fork: None,
+            fork_not_measured: None,
             machine: None,
         }
     }

@@ -172,14 +172,17 @@ fn reached_entry(r: &Run) -> bool {
 /// A run that ended before the program's entry point (ld.so could not load it, its exec
 /// failed) or was killed there is an error: its figures are an error path's, and a verdict on
 /// them would be silently wrong. A run killed by a signal later still counts, with a warning
-/// the report carries. Timed-out runs are `--timeout`'s (a warning and exit 9 at the end).
+/// the report carries. Timed-out runs are `--timeout`'s (a warning and exit 9 at the end, for
+/// a measured run); a run killed by SIGKILL is left out and counted, as `profile` does.
 fn check_ending(
     i: usize,
     target: &std::path::Path,
     r: &Run,
     warnings: &mut Vec<RunWarning>,
 ) -> Result<(), Error> {
-    if r.ending == Ending::TimedOut {
+    // Timed-out runs are `--timeout`'s; runs killed by SIGKILL from outside are left out of
+    // the side's statistics and counted ([`crate::profile::lost`]), wherever the kill came.
+    if r.ending == Ending::TimedOut || crate::profile::lost(r).is_some() {
         return Ok(());
     }
     if !reached_entry(r) {
@@ -319,7 +322,11 @@ pub fn measure_with_stacks(cfg: &CompareConfig) -> Result<Measured, Error> {
                     raws[i].push(r);
                     bar.inc();
                 }
-                if raws[i].iter().any(|r| r.ending == Ending::TimedOut) {
+                // A measured run past --timeout ends the measurement (the next would time out
+                // too); a reference run past it is left out and counted, as in `profile`.
+                if raws[i].iter().any(|r| {
+                    r.ending == Ending::TimedOut && r.instrumentation == Instrumentation::PerObject
+                }) {
                     break 'rounds;
                 }
             }
@@ -514,6 +521,14 @@ fn compare_measured(cfg: &CompareConfig) -> Result<ExitCode, Error> {
     for w in warnings.iter().flatten() {
         eprintln!("ldcost: warning: {w}; its figures up to that point are in the comparison");
         cmp.verdict.notes.push(format!("warning: {w}"));
+    }
+    // Runs left out of a side's statistics: counted, loudly and in the report.
+    for (side, info) in [("BASE", &cmp.base), ("HEAD", &cmp.head)] {
+        for l in &info.left_out {
+            let w = format!("{side}: {}", l.describe());
+            eprintln!("ldcost: warning: {w}");
+            cmp.verdict.notes.push(format!("warning: {w}"));
+        }
     }
     crate::compare::write(&cmp, &out)?;
     let timed_out = [&base, &head].iter().any(|d| {

@@ -305,6 +305,9 @@ fn check_address_space(s: &crate::perf::SamplerConfig) -> Result<(), Error> {
     Ok(())
 }
 
+/// Why the fork section is absent when the target was killed during the fork run.
+const FORK_KILLED: &str = "the target was killed by SIGKILL during the fork probe";
+
 fn profile_inner(
     cfg: &crate::config::ProfileRun,
     closure: Option<deps::Closure>,
@@ -312,6 +315,8 @@ fn profile_inner(
     let mut folded = Vec::new();
     // The exec chain through wrappers, discovered once for the fork and the exec runs.
     let pcfg = crate::profile::with_chain(&cfg.profile)?;
+    // Why the fork section is absent when `--fork` asked for it.
+    let mut fork_lost = None;
     let fork = match &cfg.fork {
         Some(f) => {
             // With exec runs to follow, the fork run's output is not the one shown.
@@ -330,14 +335,26 @@ fn profile_inner(
             );
             let run = crate::trace::fork::run(&cmd, f);
             drop(spinner);
-            let run = run?;
-            let mut s = crate::attribute::fork_cost::section(&run, f.iterations);
-            let (b, e, stacks) =
-                crate::attribute::fork_cost::fork_breakdown(&run, &cfg.profile.debug_roots);
-            s.breakdown = b;
-            s.breakdown_error = e;
-            folded.extend(stacks);
-            Some(s)
+            match run {
+                // Killed from outside during the fork run: its figures are lost, the exec
+                // runs' are not (they are separate processes); with no exec runs it is the
+                // error it is.
+                Err(e @ crate::trace::fork::ForkError::Killed) if cfg.exec => {
+                    eprintln!("ldcost: warning: {e}");
+                    fork_lost = Some(FORK_KILLED.to_string());
+                    None
+                }
+                run => {
+                    let run = run?;
+                    let mut s = crate::attribute::fork_cost::section(&run, f.iterations);
+                    let (b, e, stacks) =
+                        crate::attribute::fork_cost::fork_breakdown(&run, &cfg.profile.debug_roots);
+                    s.breakdown = b;
+                    s.breakdown_error = e;
+                    folded.extend(stacks);
+                    Some(s)
+                }
+            }
         }
         None => None,
     };
@@ -362,6 +379,9 @@ fn profile_inner(
     write_graphs(cfg, &folded, fork.as_ref(), section.breakdown.as_ref())?;
     if cfg.text {
         let mut text = report::profile_report(Some(&section), fork.as_ref());
+        if let Some(why) = &fork_lost {
+            text.push_str(&format!("\nfork cost: not measured ({why})\n"));
+        }
         if report::color::wanted() {
             text = report::color::paint(&text);
         }
@@ -385,6 +405,7 @@ fn profile_inner(
         doc.command = "profile".into();
         doc.profile = Some(section);
         doc.fork = fork;
+        doc.fork_not_measured = fork_lost;
         doc.machine = Some(crate::record::Machine::current());
         report::write_json(&doc, path)?;
     }

@@ -59,6 +59,10 @@ pub enum ForkError {
     /// The timeout fired before the target reached the injection point: no fork ran.
     #[error("the target ran past --timeout before reaching --at {at}; no fork was made")]
     TimedOutBeforeAt { at: String },
+    /// The target was killed by SIGKILL from outside (not by `--timeout`) while the fork run
+    /// had it traced: nothing of the probe is kept; the exec runs still measure.
+    #[error("the target was killed by SIGKILL during the fork probe: fork figures not measured")]
+    Killed,
     #[error("{0}")]
     Unsupported(String),
     /// The system refused a resource the probe needs (file descriptors, memory): exit 8, not
@@ -89,7 +93,8 @@ pub fn check(opts: &ForkOptions) -> Result<(), ForkError> {
     Ok(())
 }
 
-/// Runs the target once with the fork probe.
+/// Runs the target once with the fork probe. A target killed by SIGKILL from outside while
+/// traced is [`ForkError::Killed`], whatever ptrace request or wait noticed it first.
 pub fn run(cmd: &Command, opts: &ForkOptions) -> Result<ForkRun, ForkError> {
     check(opts)?;
     let mut tracee = launch(cmd)?;
@@ -97,6 +102,72 @@ pub fn run(cmd: &Command, opts: &ForkOptions) -> Result<ForkRun, ForkError> {
     super::set_current_target(pid.as_raw());
     // --timeout: killed by a watchdog, cancelled when it is dropped.
     let watchdog = Watchdog::start(pid, opts.timeout);
+    let r = traced(cmd, opts, &mut tracee, &watchdog);
+    match r {
+        Err(e) if !watchdog.fired() && !super::interrupted() && gone(&e) => {
+            let killed = reap(&mut tracee, &e);
+            tracee.kill();
+            Err(if killed { ForkError::Killed } else { e })
+        }
+        r => r,
+    }
+}
+
+/// Whether the error says the target left its ptrace stop or ended under the probe: ESRCH
+/// from a ptrace request on a stopped tracee (only SIGKILL makes it leave the stop), or the
+/// probe's wait seeing it end, or the run ending before the injection point by a signal.
+fn gone(e: &ForkError) -> bool {
+    let esrch = nix::errno::Errno::ESRCH;
+    match e {
+        ForkError::Inject(InjectError::Ptrace { errno, .. })
+        | ForkError::Inject(InjectError::RemoteSyscall { errno, .. }) => *errno == esrch,
+        ForkError::Inject(InjectError::Lost { .. }) => true,
+        ForkError::Trace(TraceError::Lost { what, .. }) => what.contains(&format!("{esrch:?}")),
+        ForkError::NotReached { ending, .. } => *ending == Ending::Killed(9).describe(),
+        _ => false,
+    }
+}
+
+/// Reaps a target that is on its way out and says whether SIGKILL ended it. Called only when
+/// [`gone`] holds, so the target no longer waits in a stop of ours: each wait returns.
+fn reap(tracee: &mut super::launch::Tracee, e: &ForkError) -> bool {
+    if let ForkError::NotReached { .. } = e {
+        // The wait loop saw it die already (and reaped it).
+        return true;
+    }
+    let pid = tracee.pid;
+    loop {
+        match waitpid(pid, Some(WaitPidFlag::__WALL)) {
+            Ok(WaitStatus::Signaled(_, sig, _)) => {
+                tracee.reaped();
+                return sig == Signal::SIGKILL;
+            }
+            Ok(WaitStatus::Exited(..)) => {
+                tracee.reaped();
+                return false;
+            }
+            Ok(_) => {
+                let _ = ptrace::cont(pid, None);
+            }
+            Err(nix::errno::Errno::EINTR) => continue,
+            // The probe's own wait reaped it: its report says how it ended.
+            Err(_) => {
+                tracee.reaped();
+                return matches!(e, ForkError::Inject(InjectError::Lost { what, .. })
+                    if what.contains(Signal::SIGKILL.as_str()) || what.contains("could not block"));
+            }
+        }
+    }
+}
+
+/// The fork run from the target's exec on (see [`run`]).
+fn traced(
+    cmd: &Command,
+    opts: &ForkOptions,
+    tracee: &mut super::launch::Tracee,
+    watchdog: &Watchdog,
+) -> Result<ForkRun, ForkError> {
+    let pid = tracee.pid;
     tracee.run_to_exec()?;
     let aux = auxv(pid);
     let at_base = aux.get(&AT_BASE).copied().unwrap_or(0);
@@ -132,7 +203,7 @@ pub fn run(cmd: &Command, opts: &ForkOptions) -> Result<ForkRun, ForkError> {
     // after the stop): a breakpoint there stops it again outside the system call.
     let mut at_entry_now = false;
     bps.insert(pid, at_entry, TAG_ENTRY)
-        .map_err(|e| lost(&tracee, e))?;
+        .map_err(|e| lost(tracee, e))?;
     ptrace::cont(pid, None).map_err(|e| tracee.lost(format!("PTRACE_CONT: {e}")))?;
     let mut forked: Vec<Forked> = Vec::new();
     let mut result: Option<(u64, ForkRun)> = None;
@@ -145,8 +216,10 @@ pub fn run(cmd: &Command, opts: &ForkOptions) -> Result<ForkRun, ForkError> {
                 let r = match inject_here(pid, at_entry, opts, &exe, is_static, &mut forked) {
                     Ok(r) => r,
                     Err(e) => {
-                        tracee.kill();
-                        return Err(probe_failed(e, &watchdog));
+                        if !gone(&e) {
+                            tracee.kill();
+                        }
+                        return Err(probe_failed(e, watchdog));
                     }
                 };
                 result = Some((at_entry, r));
@@ -185,7 +258,7 @@ pub fn run(cmd: &Command, opts: &ForkOptions) -> Result<ForkRun, ForkError> {
                 break;
             }
             WaitStatus::Stopped(_, Signal::SIGTRAP) if result.is_none() => {
-                let hit = bps.hit(pid).map_err(|e| lost(&tracee, e))?;
+                let hit = bps.hit(pid).map_err(|e| lost(tracee, e))?;
                 match hit {
                     Some((_, TAG_ENTRY)) => {
                         at_entry_now = true;
@@ -195,7 +268,7 @@ pub fn run(cmd: &Command, opts: &ForkOptions) -> Result<ForkRun, ForkError> {
                         let main = ptrace::getregs(pid).map(|r| r.rdi).unwrap_or(0);
                         if main != 0 {
                             bps.insert(pid, main, TAG_MAIN)
-                                .map_err(|e| lost(&tracee, e))?;
+                                .map_err(|e| lost(tracee, e))?;
                         }
                     }
                     Some((addr, TAG_MAIN | TAG_AT)) => {
@@ -203,8 +276,10 @@ pub fn run(cmd: &Command, opts: &ForkOptions) -> Result<ForkRun, ForkError> {
                         let r = match inject_here(pid, addr, opts, &exe, is_static, &mut forked) {
                             Ok(r) => r,
                             Err(e) => {
-                                tracee.kill();
-                                return Err(probe_failed(e, &watchdog));
+                                if !gone(&e) {
+                                    tracee.kill();
+                                }
+                                return Err(probe_failed(e, watchdog));
                             }
                         };
                         result = Some((addr, r));
@@ -231,7 +306,6 @@ pub fn run(cmd: &Command, opts: &ForkOptions) -> Result<ForkRun, ForkError> {
             }
         }
     }
-    drop(watchdog);
     let ending = ending.unwrap_or(Ending::Exited(0));
     match result {
         Some((_, mut r)) => {

@@ -241,6 +241,83 @@ fn target_sigkilled_in_a_ptrace_stop_is_left_out() {
     case.finish();
 }
 
+/// The target SIGKILLed from outside in the middle of the fork probe's loop: one warning, exit
+/// 0, the fork section absent with why (text and JSON), the exec runs' figures all there.
+#[test]
+fn target_sigkilled_in_the_fork_probe_keeps_the_exec_figures() {
+    const NAME: &str = "target_sigkilled_in_the_fork_probe_keeps_the_exec_figures";
+    if !tools(NAME, &["cc", "ldd", "readelf"]) {
+        return;
+    }
+    let mut case = Case::new();
+    let exe = case.build("hello", HELLO, &[]);
+    let ready = case.dir().join("ready");
+    nix::unistd::mkfifo(&ready, nix::sys::stat::Mode::from_bits_truncate(0o600)).expect("mkfifo");
+    let quoted = format!("{:?}", ready.to_str().expect("a UTF-8 temporary path"));
+    let child = case.build(
+        "parentteller",
+        &PARENT_TELLER.replace("READY", &quoted),
+        &[],
+    );
+    let json = case.dir().join("out.json");
+    let mut args = os(&[
+        "profile",
+        "-n",
+        "1",
+        "--warmup",
+        "0",
+        "--no-ld-debug",
+        "--quiet-target",
+        "--timeout",
+        "600",
+        "--fork",
+        "1000000",
+    ]);
+    let mut how = OsString::from("exec:");
+    how.push(&child);
+    args.extend([OsString::from("--child"), how, OsString::from("--json")]);
+    args.push(json.clone().into());
+    args.push(exe.clone().into());
+    let ldc = Spawned::start(OsStr::new(BIN), &args);
+    // The first child that finds the reader here names the target, in the loop.
+    let told = std::fs::read_to_string(&ready).expect("the target's pid");
+    let pid: i32 = told
+        .lines()
+        .next()
+        .and_then(|l| l.trim().parse().ok())
+        .expect("a pid");
+    kill(Pid::from_raw(pid), Signal::SIGKILL).expect("SIGKILL the target");
+    let out = ldc.wait(HANG);
+    assert_eq!(out.code, Some(0), "stderr:\n{}", out.stderr);
+    let warning = "ldcost: warning: the target was killed by SIGKILL during the fork probe: \
+                   fork figures not measured";
+    assert_eq!(
+        out.stderr.lines().filter(|l| *l == warning).count(),
+        1,
+        "{}",
+        out.stderr
+    );
+    let doc: Document =
+        serde_json::from_slice(&std::fs::read(&json).expect("the JSON report")).expect("JSON");
+    assert!(doc.fork.is_none(), "no fork figures were measured");
+    assert_eq!(
+        doc.fork_not_measured.as_deref(),
+        Some("the target was killed by SIGKILL during the fork probe")
+    );
+    let p = doc.profile.expect("a profile section");
+    assert_eq!(p.endings, vec![Ending::Exited(0)]);
+    assert!(p.left_out.is_empty(), "{:?}", p.left_out);
+    check_dynamic(NAME, &p, &exe, 1);
+    assert!(
+        out.stdout_text().contains(
+            "fork cost: not measured (the target was killed by SIGKILL during the fork probe)"
+        ),
+        "{}",
+        out.stdout_text()
+    );
+    case.finish();
+}
+
 /// An uninstrumented run past --timeout: counted and left out, the reference figure is the
 /// other runs' median, and the measurement goes on (a measured run was not cut).
 #[test]

@@ -219,3 +219,20 @@ int main(int argc, char **argv) {
     return 0;
 }
 "#;
+
+/// The fork probe's child (`--child exec:`): writes its parent's pid (the target, in the fork
+/// probe's loop) to the FIFO at READY when a reader waits there, and exits. Opened without
+/// blocking, so the children after the reader has gone exit at once. `READY` is replaced by
+/// the FIFO's path as a C string.
+pub(crate) const PARENT_TELLER: &str = r#"#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
+int main(void) {
+    int fd = open(READY, O_WRONLY | O_NONBLOCK);
+    if (fd >= 0) {
+        dprintf(fd, "%d\n", (int)getppid());
+        close(fd);
+    }
+    _exit(0);
+}
+"#;
