@@ -195,7 +195,7 @@ pub fn factors(base: &Document, head: &Document) -> Factors {
                     f.totals.push(Row::new("hash-table probes", pr(b), pr(h)));
                 }
             }
-            let (cb, ch) = (&b.closure, &h.closure);
+            let (cb, ch) = (&b.closure(), &h.closure());
             let mb: BTreeMap<String, usize> =
                 (0..cb.objects.len()).map(|i| (key(cb, i), i)).collect();
             let mh: BTreeMap<String, usize> =
@@ -272,8 +272,9 @@ fn phase_medians(doc: &Document) -> Vec<(String, f64)> {
         .deps
         .as_ref()
         .map(|d| {
-            (0..d.closure.objects.len())
-                .map(|i| (d.closure.objects[i].path.clone(), key(&d.closure, i)))
+            let c = d.closure();
+            (0..c.objects.len())
+                .map(|i| (c.objects[i].path.clone(), key(&c, i)))
                 .collect()
         })
         .unwrap_or_default();

@@ -39,9 +39,9 @@ pub fn text(doc: &Document) -> Option<String> {
         return None;
     }
     Some(super::text::deps(
-        &deps.closure,
+        &deps.closure(),
         super::text::DepsView::Tree,
-        deps.lookups.as_ref(),
+        deps.lookups().as_ref(),
     ))
 }
 

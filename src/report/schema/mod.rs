@@ -13,7 +13,7 @@
 //! is: those types are the recording, and their serde form is part of this format too.
 
 mod comparison;
-mod deps;
+pub mod deps;
 #[cfg(test)]
 mod tests;
 
