@@ -16,8 +16,6 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
-
 use super::fit::{interval95, LinearFit};
 use super::inputs::{median_of, side, Side};
 use super::unit_costs::{
@@ -27,7 +25,7 @@ use super::unit_costs::{
 use crate::report::Document;
 
 /// One factor's change in one object, priced.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Term {
     /// "object", "relative relocations", "lookups", "probes", "initializers", "objects".
     pub factor: String,
@@ -41,7 +39,7 @@ pub struct Term {
 }
 
 /// One object's (or the loader's) share of a part.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Item {
     pub object: String,
     /// "added", "removed" or "changed".
@@ -55,7 +53,7 @@ pub struct Item {
 }
 
 /// A phase group: "relocation", "initializers", "search & mapping".
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Part {
     pub factor: String,
     /// Σ items' ns.
@@ -66,7 +64,7 @@ pub struct Part {
 }
 
 /// A fitted unit cost.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct UnitCost {
     /// The fit it comes from ("relocation", "initializers", "search & mapping").
     pub fit: String,
@@ -78,7 +76,7 @@ pub struct UnitCost {
 }
 
 /// How a fit was made.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct FitInfo {
     pub fit: String,
     /// "t = a·object + b·relative + c·lookups + d·probes, a..d ≥ 0".
@@ -89,7 +87,7 @@ pub struct FitInfo {
 }
 
 /// The counts behind one object's unit-cost inputs, per side (from the `deps` section).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ObjectInputs {
     /// "base" or "head".
     pub side: String,
@@ -111,23 +109,21 @@ pub struct ObjectInputs {
 }
 
 /// A prediction from the unit costs (never measured).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct WhatIf {
     pub change: String,
     /// Predicted change of HEAD's start-up CPU, ns (negative: faster). None: not predicted.
     pub predicted_ns: Option<f64>,
     /// The prediction is a bound (at most this much), not an estimate.
-    #[serde(default)]
     pub bound: bool,
     /// 95% percentile-bootstrap interval of the prediction: the same arithmetic on each
     /// resample's refitted unit costs (None: not predicted in every resample).
-    #[serde(default)]
     pub ci95_ns: Option<(f64, f64)>,
     pub basis: String,
 }
 
 /// The whole attribution.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Attribution {
     /// The verdict's start-up CPU change, median HEAD − median BASE (ns), from its
     /// boundaries-only runs.
@@ -137,7 +133,6 @@ pub struct Attribution {
     /// kinds of run differ in how much the instrumentation slows the heavy phases, so
     /// explaining the boundaries-only change with per-object unit costs mixed two
     /// measurements (README, "Attribution").
-    #[serde(default)]
     pub instrumented_delta_ns: Option<f64>,
     /// Σ parts' ns.
     pub explained_ns: f64,
@@ -149,7 +144,6 @@ pub struct Attribution {
     pub explained_share: Option<f64>,
     /// 95% bootstrap interval of the share: each resample's explained total over the change
     /// of the same resampled runs.
-    #[serde(default)]
     pub explained_share_ci95: Option<(f64, f64)>,
     pub parts: Vec<Part>,
     pub unit_costs: Vec<UnitCost>,

@@ -10,13 +10,11 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
-
 use crate::deps::{Closure, Object};
 use crate::report::Document;
 
 /// One figure BASE → HEAD.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Row {
     pub name: String,
     pub base: Option<f64>,
@@ -40,7 +38,7 @@ impl Row {
 }
 
 /// An object only one side loads.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ObjectChange {
     /// The name it was asked for (DT_NEEDED).
     pub name: String,
@@ -55,7 +53,7 @@ pub struct ObjectChange {
 }
 
 /// Per-object figures BASE → HEAD (None: the side does not load it).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ObjectRow {
     pub name: String,
     pub base_path: Option<String>,
@@ -66,7 +64,7 @@ pub struct ObjectRow {
 }
 
 /// All factors.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Factors {
     /// Totals over the closure (the static model of each side).
     pub totals: Vec<Row>,

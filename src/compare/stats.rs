@@ -9,13 +9,11 @@
 //! U test (statrs has the distributions only), and the bootstrap is the fixed-seed xorshift of
 //! [`crate::attribute::stats`], so the same documents always give the same verdict.
 
-use serde::{Deserialize, Serialize};
-
 /// Bootstrap resamples of the ratio of medians.
 pub const RESAMPLES: usize = 2000;
 
 /// The change of one figure from BASE to HEAD.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Change {
     pub base_n: usize,
     pub head_n: usize,

@@ -5,14 +5,12 @@
 //! raw runs (not their summaries), so `diff` of two saved halves computes exactly what
 //! `compare` computed.
 
-use serde::{Deserialize, Serialize};
-
 use super::stats::{change_halves, Change};
 use crate::record::{Instrumentation, Phase};
 use crate::report::Document;
 
 /// One figure of the verdict.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Metric {
     /// "startup_cpu", "startup_wall", "fork_round_trip", "fork_child_cpu", "fork_parent_cpu".
     pub key: String,
@@ -29,7 +27,7 @@ pub struct Metric {
 }
 
 /// The verdict of a comparison.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Verdict {
     /// One line: "start-up CPU +31.2% [+28.0, +34.5] (p = 0.008); fork …" or
     /// "no significant change".
@@ -39,7 +37,6 @@ pub struct Verdict {
     pub slower: bool,
     pub faster: bool,
     /// Significant changes of the figures that do not decide (wall times), said apart.
-    #[serde(default)]
     pub notes: Vec<String>,
 }
 
