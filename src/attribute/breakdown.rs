@@ -484,7 +484,7 @@ pub fn scale_to_measured(b: &mut Breakdown, cpu_ns: f64) {
 
 /// What a report must say about the recordings of one breakdown: event, frequency, scope,
 /// losses (summed over all of them), visibility.
-pub fn recording_notes(recs: &[&crate::perf::Recording]) -> Vec<String> {
+pub fn recording_notes(recs: &[&crate::record::samples::Recording]) -> Vec<String> {
     let Some(first) = recs.first() else {
         return Vec::new();
     };
@@ -500,7 +500,7 @@ pub fn recording_notes(recs: &[&crate::perf::Recording]) -> Vec<String> {
         if recs.len() == 1 { "" } else { "s" },
         if recs
             .iter()
-            .all(|r| r.scope == crate::perf::Scope::SystemWide)
+            .all(|r| r.scope == crate::record::samples::Scope::SystemWide)
         {
             "system-wide per CPU, the target's process tree kept"
         } else {

@@ -25,9 +25,9 @@ use crate::config::ProfileRun;
 use crate::deps::{self, ResolveOptions};
 use crate::error::{Error, ExitCode};
 use crate::profile::{aggregate, ProfileConfig, SampledRuns};
+use crate::record::Ending;
 use crate::record::{Detail, Instrumentation, Machine, Run};
 use crate::report::Document;
-use crate::trace::launch::Ending;
 use crate::trace::startup::{run_once, run_uninstrumented, RunOptions};
 
 use crate::profile::interrupted;

@@ -15,27 +15,9 @@
 
 use std::os::fd::AsRawFd;
 
+pub use crate::record::fork::FaultKinds;
 use perf_event::events::Tracepoint;
 use perf_event::{Builder, Counter};
-use serde::{Deserialize, Serialize};
-
-/// Faults counted over a span.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FaultKinds {
-    pub all: u64,
-    /// Writes to a present page: copy-on-write.
-    pub cow: u64,
-    /// Not present, in the target's file-backed VMAs; None when not counted (no ranges, or
-    /// the kernel refused the filter).
-    pub file: Option<u64>,
-}
-
-impl FaultKinds {
-    /// Faults on pages that were not present (file-backed or new anonymous).
-    pub fn not_present(&self) -> u64 {
-        self.all.saturating_sub(self.cow)
-    }
-}
 
 /// Open counters for one thread, and for it and every child it creates from now on: all
 /// faults, copy-on-write, and (when ranges were given) not-present in file-backed VMAs.

@@ -7,8 +7,8 @@ use comfy_table::{presets, CellAlignment, ContentArrangement, Table};
 
 use crate::attribute::fork_cost::{ForkSection, Tail};
 use crate::attribute::stats::Summary;
-use crate::trace::footprint::Figure;
-use crate::trace::fork::ExitBinding;
+use crate::record::footprint::Figure;
+use crate::record::fork::ExitBinding;
 
 fn table() -> Table {
     let mut t = Table::new();

@@ -62,7 +62,7 @@ pub fn profile(p: &ProfileSection) -> String {
         let _ = writeln!(
             s,
             "followed: {} (measured: {})",
-            crate::trace::follow::describe(&p.followed),
+            crate::record::describe_chain(&p.followed),
             p.followed.last().map_or("", |i| i.exe.as_str())
         );
     }

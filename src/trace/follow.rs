@@ -31,29 +31,14 @@ use nix::sys::ptrace;
 use nix::sys::signal::Signal;
 use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::Pid;
-use serde::{Deserialize, Serialize};
 
 use super::breakpoint::read_cstring;
 use super::inspect::auxv;
 use super::launch::{launch, Command, TraceError, Tracee, Watchdog};
+pub use crate::record::{describe_chain as describe, ExecImage};
 
 /// AT_EXECFN: the address of the file name the execve was given, in the new image's stack.
 const AT_EXECFN: u64 = 31;
-
-/// One image of an exec chain.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ExecImage {
-    /// The file as the execve that loaded it named it (AT_EXECFN; what `strace -e
-    /// trace=execve` shows as its first argument).
-    pub path: String,
-    /// For a `#!` script: its interpreter line, as the script's first line has it after `#!`
-    /// (`/usr/bin/env bash`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub interpreter: Option<String>,
-    /// The executable the kernel loaded (/proc/PID/exe): the interpreter's for a script.
-    pub exe: String,
-}
 
 /// Where the measurement of a run starts in an exec chain.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,19 +55,6 @@ pub fn plan(chain: &[ExecImage]) -> Option<FollowTo> {
         skip: chain.len() - 1,
         execfn: chain[chain.len() - 1].path.clone(),
     })
-}
-
-/// The chain as the report's header names it: `./wrap (#!/bin/sh) → /usr/bin/env → /tmp/fx`
-/// (a script's interpreter is the next image, or the measured one).
-pub fn describe(chain: &[ExecImage]) -> String {
-    chain
-        .iter()
-        .map(|i| match &i.interpreter {
-            Some(interp) => format!("{} (#!{interp})", i.path),
-            None => i.path.clone(),
-        })
-        .collect::<Vec<_>>()
-        .join(" → ")
 }
 
 /// Runs the command once to its exit, traced only at its execs, and returns the images its

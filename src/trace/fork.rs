@@ -14,7 +14,6 @@ use nix::sys::ptrace;
 use nix::sys::signal::Signal;
 use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::Pid;
-use serde::{Deserialize, Serialize};
 
 use super::breakpoint::{Breakpoints, HwBreakpoints};
 use super::inject::{self, ChildAction, InjectError, ProbeRequest, ProbeResult, Spawn};
@@ -24,54 +23,7 @@ use super::inspect::{
     TAG_MAIN,
 };
 use super::launch::{launch, Command, Ending, TraceError, Watchdog};
-
-/// Where the probe is injected.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum At {
-    /// The program's entry point: ld.so is done, the program's own start-up has not begun.
-    Entry,
-    /// `main`.
-    Main,
-    /// libc's `exit`, when the program calls it (or returns from main): the largest footprint.
-    Exit,
-    /// The first call of this function (the executable's symbols, then each loaded object's).
-    Symbol(String),
-}
-
-impl At {
-    pub fn label(&self) -> String {
-        match self {
-            At::Entry => "entry".into(),
-            At::Main => "main".into(),
-            At::Exit => "exit".into(),
-            At::Symbol(s) => s.clone(),
-        }
-    }
-}
-
-/// What each child does.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ChildSpec {
-    /// `_exit(0)`, as the seed forktime.
-    RawExit,
-    /// libc `exit(0)`, as the seed forktest: atexit handlers, stdio flush, and `exit` bound
-    /// lazily in every child if the parent never called it.
-    Exit,
-    /// execve of a program (seed 003's matrix).
-    Exec(PathBuf),
-}
-
-impl ChildSpec {
-    pub fn label(&self) -> String {
-        match self {
-            ChildSpec::RawExit => "_exit".into(),
-            ChildSpec::Exit => "exit".into(),
-            ChildSpec::Exec(p) => format!("exec:{}", p.display()),
-        }
-    }
-}
+pub use crate::record::fork::{At, ChildSpec, ExitBinding, ForkRun};
 
 /// What `--fork` asked for.
 #[derive(Debug, Clone)]
@@ -89,55 +41,6 @@ pub struct ForkOptions {
     /// sampling costs the target CPU).
     pub sample: Option<crate::perf::SamplerConfig>,
     pub sample_iterations: u64,
-}
-
-/// How the children's `exit` is reached.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "kind")]
-pub enum ExitBinding {
-    /// Through the executable's GOT slot, still pointing into its PLT: every child binds it.
-    Lazy { got: u64 },
-    /// Through the GOT slot, already bound (the parent called exit before, or BIND_NOW).
-    Bound { got: u64 },
-    /// No GOT slot for exit in the executable: libc's exit called directly.
-    Direct,
-    /// A static executable's own exit.
-    Static,
-}
-
-/// One fork run.
-#[derive(Debug, Clone)]
-pub struct ForkRun {
-    pub at: At,
-    pub at_address: u64,
-    pub spawn: Spawn,
-    pub child: ChildSpec,
-    pub exit_binding: Option<ExitBinding>,
-    /// libc's fork() was called (false: the raw fork syscall).
-    pub libc_fork: bool,
-    /// The vDSO's clock_gettime timed the loop (false: the syscall).
-    pub vdso_clock: bool,
-    pub footprint: Option<super::footprint::Footprint>,
-    pub footprint_error: Option<String>,
-    pub main: ProbeResult,
-    /// The lean loop the rates come from (fork only; see [`ProbeRequest::lean`]).
-    pub rate: Option<ProbeResult>,
-    /// Page faults by kind over a loop of their own (no perf event touches the measured
-    /// loop): (the parent's, the children's, forks), or why not.
-    pub faults: Result<
-        (
-            crate::perf::faults::FaultKinds,
-            crate::perf::faults::FaultKinds,
-            u64,
-        ),
-        String,
-    >,
-    /// The sampled loop and its recording, or why there is none.
-    pub sampled: Option<Result<(ProbeResult, crate::perf::Recording), String>>,
-    /// The interleaved A/B loop (even iterations through the GOT, odd direct).
-    pub lazy_ab: Option<ProbeResult>,
-    pub ending: Ending,
-    pub pid: i32,
 }
 
 /// Errors of a fork run.

@@ -10,27 +10,7 @@
 use std::io;
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
-
-/// One line of `/proc/PID/maps`, or one MMAP2 record.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct MapRange {
-    pub start: u64,
-    pub end: u64,
-    /// File offset of `start`, in bytes.
-    pub pgoff: u64,
-    /// `rwxp` as the kernel prints it.
-    pub perms: String,
-    /// The file, a label (`[vdso]`, `[heap]`), or empty for anonymous memory.
-    pub path: String,
-}
-
-impl MapRange {
-    pub fn is_executable(&self) -> bool {
-        self.perms.as_bytes().get(2) == Some(&b'x')
-    }
-}
+pub use crate::record::samples::MapRange;
 
 /// Parses `/proc/PID/maps` text: `START-END PERMS OFFSET DEV INODE [PATH]`. Lines that do not
 /// parse are skipped (the format has not changed since Linux 2.6, but a truncated read can

@@ -20,56 +20,9 @@ use std::path::{Path, PathBuf};
 
 use procfs::process::{MemoryMap, Process};
 use procfs::ProcError;
-use serde::{Deserialize, Serialize};
 
+pub use crate::record::footprint::{Figure, Footprint};
 pub use vmas::{classify, count, objects, parse_maps, VmaCounts, VmaKind};
-
-/// A figure that was read, or why it could not be.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Figure {
-    Measured(u64),
-    /// e.g. "VmPTE is missing from /proc/123/status".
-    Unavailable(String),
-}
-
-impl Figure {
-    /// The value, if it was read.
-    pub fn value(&self) -> Option<u64> {
-        match self {
-            Figure::Measured(v) => Some(*v),
-            Figure::Unavailable(_) => None,
-        }
-    }
-
-    /// Why the value is missing, if it is.
-    pub fn reason(&self) -> Option<&str> {
-        match self {
-            Figure::Measured(_) => None,
-            Figure::Unavailable(why) => Some(why),
-        }
-    }
-}
-
-/// The footprint of one process at one instant. Byte figures are bytes (procfs's kB × 1024).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Footprint {
-    pub pid: i32,
-    pub vmas: VmaCounts,
-    /// Loaded ELF objects (see the module docs for the rule).
-    pub elf_objects: u64,
-    /// Their paths, in address order; the main executable last if it has no executable mapping.
-    pub object_paths: Vec<String>,
-    /// `VmPTE`: page-table bytes.
-    pub page_table_bytes: Figure,
-    /// `VmRSS` (= RssAnon + RssFile + RssShmem).
-    pub rss_bytes: Figure,
-    pub rss_anon_bytes: Figure,
-    pub rss_file_bytes: Figure,
-    pub rss_shmem_bytes: Figure,
-    /// `Private_Dirty` from smaps_rollup (summed over smaps where there is no rollup).
-    pub private_dirty_bytes: Figure,
-}
 
 /// Why a footprint could not be read at all.
 #[derive(Debug, thiserror::Error)]

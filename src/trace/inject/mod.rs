@@ -31,8 +31,8 @@ mod remote;
 mod run;
 
 use nix::unistd::Pid;
-use serde::{Deserialize, Serialize};
 
+pub use crate::record::fork::{ProbeRecord, ProbeResult, Rusage, Spawn};
 pub use remote::{vdso_clock_gettime, vdso_syscall, Memory, Remote, SavedState};
 pub use run::{run_probe, trace_options_without_children};
 
@@ -55,24 +55,7 @@ extern "C" {
     static ldcost_probe_spawn_end: u8;
 }
 
-/// How the probe creates each child.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Spawn {
-    Fork,
-    Vfork,
-    PosixSpawn,
-}
-
 impl Spawn {
-    pub fn label(self) -> &'static str {
-        match self {
-            Spawn::Fork => "fork",
-            Spawn::Vfork => "vfork",
-            Spawn::PosixSpawn => "posix_spawn",
-        }
-    }
-
     /// The probe's machine code (our own copy, see the module docs) and its source file.
     pub fn probe(self) -> (&'static [u8], &'static str) {
         // SAFETY: the symbols are labels of global_asm! above, start before end, in .text.
@@ -138,51 +121,6 @@ pub struct ProbeParams {
 /// `P_FLAGS` bit 0: the lean fork loop (fork and wait4 only; see probes/probe_fork.s).
 pub const FLAG_LEAN: u64 = 1;
 
-/// `struct rusage` as the kernel writes it (x86-64).
-#[repr(C)]
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Rusage {
-    pub utime: [i64; 2],
-    pub stime: [i64; 2],
-    pub maxrss: i64,
-    pub ixrss: i64,
-    pub idrss: i64,
-    pub isrss: i64,
-    pub minflt: i64,
-    pub majflt: i64,
-    pub nswap: i64,
-    pub inblock: i64,
-    pub oublock: i64,
-    pub msgsnd: i64,
-    pub msgrcv: i64,
-    pub nsignals: i64,
-    pub nvcsw: i64,
-    pub nivcsw: i64,
-}
-
-impl Rusage {
-    pub fn user_ns(&self) -> u64 {
-        (self.utime[0] as u64) * 1_000_000_000 + (self.utime[1] as u64) * 1000
-    }
-    pub fn sys_ns(&self) -> u64 {
-        (self.stime[0] as u64) * 1_000_000_000 + (self.stime[1] as u64) * 1000
-    }
-}
-
-/// One iteration (probes/params.s, `R_*`).
-#[repr(C)]
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct ProbeRecord {
-    pub t0: u64,
-    pub t1: u64,
-    pub t2: u64,
-    pub pid: u64,
-    pub status: u64,
-    pub _pad: u64,
-    pub child: Rusage,
-    pub parent: Rusage,
-}
-
 /// What the child does (`P_ACTION`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ChildAction {
@@ -214,22 +152,6 @@ pub struct ProbeRequest {
     /// Fork only: the lean loop (fork and wait4, as the seed forktest: no clock read, no
     /// rusage per iteration; the records hold only pid and status). For the rates.
     pub lean: bool,
-}
-
-/// What one probe run gave.
-#[derive(Debug, Clone)]
-pub struct ProbeResult {
-    pub records: Vec<ProbeRecord>,
-    pub ru_start: Rusage,
-    /// getrusage(RUSAGE_THREAD) after the loop (after `t_end`; the fork probe only, else
-    /// all zero).
-    pub ru_end: Rusage,
-    pub t_start: u64,
-    pub t_end: u64,
-    /// -errno of the first failure (the loop stopped there).
-    pub error: Option<i64>,
-    /// Bytes of the probe page (VMAs the children inherit from us: 1).
-    pub page_bytes: u64,
 }
 
 /// Errors of injection. The target is killed by the caller on any of them (its state is not

@@ -5,6 +5,10 @@
 //! of the target over that segment. Phases are cut at ptrace stops (breakpoints); the
 //! taxonomy is documented in the README ("What ldcost measures").
 
+pub mod footprint;
+pub mod fork;
+pub mod samples;
+
 use serde::{Deserialize, Serialize};
 
 use crate::perf::Snapshot;
@@ -352,4 +356,32 @@ pub fn hostname_digest(name: &str) -> String {
         h = h.wrapping_mul(0x0000_0100_0000_01b3);
     }
     format!("{h:016x}")
+}
+
+/// One image of an exec chain.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExecImage {
+    /// The file as the execve that loaded it named it (AT_EXECFN; what `strace -e
+    /// trace=execve` shows as its first argument).
+    pub path: String,
+    /// For a `#!` script: its interpreter line, as the script's first line has it after `#!`
+    /// (`/usr/bin/env bash`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interpreter: Option<String>,
+    /// The executable the kernel loaded (/proc/PID/exe): the interpreter's for a script.
+    pub exe: String,
+}
+
+/// The chain as the report's header names it: `./wrap (#!/bin/sh) → /usr/bin/env → /tmp/fx`
+/// (a script's interpreter is the next image, or the measured one).
+pub fn describe_chain(chain: &[ExecImage]) -> String {
+    chain
+        .iter()
+        .map(|i| match &i.interpreter {
+            Some(interp) => format!("{} (#!{interp})", i.path),
+            None => i.path.clone(),
+        })
+        .collect::<Vec<_>>()
+        .join(" → ")
 }
