@@ -8,6 +8,7 @@
 //! `compare` gives the same verdict.
 
 pub mod attribution;
+mod document;
 pub mod explain;
 pub mod factors;
 pub mod fit;

@@ -1,17 +1,12 @@
 //! The comparison document (`diff`, `compare`: `--format json`, `--json FILE`): the verdict,
-//! the factors and the attribution, converted from [`crate::compare`]'s results. `report`
-//! renders a saved comparison from these types directly, so they are only ever built from the
-//! analysis (`From`), never converted back.
+//! the factors and the attribution, built from [`crate::compare`]'s results (the conversions
+//! live there, `compare` being above `report`). `report` renders a saved comparison from these
+//! types directly, so they are only ever built from the analysis, never converted back.
 
 use serde::{Deserialize, Serialize};
 
 use super::Tool;
-use crate::compare;
 use crate::record::Machine;
-
-fn all<T, U: From<T>>(v: Vec<T>) -> Vec<U> {
-    v.into_iter().map(U::from).collect()
-}
 
 /// The change of one figure from BASE to HEAD.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -37,22 +32,6 @@ pub struct Change {
     pub significant: bool,
 }
 
-impl From<compare::stats::Change> for Change {
-    fn from(x: compare::stats::Change) -> Self {
-        Change {
-            base_n: x.base_n,
-            head_n: x.head_n,
-            base_median: x.base_median,
-            head_median: x.head_median,
-            change_pct: x.change_pct,
-            ci95_pct: x.ci95_pct,
-            p_value: x.p_value,
-            noise_floor_pct: x.noise_floor_pct,
-            significant: x.significant,
-        }
-    }
-}
-
 /// One figure of the verdict.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Metric {
@@ -70,19 +49,6 @@ pub struct Metric {
     pub missing: Option<String>,
 }
 
-impl From<compare::verdict::Metric> for Metric {
-    fn from(x: compare::verdict::Metric) -> Self {
-        Metric {
-            key: x.key,
-            label: x.label,
-            gated: x.gated,
-            source: x.source,
-            change: x.change.map(Into::into),
-            missing: x.missing,
-        }
-    }
-}
-
 /// The verdict of a comparison.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Verdict {
@@ -98,18 +64,6 @@ pub struct Verdict {
     pub notes: Vec<String>,
 }
 
-impl From<compare::verdict::Verdict> for Verdict {
-    fn from(x: compare::verdict::Verdict) -> Self {
-        Verdict {
-            summary: x.summary,
-            metrics: all(x.metrics),
-            slower: x.slower,
-            faster: x.faster,
-            notes: x.notes,
-        }
-    }
-}
-
 /// One figure BASE → HEAD.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Row {
@@ -118,17 +72,6 @@ pub struct Row {
     pub head: Option<f64>,
     /// head − base when both exist.
     pub delta: Option<f64>,
-}
-
-impl From<compare::factors::Row> for Row {
-    fn from(x: compare::factors::Row) -> Self {
-        Row {
-            name: x.name,
-            base: x.base,
-            head: x.head,
-            delta: x.delta,
-        }
-    }
 }
 
 /// An object only one side loads.
@@ -146,20 +89,6 @@ pub struct ObjectChange {
     pub file_bytes: u64,
 }
 
-impl From<compare::factors::ObjectChange> for ObjectChange {
-    fn from(x: compare::factors::ObjectChange) -> Self {
-        ObjectChange {
-            name: x.name,
-            path: x.path,
-            found_by: x.found_by,
-            needed_by: x.needed_by,
-            relocations: x.relocations,
-            vmas: x.vmas,
-            file_bytes: x.file_bytes,
-        }
-    }
-}
-
 /// Per-object figures BASE → HEAD (None: the side does not load it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ObjectRow {
@@ -169,17 +98,6 @@ pub struct ObjectRow {
     /// relative, symbolic, plt, irelative, tls, copy, other, total, startup_lookups,
     /// probes, lazy_plt, initializers, vmas, file_bytes.
     pub rows: Vec<Row>,
-}
-
-impl From<compare::factors::ObjectRow> for ObjectRow {
-    fn from(x: compare::factors::ObjectRow) -> Self {
-        ObjectRow {
-            name: x.name,
-            base_path: x.base_path,
-            head_path: x.head_path,
-            rows: all(x.rows),
-        }
-    }
 }
 
 /// All factors.
@@ -199,20 +117,6 @@ pub struct Factors {
     pub notes: Vec<String>,
 }
 
-impl From<compare::factors::Factors> for Factors {
-    fn from(x: compare::factors::Factors) -> Self {
-        Factors {
-            totals: all(x.totals),
-            objects_added: all(x.objects_added),
-            objects_removed: all(x.objects_removed),
-            objects: all(x.objects),
-            phases: all(x.phases),
-            categories: all(x.categories),
-            notes: x.notes,
-        }
-    }
-}
-
 /// One factor's change in one object, priced.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Term {
@@ -225,19 +129,6 @@ pub struct Term {
     pub unit_ns: f64,
     /// delta × unit_ns, rounded to whole ns.
     pub ns: f64,
-}
-
-impl From<compare::attribution::Term> for Term {
-    fn from(x: compare::attribution::Term) -> Self {
-        Term {
-            factor: x.factor,
-            base: x.base,
-            head: x.head,
-            delta: x.delta,
-            unit_ns: x.unit_ns,
-            ns: x.ns,
-        }
-    }
 }
 
 /// One object's (or the loader's) share of a part.
@@ -254,18 +145,6 @@ pub struct Item {
     pub terms: Vec<Term>,
 }
 
-impl From<compare::attribution::Item> for Item {
-    fn from(x: compare::attribution::Item) -> Self {
-        Item {
-            object: x.object,
-            change: x.change,
-            ns: x.ns,
-            measured_ns: x.measured_ns,
-            terms: all(x.terms),
-        }
-    }
-}
-
 /// A phase group: "relocation", "initializers", "search & mapping".
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Part {
@@ -275,17 +154,6 @@ pub struct Part {
     /// The measured change of the phase group (sum of the items' measured changes).
     pub measured_ns: Option<f64>,
     pub items: Vec<Item>,
-}
-
-impl From<compare::attribution::Part> for Part {
-    fn from(x: compare::attribution::Part) -> Self {
-        Part {
-            factor: x.factor,
-            ns: x.ns,
-            measured_ns: x.measured_ns,
-            items: all(x.items),
-        }
-    }
 }
 
 /// A fitted unit cost.
@@ -300,17 +168,6 @@ pub struct UnitCost {
     pub ci95_ns: Option<(f64, f64)>,
 }
 
-impl From<compare::attribution::UnitCost> for UnitCost {
-    fn from(x: compare::attribution::UnitCost) -> Self {
-        UnitCost {
-            fit: x.fit,
-            unit: x.unit,
-            ns: x.ns,
-            ci95_ns: x.ci95_ns,
-        }
-    }
-}
-
 /// How a fit was made.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FitInfo {
@@ -320,17 +177,6 @@ pub struct FitInfo {
     /// Points: objects × builds (relocation, initializers) or runs (search & mapping).
     pub points: usize,
     pub r_squared: Option<f64>,
-}
-
-impl From<compare::attribution::FitInfo> for FitInfo {
-    fn from(x: compare::attribution::FitInfo) -> Self {
-        FitInfo {
-            fit: x.fit,
-            model: x.model,
-            points: x.points,
-            r_squared: x.r_squared,
-        }
-    }
 }
 
 /// The counts behind one object's unit-cost inputs, per side (from the `deps` section).
@@ -355,27 +201,6 @@ pub struct ObjectInputs {
     pub initializers_ns: Option<f64>,
 }
 
-impl From<compare::attribution::ObjectInputs> for ObjectInputs {
-    fn from(x: compare::attribution::ObjectInputs) -> Self {
-        ObjectInputs {
-            side: x.side,
-            object: x.object,
-            path: x.path,
-            relative: x.relative,
-            symbolic: x.symbolic,
-            plt: x.plt,
-            lazy_plt: x.lazy_plt,
-            lookups: x.lookups,
-            probes: x.probes,
-            self_answered: x.self_answered,
-            relr: x.relr,
-            initializers: x.initializers,
-            relocation_ns: x.relocation_ns,
-            initializers_ns: x.initializers_ns,
-        }
-    }
-}
-
 /// A prediction from the unit costs (never measured).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WhatIf {
@@ -390,18 +215,6 @@ pub struct WhatIf {
     #[serde(default)]
     pub ci95_ns: Option<(f64, f64)>,
     pub basis: String,
-}
-
-impl From<compare::attribution::WhatIf> for WhatIf {
-    fn from(x: compare::attribution::WhatIf) -> Self {
-        WhatIf {
-            change: x.change,
-            predicted_ns: x.predicted_ns,
-            bound: x.bound,
-            ci95_ns: x.ci95_ns,
-            basis: x.basis,
-        }
-    }
 }
 
 /// The whole attribution.
@@ -435,26 +248,6 @@ pub struct Attribution {
     pub inputs: Vec<ObjectInputs>,
     pub what_if: Vec<WhatIf>,
     pub notes: Vec<String>,
-}
-
-impl From<compare::attribution::Attribution> for Attribution {
-    fn from(x: compare::attribution::Attribution) -> Self {
-        Attribution {
-            measured_delta_ns: x.measured_delta_ns,
-            instrumented_delta_ns: x.instrumented_delta_ns,
-            explained_ns: x.explained_ns,
-            explained_ci95_ns: x.explained_ci95_ns,
-            unexplained_ns: x.unexplained_ns,
-            explained_share: x.explained_share,
-            explained_share_ci95: x.explained_share_ci95,
-            parts: all(x.parts),
-            unit_costs: all(x.unit_costs),
-            fits: all(x.fits),
-            inputs: all(x.inputs),
-            what_if: all(x.what_if),
-            notes: x.notes,
-        }
-    }
 }
 
 /// One side of a comparison, as the report names it.

@@ -15,7 +15,7 @@
 pub mod comparison;
 pub mod deps;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use serde::{Deserialize, Serialize};
 
