@@ -247,7 +247,7 @@ fn profile_inner(
             None => Document::empty(&target.to_string_lossy()),
         };
         doc.command = "profile".into();
-        doc.profile = Some(section);
+        doc.profile = Some(section.into());
         doc.fork = fork;
         doc.machine = Some(crate::record::Machine::current());
         write_json(&doc, path)?;

@@ -248,7 +248,7 @@ pub fn measure_with_stacks(cfg: &CompareConfig) -> Result<Measured, Error> {
                         aggregate(&s.profile, details[i].clone(), raw, None, counters.clone());
                     sec.prediction = Some(pred);
                     sample_side(sampled[i].take(), cpu, &mut sec, &mut folded[i]);
-                    d.profile = Some(sec);
+                    d.profile = Some(sec.into());
                 }
                 d
             }
@@ -260,7 +260,7 @@ pub fn measure_with_stacks(cfg: &CompareConfig) -> Result<Measured, Error> {
                     let mut sec =
                         aggregate(&s.profile, details[i].clone(), raw, None, counters.clone());
                     sample_side(sampled[i].take(), cpu, &mut sec, &mut folded[i]);
-                    d.profile = Some(sec);
+                    d.profile = Some(sec.into());
                 }
                 d
             }

@@ -29,10 +29,8 @@ pub fn read_stdin() -> std::io::Result<Vec<u8>> {
 /// has no section to show (it was written by neither `profile` nor `deps`).
 pub fn text(doc: &Document) -> Option<String> {
     if doc.profile.is_some() || doc.fork.is_some() {
-        return Some(super::profile_report(
-            doc.profile.as_ref(),
-            doc.fork.as_ref(),
-        ));
+        let section = doc.profile.as_ref().map(|p| p.section());
+        return Some(super::profile_report(section.as_ref(), doc.fork.as_ref()));
     }
     let deps = doc.deps.as_ref()?;
     if deps.closure.objects.is_empty() {

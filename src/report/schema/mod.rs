@@ -14,6 +14,7 @@
 
 pub mod comparison;
 pub mod deps;
+pub mod profile;
 #[cfg(test)]
 pub(crate) mod tests;
 
@@ -45,7 +46,7 @@ pub struct Document {
     pub deps: Option<DepsSection>,
     /// Written by `profile`: the measured phases ([`crate::profile::ProfileSection`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub profile: Option<crate::profile::ProfileSection>,
+    pub profile: Option<profile::ProfileSection>,
     /// Written by `profile --fork`: fork cost per fork and the footprint
     /// ([`crate::attribute::fork_cost::ForkSection`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
