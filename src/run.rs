@@ -248,7 +248,7 @@ fn profile_inner(
         };
         doc.command = "profile".into();
         doc.profile = Some(section.into());
-        doc.fork = fork;
+        doc.fork = fork.map(Into::into);
         doc.machine = Some(crate::record::Machine::current());
         write_json(&doc, path)?;
     }
@@ -280,7 +280,7 @@ fn fork_only(
     if let Some(path) = &cfg.json {
         let mut doc = Document::empty(&target);
         doc.command = "profile".into();
-        doc.fork = fork;
+        doc.fork = fork.map(Into::into);
         doc.machine = Some(crate::record::Machine::current());
         write_json(&doc, path)?;
     }

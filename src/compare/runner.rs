@@ -266,7 +266,7 @@ pub fn measure_with_stacks(cfg: &CompareConfig) -> Result<Measured, Error> {
             }
         };
         doc.command = "profile".into();
-        doc.fork = forks[i].clone();
+        doc.fork = forks[i].clone().map(Into::into);
         doc.machine = Some(machine.clone());
         docs.push(doc);
     }

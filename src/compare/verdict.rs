@@ -122,7 +122,7 @@ fn fork_halves(v: &[u64], chunks: &[u64]) -> Halved {
 }
 
 /// Where fork figures come from.
-fn fork_source(s: Option<&crate::attribute::fork_cost::ForkSamples>) -> &'static str {
+fn fork_source(s: Option<&crate::report::schema::fork::ForkSamples>) -> &'static str {
     match s {
         Some(s) if s.chunks.len() >= 2 => "interleaved fork loops, one median per loop",
         _ => "one fork loop per side, per fork",
@@ -219,7 +219,7 @@ pub fn verdict(base: &Document, head: &Document) -> Verdict {
         ));
         // The child's CPU (its faults, lazy binding, exit): shown, not judged; older documents
         // and `--spawn vfork`'s exec'd children may lack it.
-        let child = |s: Option<&crate::attribute::fork_cost::ForkSamples>| {
+        let child = |s: Option<&crate::report::schema::fork::ForkSamples>| {
             s.filter(|s| s.child_cpu_ns.len() == s.round_trip_ns.len())
                 .map(|s| fork_halves(&s.child_cpu_ns, &s.chunks))
         };

@@ -30,7 +30,8 @@ pub fn read_stdin() -> std::io::Result<Vec<u8>> {
 pub fn text(doc: &Document) -> Option<String> {
     if doc.profile.is_some() || doc.fork.is_some() {
         let section = doc.profile.as_ref().map(|p| p.section());
-        return Some(super::profile_report(section.as_ref(), doc.fork.as_ref()));
+        let fork = doc.fork.as_ref().map(|f| f.section());
+        return Some(super::profile_report(section.as_ref(), fork.as_ref()));
     }
     let deps = doc.deps.as_ref()?;
     if deps.closure.objects.is_empty() {

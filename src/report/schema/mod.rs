@@ -14,6 +14,7 @@
 
 pub mod comparison;
 pub mod deps;
+pub mod fork;
 pub mod profile;
 #[cfg(test)]
 pub(crate) mod tests;
@@ -50,7 +51,7 @@ pub struct Document {
     /// Written by `profile --fork`: fork cost per fork and the footprint
     /// ([`crate::attribute::fork_cost::ForkSection`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fork: Option<crate::attribute::fork_cost::ForkSection>,
+    pub fork: Option<fork::ForkSection>,
     /// Written by `profile`: the machine it ran on ([`crate::record::Machine`]), which
     /// `diff` checks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
