@@ -325,7 +325,7 @@ fn categories(base: &Document, head: &Document, notes: &mut Vec<String>) -> Vec<
                     names.push(c.label.clone());
                 }
             }
-            let get = |x: &crate::attribute::breakdown::Breakdown, n: &str| {
+            let get = |x: &crate::report::schema::breakdown::Breakdown, n: &str| {
                 Some(
                     x.categories
                         .iter()

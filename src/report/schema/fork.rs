@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::attribute::breakdown::Breakdown;
+use super::breakdown::Breakdown;
+
 use crate::attribute::fork_cost as fc;
 use crate::attribute::stats::Summary;
 use crate::record::footprint::Footprint;
@@ -324,7 +325,7 @@ impl From<fc::ForkSection> for ForkSection {
             forks_per_sec_parent_cpu: x.forks_per_sec_parent_cpu,
             child_endings: x.child_endings,
             lazy_binding: x.lazy_binding.map(Into::into),
-            breakdown: x.breakdown,
+            breakdown: x.breakdown.map(Into::into),
             breakdown_error: x.breakdown_error,
             pid: x.pid,
             sampled_window_ns: x.sampled_window_ns,
@@ -363,7 +364,7 @@ impl From<ForkSection> for fc::ForkSection {
             forks_per_sec_parent_cpu: x.forks_per_sec_parent_cpu,
             child_endings: x.child_endings,
             lazy_binding: x.lazy_binding.map(Into::into),
-            breakdown: x.breakdown,
+            breakdown: x.breakdown.map(Into::into),
             breakdown_error: x.breakdown_error,
             pid: x.pid,
             sampled_window_ns: x.sampled_window_ns,

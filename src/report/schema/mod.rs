@@ -12,6 +12,7 @@
 //! What a live run recorded (phases, runs, the machine: [`crate::record`]) is embedded as it
 //! is: those types are the recording, and their serde form is part of this format too.
 
+pub mod breakdown;
 pub mod comparison;
 pub mod deps;
 pub mod fork;

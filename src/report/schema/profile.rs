@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::attribute::breakdown::Breakdown;
+use super::breakdown::Breakdown;
+
 use crate::attribute::link_cost::Prediction;
 use crate::attribute::stats::Summary;
 use crate::profile::{self, phase_weighted};
@@ -311,7 +312,7 @@ impl From<profile::ProfileSection> for ProfileSection {
             exit_uncounted_ns: x.exit_uncounted_ns,
             user_ns: x.user_ns,
             kernel_ns: x.kernel_ns,
-            breakdown: x.breakdown,
+            breakdown: x.breakdown.map(Into::into),
             breakdown_error: x.breakdown_error,
             breakdown_weights: all(x.breakdown_weights),
             cpu_features_note: x.cpu_features_note,
@@ -342,7 +343,7 @@ impl From<ProfileSection> for profile::ProfileSection {
             exit_uncounted_ns: x.exit_uncounted_ns,
             user_ns: x.user_ns,
             kernel_ns: x.kernel_ns,
-            breakdown: x.breakdown,
+            breakdown: x.breakdown.map(Into::into),
             breakdown_error: x.breakdown_error,
             breakdown_weights: all(x.breakdown_weights),
             cpu_features_note: x.cpu_features_note,
