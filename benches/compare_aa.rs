@@ -48,7 +48,7 @@ fn main() {
     let (mut significant, mut done) = (0, 0);
     let mut widths = Vec::new();
     for i in 0..comparisons {
-        let (base, head) = match ldcost::compare::runner::measure(&cfg) {
+        let (base, head) = match ldcost::run::compare_runner::measure(&cfg) {
             Ok(d) => d,
             Err(e) if e.exit_code() == ldcost::error::ExitCode::Refused => {
                 println!("SKIP compare_aa: {e}");

@@ -22,10 +22,14 @@
 //!    snapshots read at each phase boundary, page-fault kinds ([`perf::faults`]), and the
 //!    call-chain sampler ([`perf::sampler`]); plus what this machine can count at all.
 //! 5. [`symbolize`] — **symbols.** Names for sampled addresses (ELF symbols, build-id debug
-//!    files, /proc/kallsyms) and addresses for names (the breakpoints on ld.so's internals).
+//!    files, /proc/kallsyms; [`symbolize::samples`] names a recording's samples after the run)
+//!    and addresses for names (the breakpoints on ld.so's internals).
 //! 6. [`record`] — **the recording, the seam.** Everything captured from a live run, as
-//!    serialisable data ([`record::Run`], its [`record::Segment`]s). What comes after it needs
-//!    neither root nor the target, so it is tested on recordings.
+//!    serialisable data: the phase runs ([`record::Run`], its [`record::Segment`]s), counter
+//!    readings ([`record::counters`]), fork probe runs ([`record::fork`]), footprints
+//!    ([`record::footprint`]) and samples ([`record::samples`]). What comes after it needs
+//!    neither root nor the target, so it is tested on recordings: [`attribute`], [`report`]
+//!    and [`compare`] import `record`, never [`trace`] or [`perf`] (tests/module_graph.rs).
 //! 7. [`attribute`] — **attribution.** The cost taxonomy ([`attribute::categories`]: one
 //!    table, as data, and the rules that give a stack one category), the per-phase and
 //!    per-category breakdown of samples ([`attribute::breakdown`]), the fork cost
@@ -67,8 +71,8 @@
 //!     [`attribute::breakdown`] sort them into categories, [`report::flamegraph`] draws them.
 //! - `ldcost diff BASE.json HEAD.json` ([`run::diff`]): two saved documents into
 //!   [`compare`], printed by [`compare::text`] / [`compare::markdown`].
-//! - `ldcost compare BASE HEAD` ([`run::compare`]): [`profile`] for both sides, interleaved,
-//!   then the same report as `diff`.
+//! - `ldcost compare BASE HEAD` ([`run::compare`], [`run::compare_runner`]): [`profile`] for
+//!   both sides, interleaved, then the same report as `diff`.
 
 // No unwrap()/expect() outside tests: bad input and vanished processes are errors with an
 // exit code, never a panic (STYLE.md). `cargo clippy` (CI) enforces it.

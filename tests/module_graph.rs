@@ -10,6 +10,13 @@
 //! The parser is checked on inline fixtures below, so the test can fail: a two-module cycle, a
 //! cycle through grouped imports, a cycle through `super::super::`, and the negative cases
 //! (comments, strings, a `super::` that stays inside its room).
+//!
+//! The same graph enforces the seam between capture and analysis: the analysis modules
+//! ([`ANALYSIS`]: attribution, reports, comparisons) read what a run captured through
+//! `record` only, and never import a capture module ([`CAPTURE`]: the modules that touch live
+//! processes and the kernel's perf interface). So every analysis can be tested, and re-run,
+//! on a saved recording without root or the target. The drivers (`run`, `profile`,
+//! `experiment`) run the target and hand its recording on; they may import both sides.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -430,6 +437,61 @@ fn no_cycle_between_top_level_modules() {
     }
 }
 
+/// The analysis modules: they read a recording (and ELF files), never a live run.
+const ANALYSIS: &[&str] = &["attribute", "report", "compare"];
+/// The capture modules: live processes (ptrace, procfs) and perf_event_open.
+const CAPTURE: &[&str] = &["trace", "perf"];
+
+/// Every edge from an analysis module to a capture module, as "attribute -> trace
+/// (src/attribute/x.rs:3)", in name order.
+fn seam_violations(g: &Graph) -> Vec<String> {
+    let mut out = Vec::new();
+    for a in ANALYSIS {
+        for c in CAPTURE {
+            if let Some(site) = g.get(*a).and_then(|e| e.get(*c)) {
+                out.push(format!("{a} -> {c} ({}:{})", site.file, site.line));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn analysis_modules_do_not_import_capture_modules() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rs_files(&src, &src, &mut files);
+    let lib = files
+        .iter()
+        .find(|(p, _)| p == Path::new("lib.rs"))
+        .map(|(_, t)| t.clone())
+        .expect("src/lib.rs");
+    let tops = top_modules(&lib);
+    // A renamed module would make the check vacuous: every name must still be declared.
+    for m in ANALYSIS.iter().chain(CAPTURE).chain(&["record"]) {
+        assert!(
+            tops.contains(*m),
+            "lib.rs no longer declares `{m}`: {tops:?}"
+        );
+    }
+    let g = graph(&files, &tops);
+    // The analysis modules' imports were read: each reads the recording.
+    for a in ANALYSIS {
+        assert!(
+            g.get(*a).is_some_and(|e| e.contains_key("record")),
+            "no edge {a} -> record was found: the parser missed the analysis modules' imports"
+        );
+    }
+    let bad = seam_violations(&g);
+    assert!(
+        bad.is_empty(),
+        "an analysis module imports a capture module (analysis reads what a run captured \
+         through `record` only; move the captured type to src/record/ or the live work to a \
+         driver): {}",
+        bad.join("; ")
+    );
+}
+
 fn fixture(files: &[(&str, &str)]) -> (Graph, BTreeSet<String>) {
     let files: Vec<(PathBuf, String)> = files
         .iter()
@@ -511,4 +573,52 @@ fn module_graph_ignores_comments_strings_and_local_super() {
         ("b.rs", "use crate::a::X;\n"),
     ]);
     assert!(find_cycle(&g).is_none(), "{g:?}");
+}
+
+#[test]
+fn seam_check_finds_an_analysis_module_importing_a_capture_module() {
+    let (g, _) = fixture(&[
+        (
+            "lib.rs",
+            "pub mod attribute;\npub mod perf;\npub mod record;\npub mod report;\npub mod run;\npub mod trace;\n",
+        ),
+        (
+            "attribute/fork.rs",
+            "use crate::record::fork::ForkRun;\nuse crate::trace::fork::At;\n",
+        ),
+        (
+            "report/text.rs",
+            "use crate::record::Ending;\nfn f() {\n    let _ = crate::perf::sampler::symbolize();\n}\n",
+        ),
+        // Allowed: capture and drivers import the recording and each other.
+        ("trace/fork.rs", "pub use crate::record::fork::ForkRun;\n"),
+        ("perf/mod.rs", "use crate::record::samples::Recording;\n"),
+        ("run/mod.rs", "use crate::trace::fork;\nuse crate::attribute::fork;\n"),
+        ("record/mod.rs", ""),
+    ]);
+    assert_eq!(
+        seam_violations(&g),
+        [
+            "attribute -> trace (src/attribute/fork.rs:2)",
+            "report -> perf (src/report/text.rs:3)"
+        ]
+    );
+    // The same analysis modules through the recording only: nothing to report.
+    let (g, _) = fixture(&[
+        (
+            "lib.rs",
+            "pub mod attribute;\npub mod record;\npub mod report;\npub mod trace;\n",
+        ),
+        (
+            "attribute/fork.rs",
+            "use crate::record::fork::{At, ForkRun};\n",
+        ),
+        (
+            "report/text.rs",
+            "//! not [`crate::trace`]\nuse crate::record::Ending;\n",
+        ),
+        ("trace/fork.rs", "pub use crate::record::fork::ForkRun;\n"),
+        ("record/mod.rs", ""),
+    ]);
+    assert!(seam_violations(&g).is_empty(), "{g:?}");
 }

@@ -23,7 +23,7 @@ pub use super::exec_parts::{ExecPartShare, Instrumentation};
 pub use super::phase_table::{PhaseCell, PhaseRow, SpanInfo};
 use super::stats::{summarize, Summary};
 use super::FoldedStack;
-use crate::perf::sampler::{Frame, FrameKind, SymbolizedStack};
+use crate::symbolize::samples::{Frame, FrameKind, SymbolizedStack};
 
 impl StackFrame for Frame {
     fn name(&self) -> &str {

@@ -2,7 +2,7 @@
 //! differential flame graph (and its two-column folded text), per exec and per fork.
 //!
 //! In: the two [`Document`]s (how many execs and forks each side's samples cover: the
-//! breakdowns' `units` and `covered`) and the folded stacks [`super::runner::measure_with_stacks`] kept
+//! breakdowns' `units` and `covered`) and the folded stacks [`crate::run::compare_runner::measure_with_stacks`] kept
 //! beside them. Out: the files, written by [`crate::report::flamegraph::diff`]. `diff` has no
 //! stacks to draw (a `profile --json` document does not hold them), which [`no_stacks`] says.
 

@@ -1,7 +1,7 @@
 //! `ldcost diff` and `ldcost compare`: why HEAD starts (and forks) slower or faster than BASE.
 //!
 //! In: two `profile` [`Document`]s, read from files ([`load`], for `diff`) or measured here in
-//! one interleaved run ([`runner`], for `compare`). Out: a [`Comparison`]: the [`Verdict`]
+//! one interleaved run ([`crate::run::compare_runner`], for `compare`). Out: a [`Comparison`]: the [`Verdict`]
 //! first (start-up CPU and wall, fork; each a change in % with a 95% bootstrap interval, a
 //! Mann–Whitney U p-value and a measured noise floor: [`stats`]), then the [`Factors`] BASE →
 //! HEAD → Δ. Both commands end in [`compare_documents`], so `diff` of the two halves of a
@@ -15,7 +15,6 @@ pub mod fit;
 pub mod graphs;
 pub mod inputs;
 pub mod markdown;
-pub mod runner;
 pub mod stats;
 pub mod text;
 pub mod unit_costs;

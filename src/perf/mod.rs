@@ -83,112 +83,12 @@ mod cputime;
 mod error;
 pub mod faults;
 pub mod sampler;
-mod snapshot;
 mod sources;
 pub mod tasks;
 
+pub use crate::record::counters::{Availability, Counter, Snapshot};
 pub use counters::{machine_counting, machine_support, CounterSet};
 pub use cputime::{cpu_times, thread_cpu_ns, user_kernel_split, CpuTimes};
 pub use error::{is_perf_privileged, paranoid_hint, read_paranoid_level, PerfError, PARANOID_PATH};
 pub use sampler::{Recording, Sampler, SamplerConfig, SamplerError, Scope};
-pub use snapshot::Snapshot;
 pub use sources::{Counting, Fallback, Source};
-
-use serde::{Deserialize, Serialize};
-
-/// One counter kind ldcost reads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Counter {
-    /// CPU time of the task in nanoseconds (user + kernel: the flags are ignored, see above).
-    TaskClock,
-    /// All page faults, user and kernel mode.
-    PageFaults,
-    /// Page faults taken while the task ran in user mode.
-    PageFaultsUser,
-    /// Page faults taken while the kernel worked for the task (copying to/from user memory).
-    PageFaultsKernel,
-    /// Faults resolved without I/O.
-    MinorFaults,
-    /// Faults that needed I/O.
-    MajorFaults,
-    ContextSwitches,
-    CpuMigrations,
-    /// Hardware: CPU cycles.
-    Cycles,
-    /// Hardware: retired instructions.
-    Instructions,
-    /// Hardware: last-level cache misses.
-    CacheMisses,
-}
-
-impl Counter {
-    /// Every counter, in the order reports show them.
-    pub const ALL: [Counter; 11] = [
-        Counter::TaskClock,
-        Counter::PageFaults,
-        Counter::PageFaultsUser,
-        Counter::PageFaultsKernel,
-        Counter::MinorFaults,
-        Counter::MajorFaults,
-        Counter::ContextSwitches,
-        Counter::CpuMigrations,
-        Counter::Cycles,
-        Counter::Instructions,
-        Counter::CacheMisses,
-    ];
-
-    /// The name `perf stat -e` uses for the same event (with `:u`/`:k` for the split faults).
-    pub fn perf_name(self) -> &'static str {
-        match self {
-            Counter::TaskClock => "task-clock",
-            Counter::PageFaults => "page-faults",
-            Counter::PageFaultsUser => "page-faults:u",
-            Counter::PageFaultsKernel => "page-faults:k",
-            Counter::MinorFaults => "minor-faults",
-            Counter::MajorFaults => "major-faults",
-            Counter::ContextSwitches => "context-switches",
-            Counter::CpuMigrations => "cpu-migrations",
-            Counter::Cycles => "cycles",
-            Counter::Instructions => "instructions",
-            Counter::CacheMisses => "cache-misses",
-        }
-    }
-
-    /// Whether the event is counted by the CPU's PMU (and so may be missing or multiplexed).
-    pub fn is_hardware(self) -> bool {
-        matches!(
-            self,
-            Counter::Cycles | Counter::Instructions | Counter::CacheMisses
-        )
-    }
-
-    /// The unit of the value ("ns" for task-clock, "" for counts).
-    pub fn unit(self) -> &'static str {
-        match self {
-            Counter::TaskClock => "ns",
-            _ => "",
-        }
-    }
-}
-
-impl std::fmt::Display for Counter {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.perf_name())
-    }
-}
-
-/// Whether the machine can count a [`Counter`], and if not why.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Availability {
-    Available,
-    /// e.g. "not supported by this machine's PMU (perf_event_open: ENOENT)".
-    Unavailable(String),
-}
-
-impl Availability {
-    pub fn is_available(&self) -> bool {
-        matches!(self, Availability::Available)
-    }
-}

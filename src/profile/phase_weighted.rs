@@ -32,8 +32,8 @@ use crate::attribute::breakdown::{
 };
 use crate::attribute::categories::Category;
 use crate::attribute::stats::median;
-use crate::perf::sampler::SymbolizedStack;
 use crate::record::{Instrumentation, Run};
+use crate::symbolize::samples::SymbolizedStack;
 
 /// The stratum of the CPU outside every span of a run.
 pub const OUTSIDE: &str = "outside every phase";

@@ -23,9 +23,9 @@ use crate::attribute::breakdown::{Breakdown, Span, SpanInfo, Unit};
 use crate::attribute::categories::Category;
 use crate::attribute::stats::summarize;
 use crate::attribute::FoldedStack;
-use crate::perf::sampler::{SymbolizedStack, Symbolizer};
 use crate::perf::{Recording, SamplerConfig};
 use crate::record::Phase;
+use crate::symbolize::samples::{SymbolizedStack, Symbolizer};
 use crate::trace::startup::{run_once, RunOptions};
 
 /// A finished breakdown: the categories, the folded stacks, and the strata its shares were

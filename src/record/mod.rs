@@ -5,13 +5,14 @@
 //! of the target over that segment. Phases are cut at ptrace stops (breakpoints); the
 //! taxonomy is documented in the README ("What ldcost measures").
 
+pub mod counters;
 pub mod footprint;
 pub mod fork;
 pub mod samples;
 
 use serde::{Deserialize, Serialize};
 
-use crate::perf::Snapshot;
+use counters::Snapshot;
 
 /// How the target ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -219,7 +220,7 @@ pub struct Run {
     pub exec: Option<ExecAccount>,
     /// A sampled run's recording (or why sampling failed); saved apart, not in the JSON.
     #[serde(skip)]
-    pub sampled: Option<Result<crate::perf::Recording, String>>,
+    pub sampled: Option<Result<samples::Recording, String>>,
     /// Where the CPU-feature detection phase was cut in this run, or why it was not.
     #[serde(default)]
     pub cpu_features: Option<CpuFeatureCut>,

@@ -32,6 +32,8 @@ pub mod error;
 mod index;
 mod kernel;
 mod object;
+pub mod samples;
+mod spaces;
 mod tables;
 
 use std::path::{Path, PathBuf};

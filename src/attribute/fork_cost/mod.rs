@@ -1,4 +1,4 @@
-//! Fork cost per fork: the probe's raw records ([`crate::trace::fork::ForkRun`]) summarised
+//! Fork cost per fork: the probe's raw records ([`crate::record::fork::ForkRun`]) summarised
 //! into medians with 95% intervals, forks per second (by wall time and by the parent's CPU
 //! time, which is what the seed forktest's `clock()` measures), the lazy-binding A/B, and the
 //! one-line reading.

@@ -52,7 +52,7 @@ pub fn fork_breakdown(
         None => (None, None, Vec::new()),
         Some(Err(e)) => (None, Some(e.clone()), Vec::new()),
         Some(Ok((res, rec))) => {
-            let stacks = crate::perf::sampler::symbolize(rec, &rec.maps_at_start, debug_roots);
+            let stacks = crate::symbolize::samples::symbolize(rec, &rec.maps_at_start, debug_roots);
             let units = fork_units(res, run.pid, 10);
             let (mut b, folded) = breakdown::breakdown("fork", &stacks, &units, "child", true);
             b.notes.extend(breakdown::recording_notes(&[rec]));

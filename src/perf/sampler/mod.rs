@@ -53,16 +53,15 @@
 mod collect;
 mod maps;
 mod open;
-mod symbolize;
 
 use std::io;
 use std::time::Duration;
 
 use nix::errno::Errno;
 
+pub use crate::symbolize::samples::{symbolize, Frame, FrameKind, SymbolizedStack, Symbolizer};
 pub use maps::{parse_proc_maps, read_proc_maps, MapRange};
 pub use open::Sampler;
-pub use symbolize::{symbolize, Frame, FrameKind, SymbolizedStack, Symbolizer};
 
 use super::error::Refusal;
 use super::{paranoid_hint, read_paranoid_level};

@@ -11,9 +11,9 @@ use perf_event::{Builder, Clock, SampleFlag};
 
 use super::collect::{convert, Collector, Weight};
 use super::maps::{read_proc_maps, MapRange};
-use super::symbolize::kernel_names;
 use super::{Recording, SamplerConfig, SamplerError, Scope, PER_TASK_NOTE};
 use crate::perf::{is_perf_privileged, read_paranoid_level};
+use crate::symbolize::samples::kernel_names;
 use crate::symbolize::KernelSymbols;
 
 /// Where the kernel lists the online CPUs.

@@ -1,6 +1,11 @@
 //! One function per command: the whole of what `ldcost <command>` does, given its resolved
 //! configuration. Returns the exit code to use on success paths (a missing library is a
 //! finding, not an error).
+//!
+//! This is the driver layer: it may run the target (through `trace` and `perf`) and hand what
+//! was captured to the analysis modules, which read only the recording.
+
+pub mod compare_runner;
 
 use crate::config::DepsConfig;
 use crate::deps;
@@ -445,8 +450,8 @@ pub fn report(cfg: &crate::config::ReportConfig) -> Result<ExitCode, Error> {
 }
 
 /// `ldcost compare BASE HEAD [-- ARGS]`.
-pub fn compare(cfg: &crate::compare::runner::CompareConfig) -> Result<ExitCode, Error> {
-    crate::compare::runner::compare(cfg)
+pub fn compare(cfg: &compare_runner::CompareConfig) -> Result<ExitCode, Error> {
+    compare_runner::compare(cfg)
 }
 
 /// Flushes a buffered report and syncs it, so that ENOSPC shows here and not never.

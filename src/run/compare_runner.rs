@@ -1,5 +1,5 @@
 //! `ldcost compare`: BASE and HEAD profiled in one run, interleaved, then the report of
-//! [`super::report`].
+//! [`crate::compare::report`].
 //!
 //! In: a [`CompareConfig`]. Out: two `profile` [`Document`]s built exactly as `profile --json`
 //! builds them (so they can be saved with `--save-base`/`--save-head` and `diff`ed later).
@@ -377,18 +377,18 @@ pub fn compare(cfg: &CompareConfig) -> Result<ExitCode, Error> {
     if let Some(p) = &cfg.save_head {
         crate::report::write_json(&head, p)?;
     }
-    let out = super::Output {
+    let out = crate::compare::Output {
         format: cfg.format,
         json: cfg.json.as_deref(),
         fail_above: cfg.fail_above,
     };
-    super::graphs::write(
+    crate::compare::graphs::write(
         (&base, &folded[0]),
         (&head, &folded[1]),
         cfg.flamegraph_diff.as_deref(),
         cfg.folded_diff.as_deref(),
     )?;
-    let cmp = super::report(
+    let cmp = crate::compare::report(
         "compare",
         &base,
         &head,
@@ -407,5 +407,5 @@ pub fn compare(cfg: &CompareConfig) -> Result<ExitCode, Error> {
         eprintln!("ldcost: warning: a target ran past --timeout and was killed; phases after that point are missing");
         return Ok(ExitCode::TargetFailed);
     }
-    Ok(super::exit_code(&cmp))
+    Ok(crate::compare::exit_code(&cmp))
 }

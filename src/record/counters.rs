@@ -1,4 +1,5 @@
-//! One reading of every counter, and the arithmetic phases need (differences and sums).
+//! The counters ldcost reads, whether the machine has them, one reading of every counter, and
+//! the arithmetic phases need (differences and sums). Opened and read by `perf`; plain data here.
 //!
 //! A field is `None` when the counter is not available on the machine (or was never scheduled),
 //! never 0: a report must be able to say "not available" instead of printing a zero as if it
@@ -6,7 +7,103 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::Counter;
+/// One counter kind ldcost reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Counter {
+    /// CPU time of the task in nanoseconds (user + kernel: task-clock ignores the exclude
+    /// flags, as the `perf` module documents).
+    TaskClock,
+    /// All page faults, user and kernel mode.
+    PageFaults,
+    /// Page faults taken while the task ran in user mode.
+    PageFaultsUser,
+    /// Page faults taken while the kernel worked for the task (copying to/from user memory).
+    PageFaultsKernel,
+    /// Faults resolved without I/O.
+    MinorFaults,
+    /// Faults that needed I/O.
+    MajorFaults,
+    ContextSwitches,
+    CpuMigrations,
+    /// Hardware: CPU cycles.
+    Cycles,
+    /// Hardware: retired instructions.
+    Instructions,
+    /// Hardware: last-level cache misses.
+    CacheMisses,
+}
+
+impl Counter {
+    /// Every counter, in the order reports show them.
+    pub const ALL: [Counter; 11] = [
+        Counter::TaskClock,
+        Counter::PageFaults,
+        Counter::PageFaultsUser,
+        Counter::PageFaultsKernel,
+        Counter::MinorFaults,
+        Counter::MajorFaults,
+        Counter::ContextSwitches,
+        Counter::CpuMigrations,
+        Counter::Cycles,
+        Counter::Instructions,
+        Counter::CacheMisses,
+    ];
+
+    /// The name `perf stat -e` uses for the same event (with `:u`/`:k` for the split faults).
+    pub fn perf_name(self) -> &'static str {
+        match self {
+            Counter::TaskClock => "task-clock",
+            Counter::PageFaults => "page-faults",
+            Counter::PageFaultsUser => "page-faults:u",
+            Counter::PageFaultsKernel => "page-faults:k",
+            Counter::MinorFaults => "minor-faults",
+            Counter::MajorFaults => "major-faults",
+            Counter::ContextSwitches => "context-switches",
+            Counter::CpuMigrations => "cpu-migrations",
+            Counter::Cycles => "cycles",
+            Counter::Instructions => "instructions",
+            Counter::CacheMisses => "cache-misses",
+        }
+    }
+
+    /// Whether the event is counted by the CPU's PMU (and so may be missing or multiplexed).
+    pub fn is_hardware(self) -> bool {
+        matches!(
+            self,
+            Counter::Cycles | Counter::Instructions | Counter::CacheMisses
+        )
+    }
+
+    /// The unit of the value ("ns" for task-clock, "" for counts).
+    pub fn unit(self) -> &'static str {
+        match self {
+            Counter::TaskClock => "ns",
+            _ => "",
+        }
+    }
+}
+
+impl std::fmt::Display for Counter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.perf_name())
+    }
+}
+
+/// Whether the machine can count a [`Counter`], and if not why.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Availability {
+    Available,
+    /// e.g. "not supported by this machine's PMU (perf_event_open: ENOENT)".
+    Unavailable(String),
+}
+
+impl Availability {
+    pub fn is_available(&self) -> bool {
+        matches!(self, Availability::Available)
+    }
+}
 
 /// The values of all counters at one instant (cumulative since the counters were enabled), or
 /// the difference of two such readings (see [`Snapshot::delta`]).

@@ -1,7 +1,7 @@
 //! Names for a [`Recording`]'s frames: user addresses through the process's address space at
 //! the time of the sample, kernel addresses through kallsyms.
 //!
-//! The address spaces are replayed in time order (`maps.rs`): `/proc/PID/maps` from before
+//! The address spaces are replayed in time order (`spaces.rs`): `/proc/PID/maps` from before
 //! the run, a copy of the parent's at each fork (the kernel sends no MMAP records for
 //! inherited mappings), emptied at exec, and each MMAP2 record mapped in. A user address then
 //! becomes (object, file offset), the file offset a link-time address through the object's
@@ -22,9 +22,9 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::maps::{MapRange, Mapped, Space, Spaces};
-use super::{Recording, Sample, TaskKind};
-use crate::symbolize::{KernelSymbols, ObjectSymbols};
+use super::spaces::{Mapped, Space, Spaces};
+use super::{KernelSymbols, ObjectSymbols};
+use crate::record::samples::{MapRange, Recording, Sample, TaskEvent, TaskKind};
 
 /// Whether a frame ran in the kernel or in user space.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -429,7 +429,7 @@ impl Symbolizer {
     }
 }
 
-fn apply_task(spaces: &mut Spaces, t: &super::TaskEvent) {
+fn apply_task(spaces: &mut Spaces, t: &TaskEvent) {
     match t.kind {
         TaskKind::Fork => {
             if let Some(ppid) = t.ppid.filter(|&p| p != t.pid) {
