@@ -6,6 +6,7 @@
 //! was captured to the analysis modules, which read only the recording.
 
 pub mod compare_runner;
+mod counting;
 
 use crate::config::DepsConfig;
 use crate::deps;

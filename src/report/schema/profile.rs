@@ -12,8 +12,9 @@ use super::breakdown::Breakdown;
 use crate::attribute::link_cost::Prediction;
 use crate::attribute::stats::Summary;
 use crate::profile::{self, phase_weighted};
+use crate::record::counters::Availability;
+use crate::record::ExecImage;
 use crate::record::{Detail, Ending, Phase, Run};
-use crate::trace::follow::ExecImage;
 
 fn all<T, U: From<T>>(v: Vec<T>) -> Vec<U> {
     v.into_iter().map(U::from).collect()
@@ -88,11 +89,11 @@ pub struct ProfileSection {
     pub warmup: usize,
     /// Counter -> `"available"` or `{"unavailable": why}`.
     #[serde(deserialize_with = "counters_any_version")]
-    pub counters: BTreeMap<String, crate::perf::Availability>,
+    pub counters: BTreeMap<String, Availability>,
     /// Where each counted figure comes from, and, when perf refused to count the kernel's
     /// share (an unprivileged user), what is missing and the setting that would give it.
     #[serde(default)]
-    pub counting: crate::perf::Counting,
+    pub counting: Counting,
     pub phases: Vec<PhaseStat>,
     pub total_task_clock_ns: Option<Summary>,
     pub total_wall_ns: Option<Summary>,
@@ -137,7 +138,7 @@ pub struct ProfileSection {
     /// (not written back).
     #[serde(
         default,
-        deserialize_with = "crate::trace::pin::present",
+        deserialize_with = "present",
         skip_serializing_if = "Option::is_none"
     )]
     pub pinned_cpu: Option<Option<usize>>,
@@ -300,7 +301,7 @@ impl From<profile::ProfileSection> for ProfileSection {
             runs: x.runs,
             warmup: x.warmup,
             counters: x.counters,
-            counting: x.counting,
+            counting: x.counting.into(),
             phases: all(x.phases),
             total_task_clock_ns: x.total_task_clock_ns,
             total_wall_ns: x.total_wall_ns,
@@ -331,7 +332,7 @@ impl From<ProfileSection> for profile::ProfileSection {
             runs: x.runs,
             warmup: x.warmup,
             counters: x.counters,
-            counting: x.counting,
+            counting: x.counting.into(),
             phases: all(x.phases),
             total_task_clock_ns: x.total_task_clock_ns,
             total_wall_ns: x.total_wall_ns,
@@ -381,13 +382,10 @@ impl From<PhaseWeight> for phase_weighted::PhaseWeight {
 /// Reads `counters` as written now (`"available"` or `{"unavailable": why}`) and as documents
 /// before it wrote them (every value a string: `"available"` or Rust's debug form of the
 /// reason, `Unavailable("why")`).
-fn counters_any_version<'de, D>(
-    d: D,
-) -> Result<BTreeMap<String, crate::perf::Availability>, D::Error>
+fn counters_any_version<'de, D>(d: D) -> Result<BTreeMap<String, Availability>, D::Error>
 where
     D: serde::Deserializer<'de>,
 {
-    use crate::perf::Availability;
     #[derive(Deserialize)]
     #[serde(untagged)]
     enum Either {
@@ -420,11 +418,12 @@ mod tests {
 
     use serde::{Deserialize, Serialize};
 
+    use super::Availability;
+
     /// `counters` is written as `"available"` / `{"unavailable": why}` (it was once Rust's debug
     /// string), and documents written before still read, with the reason recovered.
     #[test]
     fn counters_are_written_as_objects_and_old_strings_still_read() {
-        use crate::perf::Availability;
         #[derive(Serialize, Deserialize)]
         struct Doc {
             #[serde(deserialize_with = "super::counters_any_version")]
@@ -450,4 +449,39 @@ mod tests {
         let back: Doc = serde_json::from_str(old).unwrap();
         assert_eq!(back.counters, doc.counters);
     }
+}
+
+/// Reads a field that may be `null` as `Some(None)`, so a document that has it (`null`: not
+/// pinned) differs from one written before it existed (absent: `None` by `serde(default)`).
+fn present<'de, D>(d: D) -> Result<Option<Option<usize>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    <Option<usize> as Deserialize>::deserialize(d).map(Some)
+}
+
+/// Where a counted figure comes from ([`crate::perf::Source`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Source {
+    Perf,
+    PerfUserMode,
+    ProcSchedstat,
+    ProcStat,
+}
+
+/// What perf refused and the setting that would give it ([`crate::perf::Fallback`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Fallback {
+    pub paranoid: Option<i32>,
+    pub refusal: String,
+    pub missing: Vec<String>,
+    pub fix: String,
+}
+
+/// Where each counted figure comes from ([`crate::perf::Counting`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counting {
+    pub sources: BTreeMap<String, Source>,
+    pub fallback: Option<Fallback>,
 }
