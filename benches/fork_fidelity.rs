@@ -299,7 +299,7 @@ fn measure(exe: &Path, json: &Path, forks: u64) -> Result<Figures, String> {
     }
     let doc: Document = serde_json::from_slice(&std::fs::read(json).map_err(|e| e.to_string())?)
         .map_err(|e| format!("JSON: {e}"))?;
-    let f: ForkSection = doc.fork.ok_or("no fork section")?;
+    let f: ForkSection = doc.fork.ok_or("no fork section")?.into();
     if (f.completed, f.error.as_deref()) != (forks, None)
         || f.child_endings != BTreeMap::from([("exited 0".to_string(), forks)])
         || f.target_ending != Ending::Exited(0)

@@ -23,8 +23,8 @@ use std::process::Command;
 use std::sync::{Mutex, MutexGuard};
 
 use common::{readelf_reloc_counts, skip, tools};
-use ldcost::compare::attribution::Attribution;
 use ldcost::compare::Comparison;
+use ldcost::report::schema::comparison::Attribution;
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
@@ -148,7 +148,7 @@ fn inputs<'a>(
     a: &'a Attribution,
     side: &str,
     object: &str,
-) -> &'a ldcost::compare::attribution::ObjectInputs {
+) -> &'a ldcost::report::schema::comparison::ObjectInputs {
     a.inputs
         .iter()
         .find(|i| i.side == side && i.object == object)

@@ -119,7 +119,10 @@ fn profile(dir: &Path, options: &[&str], target: &Path) -> (String, ProfileSecti
         text(&out.stderr)
     );
     let doc: Document = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-    (text(&out.stdout), doc.profile.expect("a profile section"))
+    (
+        text(&out.stdout),
+        doc.profile.expect("a profile section").into(),
+    )
 }
 
 /// The files the first process of `strace -f -e trace=execve COMMAND` exec'd, in order (its
@@ -296,7 +299,7 @@ fn env_as_the_target_is_followed() {
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let doc: Document = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-    let p = doc.profile.expect("a profile section");
+    let p: ProfileSection = doc.profile.expect("a profile section").into();
     let paths: Vec<String> = p.followed.iter().map(|i| i.path.clone()).collect();
     assert_eq!(paths, strace, "followed vs strace -f -e trace=execve");
     assert!(

@@ -16,7 +16,7 @@
 mod common;
 
 use common::{ldcost, skip};
-use ldcost::profile::PhaseStat;
+use ldcost::report::schema::profile::PhaseStat;
 use ldcost::report::Document;
 
 const FOOTNOTE: &str = "* interval wider than ±3%: more runs (-n) narrow it";

@@ -144,7 +144,10 @@ fn profile(t: &Target, options: &[&str]) -> ProfileSection {
     args.extend(options.iter().map(OsString::from));
     args.extend(["--quiet-target", "--json", "-"].map(OsString::from));
     args.extend(t.argv());
-    ldcost_json(&args).profile.expect("a profile section")
+    ldcost_json(&args)
+        .profile
+        .expect("a profile section")
+        .into()
 }
 
 fn median(v: &mut [f64]) -> f64 {

@@ -314,7 +314,7 @@ fn fork_probe_on_forktest_counts_every_fork() {
             String::from_utf8_lossy(&out.stderr)
         );
         let doc: Document = serde_json::from_slice(&std::fs::read(&json).unwrap()).expect("JSON");
-        let f: ForkSection = doc.fork.expect("a fork section");
+        let f: ForkSection = doc.fork.expect("a fork section").into();
         assert_eq!((f.completed, f.error.as_deref()), (N, None), "{linkage:?}");
         assert_eq!(
             f.child_endings,

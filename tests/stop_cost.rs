@@ -84,7 +84,7 @@ fn profile(name: &str, program: &str, runs: &str) -> Option<ProfileSection> {
     );
     let doc: ldcost::report::Document =
         serde_json::from_slice(&out.stdout).expect("a JSON document");
-    Some(doc.profile.expect("a profile section"))
+    Some(doc.profile.expect("a profile section").into())
 }
 
 /// The most a text page's first-touch fault costs the target here (see `check`).

@@ -85,6 +85,7 @@ pub fn profile(t: &Target, options: &[&str]) -> Result<ProfileSection, String> {
     args.extend(argv(t));
     ldcost_json(&args)?
         .profile
+        .map(Into::into)
         .ok_or_else(|| "no profile".into())
 }
 

@@ -66,16 +66,15 @@ pub const MIN_UNITS_FOR_INTERVAL: usize = 5;
 
 /// A figure estimated from the pooled samples, and its 95% interval from the bootstrap over
 /// units of the same pooled ratio (None: too few units, see [`MIN_UNITS_FOR_INTERVAL`]).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Estimate {
     /// Read from schema 1's Summary `median` too.
-    #[serde(alias = "median")]
     pub value: f64,
     pub ci95: Option<(f64, f64)>,
 }
 
 /// One category in a breakdown.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct CategoryShare {
     pub category: Category,
     pub label: String,
@@ -83,10 +82,8 @@ pub struct CategoryShare {
     /// Share of all samples in the units (pooled).
     pub share: f64,
     /// 95% interval of `share` (bootstrap over units); None with too few units.
-    #[serde(default)]
     pub share_ci95: Option<(f64, f64)>,
     /// Units in which the category has at least one sample.
-    #[serde(default)]
     pub units_present: usize,
     /// The spread of the per-unit shares, over units with samples (descriptive: the figures
     /// above do not derive from it).
@@ -99,48 +96,32 @@ pub struct CategoryShare {
 }
 
 /// The breakdown of one section (`exec` or `fork`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Breakdown {
     pub section: String,
     pub samples: u64,
     pub units: usize,
     /// Units with at least one sample (intervals need [`MIN_UNITS_FOR_INTERVAL`]).
-    #[serde(default)]
     pub units_with_samples: usize,
     /// Samples of the recordings that fell outside every unit (left out of the shares).
-    #[serde(default)]
     pub outside_units: u64,
     /// ldcost's own ptrace stops in the units (the `instrumentation` category): counted here and
     /// left out of `samples`, every share and every time.
-    #[serde(default)]
     pub instrumentation: Instrumentation,
     /// Execs or forks the units cover (a count: written as an integer).
-    #[serde(serialize_with = "count")]
     pub covered: f64,
     pub categories: Vec<CategoryShare>,
     /// `exec_kernel` in parts (old image teardown, ELF mapping, arguments and stack, other),
     /// largest first; they add up to the category (same samples, same estimator).
-    #[serde(default)]
     pub exec_kernel_parts: Vec<ExecPartShare>,
     /// The phase × category table: each span (phase and object) split into categories, by
     /// the same pooled shares × CPU ([`super::phase_table`]).
-    #[serde(default)]
     pub phase_table: Vec<PhaseRow>,
     /// The measured CPU per exec/fork the times are scaled to ([`scale_to_measured`]): every
     /// `ns_per_exec_or_fork` is its share × this; None when they are pooled sample weights.
-    #[serde(default)]
     pub cpu_ns_per_unit: Option<f64>,
     /// Sampling facts and limits, said in the report.
     pub notes: Vec<String>,
-}
-
-/// A count kept as f64 for arithmetic, written as the integer it is.
-fn count<S: serde::Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
-    if v.is_finite() && *v >= 0.0 && v.fract() == 0.0 && *v < 2f64.powi(53) {
-        s.serialize_u64(*v as u64)
-    } else {
-        s.serialize_f64(*v)
-    }
 }
 
 fn phase_of<'a>(unit: &'a Unit, pid: i32, t: u64, other_label: &'a str) -> &'a str {

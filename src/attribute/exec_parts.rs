@@ -17,13 +17,10 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
-
 use super::categories::{clean_name, StackFrame};
 
 /// A part of the kernel's exec work.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ExecPart {
     /// `begin_new_exec` → `exec_mmap` → `mmput` → `exit_mmap`: the image exec replaces.
     OldImageTeardown,
@@ -116,7 +113,7 @@ pub fn exec_part<F: StackFrame>(stack: &[F]) -> ExecPart {
 }
 
 /// One part of `exec: kernel` in a breakdown.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ExecPartShare {
     pub part: ExecPart,
     pub label: String,
@@ -154,7 +151,7 @@ pub fn part_shares(
 
 /// ldcost's own ptrace stops in the target ([`super::categories::Category::Instrumentation`]): counted, and left
 /// out of every share and time of the breakdown.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Instrumentation {
     /// Samples in the units classified `instrumentation`.
     pub samples: u64,

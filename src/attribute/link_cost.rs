@@ -13,7 +13,7 @@ use crate::deps::Closure;
 use crate::elf::reloc::ClassCounts;
 
 /// Totals over the closure.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Totals {
     pub objects: u64,
     pub missing: u64,

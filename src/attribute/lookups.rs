@@ -10,14 +10,12 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
-
 use crate::deps::Closure;
 use crate::elf::symbols::{name_hash, startup_lookup_keys, symbol_names, SymbolIndex};
 use crate::elf::MappedFile;
 
 /// One object's lookups.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ObjectLookups {
     pub path: String,
     pub lookups: u64,
@@ -30,7 +28,7 @@ pub struct ObjectLookups {
 }
 
 /// The closure's lookup model.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct LookupModel {
     pub lookups: u64,
     pub probes: u64,
@@ -39,7 +37,6 @@ pub struct LookupModel {
     pub answered_by: BTreeMap<String, u64>,
     pub objects: Vec<ObjectLookups>,
     /// (referencing object, symbol) -> answering object, for the oracle test.
-    #[serde(skip)]
     pub bindings: Vec<(String, String, Option<String>)>,
 }
 

@@ -14,8 +14,6 @@
 
 use std::collections::HashMap;
 
-use serde::{Deserialize, Serialize};
-
 use super::categories::Category;
 
 /// What the caller knows of a span label: the phase and object it names, and the category a
@@ -28,7 +26,7 @@ pub struct SpanInfo {
 }
 
 /// One category's part of a phase row.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct PhaseCell {
     pub category: Category,
     pub samples: u64,
@@ -39,7 +37,7 @@ pub struct PhaseCell {
 }
 
 /// One phase (and object) of the runs, split into categories.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct PhaseRow {
     /// The span label samples were placed by ("relocation: libc.so.6").
     pub span: String,

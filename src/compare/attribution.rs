@@ -16,8 +16,6 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
-
 use super::fit::LinearFit;
 use super::inputs::{median_of, side, Side};
 use super::unit_costs::{
@@ -28,7 +26,7 @@ use crate::report::Document;
 use crate::stats::interval95;
 
 /// One factor's change in one object, priced.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Term {
     /// "object", "relative relocations", "lookups", "probes", "initializers", "objects".
     pub factor: String,
@@ -42,7 +40,7 @@ pub struct Term {
 }
 
 /// One object's (or the loader's) share of a part.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Item {
     pub object: String,
     /// "added", "removed" or "changed".
@@ -56,7 +54,7 @@ pub struct Item {
 }
 
 /// A phase group: "relocation", "initializers", "search & mapping".
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Part {
     pub factor: String,
     /// Σ items' ns.
@@ -67,7 +65,7 @@ pub struct Part {
 }
 
 /// A fitted unit cost.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct UnitCost {
     /// The fit it comes from ("relocation", "initializers", "search & mapping").
     pub fit: String,
@@ -79,7 +77,7 @@ pub struct UnitCost {
 }
 
 /// How a fit was made.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct FitInfo {
     pub fit: String,
     /// "t = a·object + b·relative + c·lookups + d·probes, a..d ≥ 0".
@@ -90,7 +88,7 @@ pub struct FitInfo {
 }
 
 /// The counts behind one object's unit-cost inputs, per side (from the `deps` section).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ObjectInputs {
     /// "base" or "head".
     pub side: String,
@@ -133,23 +131,21 @@ pub(crate) fn object_inputs(side: &str, name: &str) -> ObjectInputs {
 }
 
 /// A prediction from the unit costs (never measured).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct WhatIf {
     pub change: String,
     /// Predicted change of HEAD's start-up CPU, ns (negative: faster). None: not predicted.
     pub predicted_ns: Option<f64>,
     /// The prediction is a bound (at most this much), not an estimate.
-    #[serde(default)]
     pub bound: bool,
     /// 95% percentile-bootstrap interval of the prediction: the same arithmetic on each
     /// resample's refitted unit costs (None: not predicted in every resample).
-    #[serde(default)]
     pub ci95_ns: Option<(f64, f64)>,
     pub basis: String,
 }
 
 /// The whole attribution.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Attribution {
     /// The verdict's start-up CPU change, median HEAD − median BASE (ns), from its
     /// boundaries-only runs.
@@ -159,7 +155,6 @@ pub struct Attribution {
     /// kinds of run differ in how much the instrumentation slows the heavy phases, so
     /// explaining the boundaries-only change with per-object unit costs mixed two
     /// measurements (docs/compare.md, "Attribution").
-    #[serde(default)]
     pub instrumented_delta_ns: Option<f64>,
     /// Σ parts' ns.
     pub explained_ns: f64,
@@ -171,7 +166,6 @@ pub struct Attribution {
     pub explained_share: Option<f64>,
     /// 95% bootstrap interval of the share: each resample's explained total over the change
     /// of the same resampled runs.
-    #[serde(default)]
     pub explained_share_ci95: Option<(f64, f64)>,
     pub parts: Vec<Part>,
     pub unit_costs: Vec<UnitCost>,

@@ -1,8 +1,8 @@
 //! The attribution and the what-if predictions as lines of text, shared by the text and the
 //! Markdown reports. In: an [`Attribution`]. Out: strings (plain; Markdown adds its markup).
 
-use super::attribution::{Attribution, Item, Part};
 use super::text::{num, signed};
+use crate::report::schema::comparison::{Attribution, Item, Part};
 
 /// A duration: "8.1 ns" under a µs, else "12.3 µs".
 pub fn dur(ns: f64) -> String {

@@ -10,13 +10,11 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
-
 use crate::deps::{Closure, Object};
 use crate::report::Document;
 
 /// One figure BASE → HEAD.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Row {
     pub name: String,
     pub base: Option<f64>,
@@ -40,7 +38,7 @@ impl Row {
 }
 
 /// An object only one side loads.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ObjectChange {
     /// The name it was asked for (DT_NEEDED).
     pub name: String,
@@ -55,7 +53,7 @@ pub struct ObjectChange {
 }
 
 /// Per-object figures BASE → HEAD (None: the side does not load it).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ObjectRow {
     pub name: String,
     pub base_path: Option<String>,
@@ -66,7 +64,7 @@ pub struct ObjectRow {
 }
 
 /// All factors.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Factors {
     /// Totals over the closure (the static model of each side).
     pub totals: Vec<Row>,
@@ -195,7 +193,7 @@ pub fn factors(base: &Document, head: &Document) -> Factors {
                     f.totals.push(Row::new("hash-table probes", pr(b), pr(h)));
                 }
             }
-            let (cb, ch) = (&b.closure, &h.closure);
+            let (cb, ch) = (&b.closure(), &h.closure());
             let mb: BTreeMap<String, usize> =
                 (0..cb.objects.len()).map(|i| (key(cb, i), i)).collect();
             let mh: BTreeMap<String, usize> =
@@ -272,8 +270,9 @@ fn phase_medians(doc: &Document) -> Vec<(String, f64)> {
         .deps
         .as_ref()
         .map(|d| {
-            (0..d.closure.objects.len())
-                .map(|i| (d.closure.objects[i].path.clone(), key(&d.closure, i)))
+            let c = d.closure();
+            (0..c.objects.len())
+                .map(|i| (c.objects[i].path.clone(), key(&c, i)))
                 .collect()
         })
         .unwrap_or_default();
@@ -326,7 +325,7 @@ fn categories(base: &Document, head: &Document, notes: &mut Vec<String>) -> Vec<
                     names.push(c.label.clone());
                 }
             }
-            let get = |x: &crate::attribute::breakdown::Breakdown, n: &str| {
+            let get = |x: &crate::report::schema::breakdown::Breakdown, n: &str| {
                 Some(
                     x.categories
                         .iter()

@@ -51,8 +51,8 @@ pub(crate) fn side(doc: &Document, which: &str) -> Result<Side, String> {
         .profile
         .as_ref()
         .ok_or_else(|| format!("{which} has no profile section"))?;
-    let c = &deps.closure;
-    let lk: BTreeMap<&str, &crate::attribute::lookups::ObjectLookups> = deps
+    let c = &deps.closure();
+    let lk: BTreeMap<&str, &crate::report::schema::deps::ObjectLookups> = deps
         .lookups
         .iter()
         .flat_map(|l| l.objects.iter().map(|o| (o.path.as_str(), o)))

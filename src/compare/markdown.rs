@@ -4,9 +4,9 @@
 
 use super::explain::{self, explained};
 use super::text::{opt, signed};
-use crate::compare::factors::Row;
 use crate::compare::verdict::p_text;
 use crate::compare::Comparison;
+use crate::report::schema::comparison::Row;
 
 fn table(out: &mut String, rows: &[Row], time: bool) {
     out.push_str("| | BASE | HEAD | Δ |\n|---|---:|---:|---:|\n");
@@ -189,7 +189,7 @@ pub fn comparison(c: &Comparison) -> String {
 }
 
 /// The attribution's details: every item, the unit costs with their fits, what-if.
-fn attribution(out: &mut String, a: &crate::compare::Attribution) {
+fn attribution(out: &mut String, a: &crate::report::schema::comparison::Attribution) {
     if !a.parts.is_empty() {
         out.push_str("Attribution, object by object:\n\n");
         for p in a.parts.iter().filter(|p| !p.items.is_empty()) {

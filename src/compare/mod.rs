@@ -8,6 +8,7 @@
 //! `compare` gives the same verdict.
 
 pub mod attribution;
+mod document;
 pub mod explain;
 pub mod factors;
 pub mod fit;
@@ -22,59 +23,13 @@ pub mod whatif;
 
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
-
 pub use crate::config::{DiffConfig, Format};
 use crate::error::CompareError;
-use crate::record::Machine;
+pub use crate::report::schema::{Comparison, SideInfo};
 use crate::report::{Document, Tool, SCHEMA_VERSION};
 pub use attribution::Attribution;
 pub use factors::Factors;
 pub use verdict::Verdict;
-
-/// One side of a comparison, as the report names it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SideInfo {
-    pub target: String,
-    /// The document file (`diff`), or the environment given to it (`compare`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub document: Option<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub env: Vec<String>,
-    pub machine: Option<Machine>,
-    /// Measured runs (per-object) and fork iterations in the document.
-    pub runs: usize,
-    pub forks: u64,
-    /// The runs left out of this side's statistics (killed by SIGKILL, reference runs past
-    /// `--timeout`), as `profile` counts them; absent when every run counts.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub left_out: Vec<crate::profile::LeftOut>,
-}
-
-/// The root of the JSON a comparison writes (`--format json`, `--json FILE`).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Comparison {
-    pub schema_version: u32,
-    pub tool: Tool,
-    /// "diff" or "compare".
-    pub command: String,
-    pub base: SideInfo,
-    pub head: SideInfo,
-    /// What differs between the two machines (only with `--force`; else diff refuses).
-    pub machine_differences: Vec<String>,
-    pub forced: bool,
-    pub verdict: Verdict,
-    pub factors: Factors,
-    /// The start-up delta attributed to the factors in time, and what-if predictions.
-    #[serde(default)]
-    pub attribution: Attribution,
-    /// `--fail-above PCT` and whether it tripped.
-    pub fail_above_pct: Option<f64>,
-    pub failed: bool,
-    /// The command line that reproduces this report.
-    pub command_line: String,
-}
 
 /// Reads one `profile --json` document for `diff`, refusing what cannot be compared.
 pub fn load(path: &Path) -> Result<Document, CompareError> {
@@ -300,9 +255,9 @@ pub fn comparison(
         head: side(head, head_src.0, head_src.1),
         machine_differences: differences,
         forced,
-        verdict,
-        factors,
-        attribution,
+        verdict: verdict.into(),
+        factors: factors.into(),
+        attribution: attribution.into(),
         fail_above_pct: fail_above,
         failed,
         command_line: command_line(),

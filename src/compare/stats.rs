@@ -8,12 +8,10 @@
 //! reasons benchstat gives). The test and the bootstrap are [`crate::stats`]'s (a fixed seed,
 //! so the same documents always give the same verdict).
 
-use serde::{Deserialize, Serialize};
-
 use crate::stats;
 
 /// The change of one figure from BASE to HEAD.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Change {
     pub base_n: usize,
     pub head_n: usize,

@@ -1,10 +1,9 @@
 //! The human report of `diff` and `compare`: the verdict first, then the factors BASE → HEAD
 //! → Δ. In: a [`Comparison`]. Out: text (plain; [`crate::report::color`] may paint it).
 
-use crate::compare::factors::Row;
-use crate::compare::stats::Change;
 use crate::compare::verdict::p_text;
 use crate::compare::Comparison;
+use crate::report::schema::comparison::{Change, Row};
 
 /// A count or a size, as an integer when it is one.
 pub fn num(v: f64) -> String {
@@ -233,7 +232,7 @@ pub fn comparison(c: &Comparison) -> String {
 }
 
 /// The attribution of the start-up change and the what-if predictions.
-fn attribution(out: &mut String, a: &crate::compare::Attribution) {
+fn attribution(out: &mut String, a: &crate::report::schema::comparison::Attribution) {
     use crate::compare::explain;
     if !a.parts.is_empty() || a.measured_delta_ns.is_some() {
         out.push_str(&format!(

@@ -5,14 +5,12 @@
 //! raw runs (not their summaries), so `diff` of two saved halves computes exactly what
 //! `compare` computed.
 
-use serde::{Deserialize, Serialize};
-
 use super::stats::{change_halves, Change};
 use crate::record::{Instrumentation, Phase};
 use crate::report::Document;
 
 /// One figure of the verdict.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Metric {
     /// "startup_cpu", "startup_wall", "fork_round_trip", "fork_child_cpu", "fork_parent_cpu".
     pub key: String,
@@ -29,7 +27,7 @@ pub struct Metric {
 }
 
 /// The verdict of a comparison.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Verdict {
     /// One line: "start-up CPU +31.2% [+28.0, +34.5] (p = 0.008); fork …" or
     /// "no significant change".
@@ -39,7 +37,6 @@ pub struct Verdict {
     pub slower: bool,
     pub faster: bool,
     /// Significant changes of the figures that do not decide (wall times), said apart.
-    #[serde(default)]
     pub notes: Vec<String>,
 }
 
@@ -138,7 +135,7 @@ fn fork_halves(v: &[u64], chunks: &[u64]) -> Halved {
 }
 
 /// Where fork figures come from.
-fn fork_source(s: Option<&crate::attribute::fork_cost::ForkSamples>) -> &'static str {
+fn fork_source(s: Option<&crate::report::schema::fork::ForkSamples>) -> &'static str {
     match s {
         Some(s) if s.chunks.len() >= 2 => "interleaved fork loops, one median per loop",
         _ => "one fork loop per side, per fork",
@@ -270,7 +267,7 @@ pub fn verdict(base: &Document, head: &Document) -> Verdict {
         ));
         // The child's CPU (its faults, lazy binding, exit): shown, not judged; older documents
         // and `--spawn vfork`'s exec'd children may lack it.
-        let child = |s: Option<&crate::attribute::fork_cost::ForkSamples>| {
+        let child = |s: Option<&crate::report::schema::fork::ForkSamples>| {
             s.filter(|s| s.child_cpu_ns.len() == s.round_trip_ns.len())
                 .map(|s| fork_halves(&s.child_cpu_ns, &s.chunks))
         };

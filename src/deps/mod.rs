@@ -31,8 +31,6 @@ pub mod rules;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
-
 use crate::elf::{self, ElfError, MappedFile, ObjectInfo, ObjectKind};
 pub use cache::LdCache;
 pub use error::DepsError;
@@ -40,8 +38,7 @@ use resolver::{file_id, origin_of, Loaded, Resolver};
 pub use rules::{RulesSource, SearchRules};
 
 /// Which rule found an object (the "how" column of the tree).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case", tag = "rule")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FoundBy {
     /// The target itself.
     Target,
@@ -82,7 +79,7 @@ fn short(p: &str) -> &str {
 }
 
 /// One DT_NEEDED entry and what it resolved to.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Edge {
     pub name: String,
     /// Index into [`Closure::objects`]; None when the library was not found.
@@ -92,7 +89,7 @@ pub struct Edge {
 }
 
 /// One object of the closure.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone)]
 pub struct Object {
     /// Path as ld.so names it (`l_name`; what ldd prints after `=>`).
     pub path: String,
@@ -112,7 +109,7 @@ pub struct Object {
 }
 
 /// A DT_NEEDED entry ld.so would not find.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Missing {
     pub name: String,
     pub needed_by: String,
@@ -121,7 +118,7 @@ pub struct Missing {
 }
 
 /// The resolved closure.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone)]
 pub struct Closure {
     pub rules: SearchRules,
     /// In load order, which is the global lookup scope order; the target is first.

@@ -15,11 +15,8 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
-
 /// Where the rules came from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RulesSource {
     /// Parsed from `<interpreter> --help`.
     LdSoHelp,
@@ -28,7 +25,7 @@ pub enum RulesSource {
 }
 
 /// The machine-specific search rules.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SearchRules {
     pub source: RulesSource,
     /// The interpreter asked (or that would have been).
@@ -45,7 +42,6 @@ pub struct SearchRules {
     pub lib: String,
     /// Why the built-in defaults were used (`ld.so --help` could not be run, failed, or
     /// printed nothing these rules could be read from); absent when ld.so was asked.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fallback: Option<String>,
 }
 

@@ -15,8 +15,6 @@
 //! Adjacent mappings merge when their protection matches and they are both anonymous or map the
 //! same file at contiguous offsets (`mm/vma.c`).
 
-use serde::{Deserialize, Serialize};
-
 use goblin::elf::program_header as ph;
 
 const PAGE: u64 = 4096;
@@ -29,8 +27,7 @@ fn up(x: u64) -> u64 {
 }
 
 /// What a PT_LOAD segment holds, by its permissions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SegmentKind {
     /// Executable (R+X).
     Text,
@@ -41,7 +38,7 @@ pub enum SegmentKind {
 }
 
 /// One PT_LOAD segment.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Segment {
     pub kind: SegmentKind,
     /// `r-x`-style permissions.
@@ -57,7 +54,7 @@ pub struct Segment {
 }
 
 /// One predicted mapping, relative to the load address.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Vma {
     pub start: u64,
     pub end: u64,

@@ -25,7 +25,6 @@ use std::path::Path;
 use goblin::elf::dynamic as dt;
 use goblin::elf::program_header as ph;
 use goblin::elf::Elf;
-use serde::{Deserialize, Serialize};
 
 pub use error::ElfError;
 pub use layout::{Segment, SegmentKind, Vma};
@@ -37,8 +36,7 @@ pub const EM_X86_64: u16 = 62;
 pub const EM_AARCH64: u16 = 183;
 
 /// What kind of object this is, as a user of `file` or `readelf -h` would name it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ObjectKind {
     /// ET_DYN executable with an interpreter.
     Pie,
@@ -70,8 +68,7 @@ impl ObjectKind {
 }
 
 /// Symbol hash table style (DT_GNU_HASH / DT_HASH).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HashStyle {
     Gnu,
     Sysv,
@@ -80,7 +77,7 @@ pub enum HashStyle {
 }
 
 /// Dynamic flags that change what ld.so does with the object.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Flags {
     /// DT_BIND_NOW, DF_BIND_NOW or DF_1_NOW: every PLT slot is bound at start-up.
     pub bind_now: bool,
@@ -97,7 +94,7 @@ pub struct Flags {
 }
 
 /// Symbol counts of .dynsym (the null symbol at index 0 is not counted).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SymbolCounts {
     pub dynsym: u64,
     pub defined: u64,
@@ -105,7 +102,7 @@ pub struct SymbolCounts {
 }
 
 /// Initializers ld.so (or libc start-up) runs for this object.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Initializers {
     /// DT_INIT present.
     pub dt_init: bool,
@@ -118,7 +115,7 @@ pub struct Initializers {
 }
 
 /// Everything ldcost knows about one object without running it.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone)]
 pub struct ObjectInfo {
     pub file_size: u64,
     pub machine: String,
@@ -144,7 +141,6 @@ pub struct ObjectInfo {
     /// The start-up lookups as (dynamic symbol index, type class), in ld.so's order, less the
     /// one-entry cache's hits: found while counting relocations, kept so the lookup model
     /// need not read the tables again. `None` when not computed (a deserialized report).
-    #[serde(skip)]
     pub lookup_keys: Option<Vec<(u32, u8)>>,
 }
 

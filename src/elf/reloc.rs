@@ -17,13 +17,11 @@ use std::collections::BTreeMap;
 
 use goblin::elf::section_header as sh;
 use goblin::elf::Elf;
-use serde::{Deserialize, Serialize};
 
 use super::{vaddr_to_offset, DynValues, EM_AARCH64, EM_X86_64};
 
 /// Cost classes of relocations (docs/taxonomy.md, "Static link cost").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum RelocClass {
     /// R_*_RELATIVE and DT_RELR entries: add the load address, no symbol.
     Relative,
@@ -42,7 +40,7 @@ pub enum RelocClass {
 }
 
 /// Counts per class.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ClassCounts {
     pub relative: u64,
     pub symbolic: u64,
@@ -88,7 +86,7 @@ impl ClassCounts {
 }
 
 /// The relocation facts of one object.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Relocations {
     /// Entries per type, named as `readelf -r` names them; DT_RELR entries are counted as the
     /// R_*_RELATIVE relocations they expand to, under the key `RELR`.

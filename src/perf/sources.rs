@@ -34,11 +34,8 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
-
 /// Where the values of one counter come from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Source {
     /// perf_event_open counting user and kernel mode.
     Perf,
@@ -65,7 +62,7 @@ impl Source {
 }
 
 /// Why perf may not count the kernel's share, and what is therefore missing.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Fallback {
     /// `kernel.perf_event_paranoid`, if readable.
     pub paranoid: Option<i32>,
@@ -78,7 +75,7 @@ pub struct Fallback {
 }
 
 /// Where a profile's figures come from.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Counting {
     /// perf's event name -> source, for the counters that are counted.
     pub sources: BTreeMap<String, Source>,

@@ -104,12 +104,60 @@ mod tests {
         let raw = serde_json::json!([{ "instrumentation": "coarse", "segments": [],
             "total": {}, "wall_ns": 1, "ending": { "how": "exited", "value": 0 }, "stops": 1,
             "cpu_features": { "how": how, "where": "WHY" } }]);
-        serde_json::from_value(serde_json::json!({
-            "argv": [], "detail": { "level": "static" }, "runs": 1, "warmup": 0,
-            "counters": {}, "phases": phases, "overhead": { "per_object_stops": 0.0 },
-            "endings": [], "raw": raw
-        }))
-        .unwrap()
+        let phases: Vec<serde_json::Value> = serde_json::from_value(phases).unwrap();
+        fn json<T: serde::de::DeserializeOwned>(v: &serde_json::Value, k: &str) -> T {
+            serde_json::from_value(v[k].clone()).unwrap()
+        }
+        ProfileSection {
+            argv: vec![],
+            detail: serde_json::from_value(serde_json::json!({ "level": "static" })).unwrap(),
+            runs: 1,
+            warmup: 0,
+            counters: Default::default(),
+            counting: Default::default(),
+            phases: phases
+                .iter()
+                .map(|p| crate::profile::PhaseStat {
+                    phase: json(p, "phase"),
+                    object: json(p, "object"),
+                    task_clock_ns: json(p, "task_clock_ns"),
+                    task_clock_raw_ns: None,
+                    wall_ns: None,
+                    page_faults: None,
+                    share: json(p, "share"),
+                    wide_interval: false,
+                })
+                .collect(),
+            total_task_clock_ns: None,
+            total_wall_ns: None,
+            overhead: crate::profile::Overhead {
+                uninstrumented_ns: None,
+                coarse_ns: None,
+                per_object_ns: None,
+                per_object_stops: 0.0,
+                ns_per_stop: None,
+                ns_per_stop_slope: None,
+                agreement: None,
+                agreement_raw: None,
+                agreement_coarse: None,
+            },
+            ld_debug: None,
+            prediction: None,
+            endings: vec![],
+            left_out: vec![],
+            children_task_clock_ns: None,
+            exit_uncounted_ns: None,
+            user_ns: None,
+            kernel_ns: None,
+            breakdown: None,
+            breakdown_error: None,
+            breakdown_weights: vec![],
+            cpu_features_note: None,
+            followed: vec![],
+            pinned_cpu: None,
+            folded: vec![],
+            raw: serde_json::from_value(raw).unwrap(),
+        }
     }
 
     #[test]

@@ -11,8 +11,6 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-
 use crate::attribute::stats::{summarize, Summary};
 use crate::perf::{machine_counting, Snapshot};
 use crate::record::{Detail, Instrumentation, Phase, Run};
@@ -69,7 +67,7 @@ impl ProfileConfig {
 }
 
 /// One phase (and object) over the runs.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct PhaseStat {
     pub phase: Phase,
     pub object: Option<String>,
@@ -84,7 +82,6 @@ pub struct PhaseStat {
     pub share: f64,
     /// The phase is over 5% of the total and its CPU interval is wider than ±3% of its
     /// median ([`PhaseStat::interval_is_wide`]); false in documents written before it existed.
-    #[serde(default)]
     pub wide_interval: bool,
 }
 
@@ -108,7 +105,7 @@ impl PhaseStat {
 }
 
 /// Runs of one kind left out of the statistics, and why ([`aggregate::lost`]).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LeftOut {
     pub instrumentation: Instrumentation,
     /// "killed by SIGKILL" or "timed out".
@@ -135,7 +132,7 @@ impl LeftOut {
 }
 
 /// glibc's own account of the same start-up.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct LdDebugStatistics {
     pub startup_cycles: Option<u64>,
     pub relocation_cycles: Option<u64>,
@@ -147,14 +144,13 @@ pub struct LdDebugStatistics {
     /// Successful symbol bindings per referencing object during start-up (LD_DEBUG=bindings
     /// lines before the first "calling init"): the lookups glibc performed for that object,
     /// less cache hits and failed weak lookups, plus ld.so's own (vDSO, malloc) lookups.
-    #[serde(default)]
     pub bindings: BTreeMap<String, u64>,
 }
 
 pub use crate::attribute::link_cost::Prediction;
 
 /// The instrumentation's cost.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Overhead {
     pub uninstrumented_ns: Option<Summary>,
     pub coarse_ns: Option<Summary>,
@@ -166,7 +162,6 @@ pub struct Overhead {
     pub ns_per_stop: Option<f64>,
     /// The slope of total task-clock against stops across all runs (least squares): shown for
     /// comparison, applied only to recordings without replayed stops.
-    #[serde(default)]
     pub ns_per_stop_slope: Option<f64>,
     /// Sum of the corrected per-object phases / uninstrumented total (1.0 = agreement).
     pub agreement: Option<f64>,
@@ -177,18 +172,16 @@ pub struct Overhead {
 }
 
 /// The `profile` section of the JSON document.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ProfileSection {
     pub argv: Vec<String>,
     pub detail: Detail,
     pub runs: usize,
     pub warmup: usize,
     /// Counter -> `"available"` or `{"unavailable": why}`.
-    #[serde(deserialize_with = "counters_any_version")]
     pub counters: BTreeMap<String, crate::perf::Availability>,
     /// Where each counted figure comes from, and, when perf refused to count the kernel's
     /// share (an unprivileged user), what is missing and the setting that would give it.
-    #[serde(default)]
     pub counting: crate::perf::Counting,
     pub phases: Vec<PhaseStat>,
     pub total_task_clock_ns: Option<Summary>,
@@ -201,50 +194,37 @@ pub struct ProfileSection {
     /// Runs left out of the statistics because they did not end as the program ends them
     /// (killed by SIGKILL, or a reference run by `--timeout`), by kind and reason; empty when
     /// every run counts.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub left_out: Vec<LeftOut>,
     /// CPU time of threads and child processes, counted apart (median over runs).
     pub children_task_clock_ns: Option<Summary>,
     /// The target's exit teardown that its per-task counters do not see (median over the
     /// measured runs of [`crate::record::Run::exit_uncounted_ns`]): in the CPU per exec the
     /// category shares are scaled to, not in the phases. None when no run measured it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exit_uncounted_ns: Option<Summary>,
     /// The kernel's tick-sampled user and kernel CPU time of the whole process (medians).
     pub user_ns: Option<Summary>,
     pub kernel_ns: Option<Summary>,
     /// The sampled runs' category breakdown, or why there is none.
-    #[serde(default)]
     pub breakdown: Option<crate::attribute::breakdown::Breakdown>,
-    #[serde(default)]
     pub breakdown_error: Option<String>,
     /// The strata the breakdown's shares are weighted by: each phase's CPU in the measured
     /// runs and where its composition came from ([`phase_weighted`]); empty when the shares
     /// are pooled (no breakdown, or a document written before the weighting).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub breakdown_weights: Vec<phase_weighted::PhaseWeight>,
     /// CPU feature detection: its phase and category when significant, why its phase was not
     /// cut, and on a virtual machine that each `cpuid` is a hypervisor exit
     /// ([`cpu_features::note`]).
-    #[serde(default)]
     pub cpu_features_note: Option<String>,
     /// The exec chain followed to the measured program: the target as given first, the
     /// measured image last (one image when the target execs nothing); empty with
     /// `--no-follow`.
-    #[serde(default)]
     pub followed: Vec<ExecImage>,
     /// The CPU the exec runs' tracer and target shared ([`crate::trace::pin`]): `Some(Some(n))`,
     /// written as `n`; `Some(None)`, written as `null`, when they were not pinned (`--no-pin`,
     /// or the kernel refused the mask); `None` in documents written before the field existed
     /// (not written back).
-    #[serde(
-        default,
-        deserialize_with = "crate::trace::pin::present",
-        skip_serializing_if = "Option::is_none"
-    )]
     pub pinned_cpu: Option<Option<usize>>,
     /// The sampled stacks, for --folded/--flamegraph (not in the JSON).
-    #[serde(skip)]
     pub folded: Vec<crate::attribute::FoldedStack>,
     /// Every run, raw.
     pub raw: Vec<Run>,
@@ -417,42 +397,6 @@ pub fn counter_support() -> BTreeMap<String, crate::perf::Availability> {
         .into_iter()
         .map(|(c, a)| (c.perf_name().to_string(), a))
         .collect()
-}
-
-/// Reads `counters` as written now (`"available"` or `{"unavailable": why}`) and as documents
-/// before it wrote them (every value a string: `"available"` or Rust's debug form of the
-/// reason, `Unavailable("why")`).
-fn counters_any_version<'de, D>(
-    d: D,
-) -> Result<BTreeMap<String, crate::perf::Availability>, D::Error>
-where
-    D: serde::Deserializer<'de>,
-{
-    use crate::perf::Availability;
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum Either {
-        Now(Availability),
-        Before(String),
-    }
-    let map = BTreeMap::<String, Either>::deserialize(d)?;
-    Ok(map
-        .into_iter()
-        .map(|(k, v)| {
-            let a = match v {
-                Either::Now(a) => a,
-                Either::Before(s) if s == "available" => Availability::Available,
-                Either::Before(s) => {
-                    let why = s
-                        .strip_prefix("Unavailable(\"")
-                        .and_then(|r| r.strip_suffix("\")"))
-                        .unwrap_or(&s);
-                    Availability::Unavailable(why.to_string())
-                }
-            };
-            (k, a)
-        })
-        .collect())
 }
 
 /// Finds `name` in $PATH like execvp (a name with a slash is used as is).

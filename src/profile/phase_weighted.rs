@@ -26,8 +26,6 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use serde::{Deserialize, Serialize};
-
 use super::aggregate::{corrected, ns, per_stop_ns};
 use crate::attribute::breakdown::{
     breakdown_in_phases, Breakdown, PhaseCell, PhaseRow, SpanInfo, Unit, MIN_UNITS_FOR_INTERVAL,
@@ -43,8 +41,7 @@ pub const OUTSIDE: &str = "outside every phase";
 pub const CHILDREN: &str = "threads and children";
 
 /// Where a stratum's composition came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Composition {
     /// Its own samples.
     Own,
@@ -57,7 +54,7 @@ pub enum Composition {
 }
 
 /// One stratum of the phase-weighted shares (JSON `profile.breakdown_weights`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct PhaseWeight {
     /// The span label ("kernel exec", "relocation: libc.so.6"), [`CHILDREN`] or [`OUTSIDE`].
     pub span: String,

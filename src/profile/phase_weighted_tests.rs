@@ -171,32 +171,74 @@ fn sampled_labels_outside_the_measured_spans_fall_outside() {
 
 /// A pooled breakdown of the runs of [`unit`] (as `breakdown_in_phases` would give it).
 fn pooled_breakdown(runs: u64) -> Breakdown {
-    let row = |span: &str, phase: &str, cells: &[(&str, u64)]| {
-        serde_json::json!({ "span": span, "phase": phase, "object": null,
-            "samples": cells.iter().map(|c| c.1).sum::<u64>(), "share": 0.0,
-            "ns_per_exec_or_fork": 0.0,
-            "categories": cells.iter().map(|(c, n)| serde_json::json!({ "category": c,
-                "samples": n, "share": 0.0, "ns_per_exec_or_fork": 0.0 })).collect::<Vec<_>>() })
+    use crate::attribute::categories::Category as C;
+    use crate::attribute::exec_parts::{ExecPart, ExecPartShare};
+    use crate::attribute::phase_table::{PhaseCell, PhaseRow};
+    let row = |span: &str, phase: &str, cells: &[(C, u64)]| PhaseRow {
+        span: span.into(),
+        phase: phase.into(),
+        object: None,
+        samples: cells.iter().map(|c| c.1).sum::<u64>(),
+        share: 0.0,
+        ns_per_exec_or_fork: 0.0,
+        categories: cells
+            .iter()
+            .map(|&(category, samples)| PhaseCell {
+                category,
+                samples,
+                share: 0.0,
+                ns_per_exec_or_fork: 0.0,
+            })
+            .collect(),
     };
-    let cat = |c: &str, n: u64| {
-        serde_json::json!({ "category": c, "label": c, "samples": n,
-            "share": n as f64 / (55 * runs) as f64,
-            "share_per_unit": null, "ns_per_exec_or_fork": null, "phases": {} })
+    let cat = |c: C, n: u64| crate::attribute::breakdown::CategoryShare {
+        category: c,
+        label: serde_json::to_value(c).unwrap().as_str().unwrap().into(),
+        samples: n,
+        share: n as f64 / (55 * runs) as f64,
+        share_ci95: None,
+        units_present: 0,
+        share_per_unit: None,
+        ns_per_exec_or_fork: None,
+        phases: BTreeMap::new(),
     };
-    serde_json::from_value(serde_json::json!({
-        "section": "exec", "samples": 55 * runs, "units": runs, "covered": runs,
-        "categories": [cat("ldso_relocation", 30 * runs), cat("exec_kernel", 10 * runs),
-            cat("file_fault", 10 * runs), cat("exit_teardown", 5 * runs)],
-        "exec_kernel_parts": [{ "part": "elf_mapping", "label": "ELF", "samples": 10 * runs,
-            "share": 10.0 / 55.0, "ns_per_exec_or_fork": 0.0 }],
-        "phase_table": [
-            row(EXEC, "kernel exec", &[("exec_kernel", 10 * runs)]),
-            row(RELOC, "relocation", &[("ldso_relocation", 30 * runs), ("file_fault", 10 * runs)]),
-            row("after the exit stop", "after the exit stop", &[("exit_teardown", 5 * runs)]),
+    Breakdown {
+        section: "exec".into(),
+        samples: 55 * runs,
+        units: runs as usize,
+        units_with_samples: 0,
+        outside_units: 0,
+        instrumentation: Default::default(),
+        covered: runs as f64,
+        categories: vec![
+            cat(C::LdsoRelocation, 30 * runs),
+            cat(C::ExecKernel, 10 * runs),
+            cat(C::FileFault, 10 * runs),
+            cat(C::ExitTeardown, 5 * runs),
         ],
-        "cpu_ns_per_unit": null, "notes": []
-    }))
-    .expect("a breakdown")
+        exec_kernel_parts: vec![ExecPartShare {
+            part: ExecPart::ElfMapping,
+            label: "ELF".into(),
+            samples: 10 * runs,
+            share: 10.0 / 55.0,
+            ns_per_exec_or_fork: 0.0,
+        }],
+        phase_table: vec![
+            row(EXEC, "kernel exec", &[(C::ExecKernel, 10 * runs)]),
+            row(
+                RELOC,
+                "relocation",
+                &[(C::LdsoRelocation, 30 * runs), (C::FileFault, 10 * runs)],
+            ),
+            row(
+                "after the exit stop",
+                "after the exit stop",
+                &[(C::ExitTeardown, 5 * runs)],
+            ),
+        ],
+        cpu_ns_per_unit: None,
+        notes: vec![],
+    }
 }
 
 #[test]

@@ -35,37 +35,6 @@ fn counts_startup_bindings_per_object() {
     assert_eq!(s.bindings.get("linux-vdso.so.1"), Some(&1));
 }
 
-/// `counters` is written as `"available"` / `{"unavailable": why}` (not Rust's debug
-/// string), and documents written before still read, with the reason recovered.
-#[test]
-fn counters_are_written_as_objects_and_old_strings_still_read() {
-    use crate::perf::Availability;
-    #[derive(Serialize, Deserialize)]
-    struct Doc {
-        #[serde(deserialize_with = "super::counters_any_version")]
-        counters: BTreeMap<String, Availability>,
-    }
-    let doc = Doc {
-        counters: BTreeMap::from([
-            (
-                "cycles".to_string(),
-                Availability::Unavailable("no PMU".into()),
-            ),
-            ("task-clock".to_string(), Availability::Available),
-        ]),
-    };
-    let text = serde_json::to_string(&doc).unwrap();
-    assert_eq!(
-        text,
-        r#"{"counters":{"cycles":{"unavailable":"no PMU"},"task-clock":"available"}}"#
-    );
-    let back: Doc = serde_json::from_str(&text).unwrap();
-    assert_eq!(back.counters, doc.counters);
-    let old = r#"{"counters":{"cycles":"Unavailable(\"no PMU\")","task-clock":"available"}}"#;
-    let back: Doc = serde_json::from_str(old).unwrap();
-    assert_eq!(back.counters, doc.counters);
-}
-
 /// A run of `instrumentation` with total task-clock `total_ns` that ended as `ending` (the
 /// recording's encoding), one kernel-exec segment when per-object.
 fn ended(instrumentation: &str, total_ns: u64, ending: serde_json::Value) -> Run {

@@ -113,19 +113,18 @@ pub enum StdinFailure {
 /// has no section to show (it was written by neither `profile` nor `deps`).
 pub fn text(doc: &Document) -> Option<String> {
     if doc.profile.is_some() || doc.fork.is_some() {
-        return Some(super::profile_report(
-            doc.profile.as_ref(),
-            doc.fork.as_ref(),
-        ));
+        let section = doc.profile.as_ref().map(|p| p.section());
+        let fork = doc.fork.as_ref().map(|f| f.section());
+        return Some(super::profile_report(section.as_ref(), fork.as_ref()));
     }
     let deps = doc.deps.as_ref()?;
     if deps.closure.objects.is_empty() {
         return None;
     }
     Some(super::text::deps(
-        &deps.closure,
+        &deps.closure(),
         super::text::DepsView::Tree,
-        deps.lookups.as_ref(),
+        deps.lookups().as_ref(),
     ))
 }
 

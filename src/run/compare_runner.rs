@@ -354,7 +354,7 @@ pub fn measure_with_stacks(cfg: &CompareConfig) -> Result<Measured, Error> {
                         aggregate(&s.profile, details[i].clone(), raw, None, counters.clone());
                     sec.prediction = Some(pred);
                     sample_side(sampled[i].take(), cpu, &mut sec, &mut folded[i]);
-                    d.profile = Some(sec);
+                    d.profile = Some(sec.into());
                 }
                 d
             }
@@ -366,13 +366,13 @@ pub fn measure_with_stacks(cfg: &CompareConfig) -> Result<Measured, Error> {
                     let mut sec =
                         aggregate(&s.profile, details[i].clone(), raw, None, counters.clone());
                     sample_side(sampled[i].take(), cpu, &mut sec, &mut folded[i]);
-                    d.profile = Some(sec);
+                    d.profile = Some(sec.into());
                 }
                 d
             }
         };
         doc.command = "profile".into();
-        doc.fork = forks[i].clone();
+        doc.fork = forks[i].clone().map(Into::into);
         doc.machine = Some(machine.clone());
         docs.push(doc);
     }

@@ -6,6 +6,7 @@
 //! was captured to the analysis modules, which read only the recording.
 
 pub mod compare_runner;
+mod counting;
 
 use crate::config::DepsConfig;
 use crate::deps;
@@ -403,8 +404,8 @@ fn profile_inner(
             None => Document::empty(&target.to_string_lossy()),
         };
         doc.command = "profile".into();
-        doc.profile = Some(section);
-        doc.fork = fork;
+        doc.profile = Some(section.into());
+        doc.fork = fork.map(Into::into);
         doc.fork_not_measured = fork_lost;
         doc.machine = Some(crate::record::Machine::current());
         report::write_json(&doc, path)?;
@@ -441,7 +442,7 @@ fn fork_only(
     if let Some(path) = &cfg.json {
         let mut doc = Document::empty(&target);
         doc.command = "profile".into();
-        doc.fork = fork;
+        doc.fork = fork.map(Into::into);
         doc.machine = Some(crate::record::Machine::current());
         report::write_json(&doc, path)?;
     }

@@ -481,7 +481,7 @@ pub(crate) fn read_fork(json: &Path) -> ForkSection {
     let text = std::fs::read(json).unwrap_or_else(|e| panic!("{}: {e}", json.display()));
     let doc: Document = serde_json::from_slice(&text).expect("a JSON Document");
     assert_eq!(doc.command, "profile");
-    doc.fork.expect("the document has a fork section")
+    doc.fork.expect("the document has a fork section").into()
 }
 
 /// `ldcost profile TARGET FORK_ARGS... --no-exec --json J -- TARGET_ARGS` with `env` added.

@@ -186,7 +186,7 @@ fn nth_run(
 fn read_profile(json: &Path) -> ProfileSection {
     let doc: Document =
         serde_json::from_slice(&std::fs::read(json).expect("the JSON report")).expect("JSON");
-    doc.profile.expect("a profile section")
+    doc.profile.expect("a profile section").into()
 }
 
 /// The target SIGKILLed from outside while ldcost has it in ptrace stops (a signal storm): the
@@ -304,7 +304,7 @@ fn target_sigkilled_in_the_fork_probe_keeps_the_exec_figures() {
         doc.fork_not_measured.as_deref(),
         Some("the target was killed by SIGKILL during the fork probe")
     );
-    let p = doc.profile.expect("a profile section");
+    let p: ldcost::profile::ProfileSection = doc.profile.expect("a profile section").into();
     assert_eq!(p.endings, vec![Ending::Exited(0)]);
     assert!(p.left_out.is_empty(), "{:?}", p.left_out);
     check_dynamic(NAME, &p, &exe, 1);

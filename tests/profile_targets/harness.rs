@@ -60,7 +60,9 @@ impl Finished {
             )
         });
         assert_eq!(doc.command, "profile");
-        doc.profile.expect("the document has a profile section")
+        doc.profile
+            .expect("the document has a profile section")
+            .into()
     }
 }
 

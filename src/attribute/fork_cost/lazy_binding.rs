@@ -2,14 +2,12 @@
 //! ld.so binds it in each child) and directly; the difference of the two medians is what the
 //! binding costs each child.
 
-use serde::{Deserialize, Serialize};
-
 use super::per_fork::with_prev;
 use crate::attribute::stats::{summarize, Summary};
 use crate::record::fork::ProbeResult;
 
 /// The interleaved A/B: children calling `exit` through the GOT (binding it) vs directly.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct LazyBinding {
     pub iterations: u64,
     pub through_got_child_cpu_ns: Option<Summary>,

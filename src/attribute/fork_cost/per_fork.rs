@@ -1,13 +1,11 @@
 //! The per-fork figures of one probe loop: each iteration's clock readings and rusage
 //! differences, summarised into medians with 95% intervals and the tails the medians hide.
 
-use serde::{Deserialize, Serialize};
-
 use crate::attribute::stats::{summarize, Summary};
 use crate::record::fork::{ProbeRecord, ProbeResult, Rusage};
 
 /// Per-fork figures (each a summary over the iterations).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct PerFork {
     /// fork()/vfork()/posix_spawn() in the parent, call to return (ns, wall).
     pub spawn_call_ns: Option<Summary>,
@@ -28,19 +26,18 @@ pub struct PerFork {
     pub child_major_faults: Option<Summary>,
     /// Mean and 99th percentile of each figure above: the tail the median hides (forks per
     /// second by wall time follow the mean, not the median).
-    #[serde(default)]
     pub tails: PerForkTails,
 }
 
 /// The mean and the 99th percentile (nearest rank) of a per-fork figure.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Tail {
     pub mean: f64,
     pub p99: f64,
 }
 
 /// [`Tail`]s of the [`PerFork`] figures, field for field.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct PerForkTails {
     pub spawn_call_ns: Option<Tail>,
     pub child_to_reap_ns: Option<Tail>,

@@ -4,8 +4,6 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
-
 use super::lazy_binding::{lazy_binding, LazyBinding};
 use super::per_fork::{columns, per_fork, with_prev, PerFork};
 use super::reading::{mib, reading};
@@ -16,7 +14,7 @@ use crate::record::Ending;
 
 /// Page faults per fork by kind, from the kernel's fault tracepoint counted over the loop
 /// (means: counters give totals).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct FaultsPerFork {
     pub parent_cow: f64,
     pub parent_not_present: f64,
@@ -25,14 +23,12 @@ pub struct FaultsPerFork {
     pub child_not_present: f64,
     /// Of the not-present faults, those in the target's file-backed VMAs (page-cache
     /// faults); None when the kernel did not count them.
-    #[serde(default)]
     pub parent_file: Option<f64>,
-    #[serde(default)]
     pub child_file: Option<f64>,
 }
 
 /// The `fork` section of the report.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ForkSection {
     pub at: String,
     pub at_address: u64,
@@ -44,7 +40,6 @@ pub struct ForkSection {
     /// from (N, fork only) and the loops that count fault kinds (min(N, 2000)), sample, and
     /// time the lazy-binding A/B. An exec'd program runs
     /// this many times.
-    #[serde(default)]
     pub children_total: u64,
     /// The first failure of fork/spawn/wait in the loop, if any.
     pub error: Option<String>,
@@ -68,15 +63,11 @@ pub struct ForkSection {
     pub child_endings: BTreeMap<String, u64>,
     pub lazy_binding: Option<LazyBinding>,
     /// The sampled loop's category breakdown, or why there is none.
-    #[serde(default)]
     pub breakdown: Option<crate::attribute::breakdown::Breakdown>,
-    #[serde(default)]
     pub breakdown_error: Option<String>,
     /// The target's pid and the sampled loop's CLOCK_MONOTONIC window (ns), to line up
     /// other tools' recordings of the same run (`perf record -k mono`).
-    #[serde(default)]
     pub pid: i32,
-    #[serde(default)]
     pub sampled_window_ns: Option<(u64, u64)>,
     pub faults: Option<FaultsPerFork>,
     /// Why the fault kinds are missing.
@@ -89,21 +80,18 @@ pub struct ForkSection {
     pub target_ending: Ending,
     /// Every iteration's round trip and parent CPU (ns), for `ldcost diff`'s tests
     /// (a median's interval is not enough for a Mann–Whitney U test).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub samples: Option<ForkSamples>,
 }
 
 /// Per-iteration values of the measured loop (ns), in loop order.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ForkSamples {
     pub round_trip_ns: Vec<u64>,
     pub parent_cpu_ns: Vec<u64>,
     /// The child's CPU per fork (user + system from `wait4`'s rusage).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub child_cpu_ns: Vec<u64>,
     /// `compare`: the sizes of the loops interleaved with the other side's, in order (empty:
     /// one loop).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub chunks: Vec<u64>,
 }
 

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use goblin::elf::sym::STT_FUNC;
 use serde::{Deserialize, Serialize};
 
-use crate::elf::reloc::ClassCounts;
+use crate::report::schema::deps::ClassCounts;
 
 /// The section groups of the size table, in its column order.
 pub const GROUPS: [&str; 6] = [
@@ -120,7 +120,7 @@ pub fn facts(path: &Path) -> Result<FileFacts, String> {
     if elf.dynamic.is_some() {
         let info = crate::elf::analyze(&bytes, path, true).map_err(|e| e.to_string())?;
         f.relocations = info.relocations.total;
-        f.relocations_by_class = info.relocations.by_class;
+        f.relocations_by_class = info.relocations.by_class.into();
     }
     Ok(f)
 }

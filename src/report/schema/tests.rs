@@ -1,0 +1,157 @@
+//! The document types against the documents main's ldcost wrote and the schema files in docs/:
+//! a document read and written again is the same JSON (no key lost, renamed or retyped), and
+//! what these types write validates against the schema file, which lists every key
+//! (`additionalProperties: false`) and the required ones.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::{Comparison, Document};
+
+/// A profile document with every section: `deps`, `profile` (with a breakdown), `fork` (with
+/// its breakdown, faults and footprint) and `machine` (`compare --fork --sample --save-head`).
+pub(crate) const PROFILE: &str = include_str!("../../../tests/documents/profile.json");
+/// The comparison of that run (`compare --fork --sample --json`).
+const COMPARISON: &str = include_str!("../../../tests/documents/comparison.json");
+/// A plain `profile --json` document (no fork section).
+pub(crate) const PLAIN: &str = include_str!("../../../tests/phase_flags/true.json");
+
+fn value(text: &str) -> Value {
+    serde_json::from_str(text).unwrap()
+}
+
+pub(crate) fn schema(name: &str) -> jsonschema::Validator {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("docs")
+        .join(name);
+    let text = std::fs::read_to_string(&path).unwrap();
+    jsonschema::draft202012::new(&value(&text)).unwrap()
+}
+
+pub(crate) fn assert_valid(schema_name: &str, doc: &Value) {
+    let v = schema(schema_name);
+    let errors: Vec<String> = v
+        .iter_errors(doc)
+        .take(20)
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "{schema_name}:\n  {}",
+        errors.join("\n  ")
+    );
+}
+
+/// Every object key of `v`, as a JSON path with array indices dropped (`/deps/objects/info`).
+fn key_paths(v: &Value, at: &str, out: &mut BTreeSet<String>) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                let p = format!("{at}/{k}");
+                out.insert(p.clone());
+                key_paths(x, &p, out);
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|x| key_paths(x, at, out)),
+        _ => {}
+    }
+}
+
+fn differing(a: &Value, b: &Value) -> Vec<String> {
+    let (mut ka, mut kb) = (BTreeSet::new(), BTreeSet::new());
+    key_paths(a, "", &mut ka);
+    key_paths(b, "", &mut kb);
+    ka.symmetric_difference(&kb).cloned().collect()
+}
+
+#[test]
+fn profile_documents_read_and_written_again_are_the_same_json() {
+    for text in [PROFILE, PLAIN] {
+        let original = value(text);
+        let doc: Document = serde_json::from_value(original.clone()).unwrap();
+        let again = serde_json::to_value(&doc).unwrap();
+        assert_eq!(differing(&original, &again), Vec::<String>::new());
+        assert!(again == original, "same keys, other values");
+    }
+}
+
+#[test]
+fn comparison_read_and_written_again_is_the_same_json() {
+    let original = value(COMPARISON);
+    let cmp: Comparison = serde_json::from_value(original.clone()).unwrap();
+    let again = serde_json::to_value(&cmp).unwrap();
+    assert_eq!(differing(&original, &again), Vec::<String>::new());
+    assert!(again == original, "same keys, other values");
+}
+
+#[test]
+fn what_the_types_write_matches_the_schema_files() {
+    for text in [PROFILE, PLAIN] {
+        let doc: Document = serde_json::from_str(text).unwrap();
+        assert_valid("profile.schema.json", &serde_json::to_value(&doc).unwrap());
+    }
+    let cmp: Comparison = serde_json::from_str(COMPARISON).unwrap();
+    assert_valid(
+        "comparison.schema.json",
+        &serde_json::to_value(&cmp).unwrap(),
+    );
+}
+
+/// The keys of the schema's object at `pointer` (`properties`), following `$ref`.
+fn schema_keys(schema: &Value, pointer: &str) -> BTreeSet<String> {
+    let mut node = schema.pointer(pointer).unwrap();
+    while let Some(r) = node.get("$ref").and_then(Value::as_str) {
+        node = schema.pointer(r.trim_start_matches('#')).unwrap();
+    }
+    node["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect()
+}
+
+fn keys(v: &Value) -> BTreeSet<String> {
+    v.as_object().unwrap().keys().cloned().collect()
+}
+
+#[test]
+fn each_section_writes_exactly_the_keys_its_schema_lists() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/profile.schema.json");
+    let s = value(&std::fs::read_to_string(path).unwrap());
+    let doc: Document = serde_json::from_str(PROFILE).unwrap();
+    let v = serde_json::to_value(&doc).unwrap();
+    for (section, pointer) in [
+        ("", ""),
+        ("/deps", "/$defs/DepsSection"),
+        ("/deps/objects/0", "/$defs/Object"),
+        ("/deps/objects/0/info", "/$defs/ObjectInfo"),
+        ("/profile", "/$defs/ProfileSection"),
+        ("/profile/breakdown", "/$defs/Breakdown"),
+        ("/fork", "/$defs/ForkSection"),
+        ("/machine", "/$defs/Machine"),
+        ("/tool", "/$defs/Tool"),
+    ] {
+        let written = keys(v.pointer(section).unwrap());
+        let listed = schema_keys(&s, pointer);
+        // Keys a section may leave out (skipped when empty or absent) are listed but unwritten.
+        let unwritten: BTreeSet<_> = listed.difference(&written).cloned().collect();
+        let unlisted: BTreeSet<_> = written.difference(&listed).cloned().collect();
+        assert!(
+            unlisted.is_empty(),
+            "{section}: not in the schema: {unlisted:?}"
+        );
+        let optional = [
+            "breakdown_weights",
+            "exit_uncounted_ns",
+            "pinned_cpu",
+            "samples",
+        ];
+        assert!(
+            unwritten.iter().all(|k| optional.contains(&k.as_str())),
+            "{section}: the schema lists {unwritten:?}, not written"
+        );
+    }
+}
