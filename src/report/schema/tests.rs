@@ -146,6 +146,8 @@ fn each_section_writes_exactly_the_keys_its_schema_lists() {
         let optional = [
             "breakdown_weights",
             "exit_uncounted_ns",
+            "fork_not_measured",
+            "left_out",
             "pinned_cpu",
             "samples",
         ];
