@@ -351,7 +351,7 @@ pub fn profile(p: &ProfileSection) -> String {
     if let Some(e) = &p.exit_uncounted_ns {
         let _ = writeln!(
             s,
-            "Exit teardown after the per-task counters stop: {:.3} ms (the scheduler's CPU of the target from its exit stop to its death, less what the counters still counted; this kernel stops a task's perf events before its exit frees the memory); not in the phases, in the CPU per exec the category shares are scaled to",
+            "Exit teardown after the per-task counters stop: {:.3} ms (the scheduler's CPU of the target from its exit stop to its death, less what the counters still counted; this kernel stops a task's perf events before its exit frees the memory); not in the phases, but counted in the CPU per exec (the whole the category shares are scaled to)",
             e.median / 1e6
         );
     }
