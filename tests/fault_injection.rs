@@ -443,7 +443,13 @@ fn every_output_on_a_full_disk_keeps_the_old_file_and_exits_7() {
         assert!(
             first.starts_with("ldcost: error:")
                 && first.contains(&out.display().to_string())
-                && first.contains("No space left on device"),
+                && first.contains("No space left on device")
+                && !first.contains("at path"),
+            "{what}: {err}"
+        );
+        assert_eq!(
+            err.lines().nth(1),
+            Some("  hint: the file system is full; free space or write the report elsewhere"),
             "{what}: {err}"
         );
         assert_eq!(std::fs::read(&out).expect("old file"), old, "{what}");

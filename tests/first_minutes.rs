@@ -60,14 +60,14 @@ fn the_targets_output_is_shown_once_all_or_never() {
     let dir = tempdir();
     let marker = "ldcost-first-minutes-marker-7f3a";
     let count = |out: &Output| text(&out.stdout).lines().filter(|l| *l == marker).count();
-    let json = dir.join("p.json");
+    let json = dir.path().join("p.json");
     let json_s = json.to_str().unwrap();
     let base = ["profile", "-n", "3", "--warmup", "2", "--no-ld-debug"];
     let run = |extra: &[&str]| {
         let mut a: Vec<&str> = base.to_vec();
         a.extend_from_slice(extra);
         a.extend_from_slice(&["--json", json_s, "/bin/echo", "--", marker]);
-        let out = ldcost_in(&dir, &a);
+        let out = ldcost_in(dir.path(), &a);
         assert_eq!(out.status.code(), Some(0), "{a:?}: {}", text(&out.stderr));
         let doc: Document = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
         (out, doc.profile.expect("a profile section"))
@@ -106,7 +106,7 @@ fn bash_completions_name_every_subcommand_and_parse() {
         return;
     }
     let dir = tempdir();
-    let f = dir.join("ldcost.bash");
+    let f = dir.path().join("ldcost.bash");
     std::fs::write(&f, &script).unwrap();
     let check = Command::new("bash").arg("-n").arg(&f).output().unwrap();
     assert!(check.status.success(), "bash -n: {}", text(&check.stderr));
@@ -204,7 +204,7 @@ fn timeout_zero_is_a_usage_error() {
 #[test]
 fn a_child_program_that_cannot_run_is_refused_before_anything_runs() {
     let dir = tempdir();
-    let noexec = dir.join("not-executable");
+    let noexec = dir.path().join("not-executable");
     std::fs::write(&noexec, "#!/bin/sh\n").unwrap();
     for child in ["exec:/nonexistent", &format!("exec:{}", noexec.display())] {
         let out = ldcost(&["profile", "--fork=5", "--child", child, "/bin/true"]);
@@ -289,7 +289,7 @@ fn folded_dash_writes_the_stacks_to_standard_output() {
     }
     let dir = tempdir();
     let out = ldcost_in(
-        &dir,
+        dir.path(),
         &[
             "profile",
             "-n",
@@ -311,7 +311,7 @@ fn folded_dash_writes_the_stacks_to_standard_output() {
         return;
     }
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    assert!(!dir.join("-").exists(), "no file named -");
+    assert!(!dir.path().join("-").exists(), "no file named -");
     let t = text(&out.stdout);
     assert!(
         !t.is_empty(),
@@ -331,14 +331,7 @@ fn folded_dash_writes_the_stacks_to_standard_output() {
     );
 }
 
-fn tempdir() -> std::path::PathBuf {
-    use std::sync::atomic::{AtomicU32, Ordering};
-    static N: AtomicU32 = AtomicU32::new(0);
-    let d = std::env::temp_dir().join(format!(
-        "ldcost-first-minutes-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    ));
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A fresh private directory, removed when the test ends (the runs' outputs go there).
+fn tempdir() -> tempfile::TempDir {
+    tempfile::tempdir().expect("tempdir")
 }

@@ -226,3 +226,69 @@ fn nobody_profiles_from_proc_at_paranoid_2() {
     // For the record only (a CPU ratio: benches/profile_checks.rs judges it).
     eprintln!("main to exit: {cpu:.0} ns unprivileged, {root_cpu:?} ns privileged");
 }
+
+/// As `nobody` at paranoid 2 (counting falls back to /proc), a `ulimit -n` too low to open
+/// /proc is that limit's refusal (exit 8, the `ulimit -n` hint), never perf's EACCES with the
+/// paranoid level's hint: the refusal the fallback works around is not the cause.
+#[test]
+fn nobody_out_of_descriptors_is_told_to_raise_ulimit_n() {
+    use std::os::unix::process::CommandExt;
+    const NAME: &str = "nobody_out_of_descriptors_is_told_to_raise_ulimit_n";
+    if !running_as_root() {
+        return skip(NAME, "needs root to run ldcost as `nobody` (setpriv)");
+    }
+    if !tools(NAME, &["setpriv"]) {
+        return;
+    }
+    let level = std::fs::read_to_string(PARANOID).ok();
+    if level.as_deref().map(str::trim) != Some("2") {
+        return skip(
+            NAME,
+            &format!(
+                "{PARANOID} is {:?}, not 2; the test does not change the sysctl",
+                level.map(|l| l.trim().to_string())
+            ),
+        );
+    }
+    let user = match as_user_binary() {
+        Ok(u) => u,
+        Err(e) => return skip(NAME, &e),
+    };
+    let (mut refused, mut ran) = (0, 0);
+    for n in 4..=16u64 {
+        let mut cmd = user.command();
+        cmd.args(["--no-progress", "profile", "-n", "1", "/bin/true"]);
+        // SAFETY: setrlimit is async-signal-safe; nothing else runs between fork and exec.
+        unsafe {
+            cmd.pre_exec(move || {
+                let lim = libc::rlimit {
+                    rlim_cur: n,
+                    rlim_max: n,
+                };
+                libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+                Ok(())
+            });
+        }
+        let out = cmd.output().expect("setpriv");
+        let err = String::from_utf8_lossy(&out.stderr);
+        match out.status.code() {
+            Some(8) => {
+                let lines: Vec<&str> = err.lines().collect();
+                assert_eq!(lines.len(), 2, "ulimit -n {n}: {err}");
+                assert!(
+                    lines[0].starts_with("ldcost: error: "),
+                    "ulimit -n {n}: {err}"
+                );
+                assert!(!lines[0].contains("EACCES"), "ulimit -n {n}: {err}");
+                assert!(
+                    lines[1].contains("raise `ulimit -n`"),
+                    "ulimit -n {n}: {err}"
+                );
+                refused += 1;
+            }
+            Some(0) => ran += 1,
+            code => panic!("ulimit -n {n}: exit {code:?}: {err}"),
+        }
+    }
+    assert!(refused > 0 && ran > 0, "refused {refused}, ran {ran}");
+}

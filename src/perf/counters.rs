@@ -117,10 +117,22 @@ impl CounterSet {
                     };
                     // The first software counter refused: the unprivileged fallback, if
                     // /proc can stand in (otherwise the refusal is the error).
-                    let Ok(task) =
-                        procfs::process::Process::new(pid).and_then(|p| p.task_main_thread())
-                    else {
-                        return Err(err);
+                    let task = match procfs::process::Process::new(pid)
+                        .and_then(|p| p.task_main_thread())
+                    {
+                        Ok(task) => task,
+                        // No descriptor (or memory) left to open /proc: that limit is what
+                        // to change, not the paranoid level the refusal would name.
+                        Err(procfs::ProcError::Io(source, _))
+                            if crate::error::io_resource_hint(&source).is_some() =>
+                        {
+                            return Err(PerfError::Open {
+                                counter,
+                                pid,
+                                source,
+                            });
+                        }
+                        Err(_) => return Err(err),
                     };
                     let fallback = sources::fallback(read_paranoid_level(), &refusal);
                     let counters = Counter::ALL

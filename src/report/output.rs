@@ -105,8 +105,12 @@ fn fill(
     bytes: &[u8],
     old: Option<&std::fs::Metadata>,
 ) -> std::io::Result<()> {
-    tmp.write_all(bytes)?;
-    tmp.flush()?;
+    // Through the file itself: tempfile's own `Write` wraps each error with the temporary
+    // name, which would hide the errno (and the hint it selects) and name a file the user
+    // never asked for.
+    let f = tmp.as_file_mut();
+    f.write_all(bytes)?;
+    f.flush()?;
     let f = tmp.as_file();
     let mode = match old {
         Some(m) => m.mode() & 0o777,

@@ -165,19 +165,6 @@ fn perf_refused_to_an_unprivileged_user() {
     case.finish();
 }
 
-/// A directory `nobody` can reach (every ancestor searchable by others), removed on drop; None
-/// when the temporary directory's own ancestors keep others out (a 0700 TMPDIR).
-fn reachable_by_nobody() -> Option<tempfile::TempDir> {
-    let d = tempfile::tempdir().ok()?;
-    std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o755)).ok()?;
-    let open = d
-        .path()
-        .ancestors()
-        .skip(1)
-        .all(|a| std::fs::metadata(a).is_ok_and(|m| m.permissions().mode() & 0o001 != 0));
-    open.then_some(d)
-}
-
 /// A set-user-ID program reached through a `#!/bin/sh` wrapper that execs it is refused as
 /// the same program given directly is (exit 8, naming it), with and without --no-follow, as
 /// root and as nobody; the same wrapper around a copy without the bit is measured.
@@ -185,13 +172,13 @@ fn reachable_by_nobody() -> Option<tempfile::TempDir> {
 fn setuid_program_behind_a_wrapper_is_refused() {
     const NAME: &str = "setuid_program_behind_a_wrapper_is_refused";
     let case = Case::new();
-    let Some(dir) = reachable_by_nobody() else {
-        return skip(
-            NAME,
-            "the temporary directory's ancestors are closed to others",
-        );
+    // A directory with a copy of ldcost that nobody can reach wherever the clone and TMPDIR
+    // are (the common helper falls back to /tmp and /dev/shm).
+    let user = match super::common::as_user_binary() {
+        Ok(u) => u,
+        Err(e) => return skip(NAME, &e),
     };
-    let d = dir.path().canonicalize().expect("canonical dir");
+    let d = user.path().canonicalize().expect("canonical dir");
     let copy = |from: &str, name: &str, mode: u32| {
         let p = d.join(name);
         std::fs::copy(from, &p).expect("copy");
@@ -200,7 +187,7 @@ fn setuid_program_behind_a_wrapper_is_refused() {
     };
     let suid = copy("/bin/true", "ldcpt-suid", 0o4755);
     let plain = copy("/bin/true", "ldcpt-plain", 0o755);
-    let ldc = copy(BIN, "ldcost", 0o755);
+    let ldc = user.bin.clone();
     let wrap = |name: &str, prog: &Path| {
         let p = write(&d, name, &format!("#!/bin/sh\nexec {}\n", prog.display()));
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).expect("chmod");
