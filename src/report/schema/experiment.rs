@@ -114,3 +114,109 @@ pub struct Skipped {
     pub what: String,
     pub reason: String,
 }
+
+/// forktime's `data`: each linkage's runs.
+#[derive(Debug, Clone, Serialize)]
+pub struct ForktimeData {
+    pub forks: u64,
+    pub runs: u32,
+    pub builds: Vec<ForktimeBuild>,
+}
+
+/// One linkage's forktime runs; times per 1000 forks, medians (seconds).
+#[derive(Debug, Clone, Serialize)]
+pub struct ForktimeBuild {
+    /// `static` or `dynamic`.
+    pub linkage: String,
+    /// The exact cc line.
+    pub command: String,
+    pub real_s: f64,
+    pub user_s: f64,
+    pub sys_s: f64,
+    pub lines: Vec<ForktimeLine>,
+    pub printouts: Vec<String>,
+}
+
+/// One run's parsed forktime line, µs per fork.
+#[derive(Debug, Clone, Serialize)]
+pub struct ForktimeLine {
+    pub forks: u64,
+    pub wall_us: f64,
+    pub parent_cpu_us: f64,
+    pub parent_user_us: f64,
+    pub parent_sys_us: f64,
+    pub children_cpu_us: f64,
+    pub children_user_us: f64,
+    pub children_sys_us: f64,
+}
+
+/// forktest's `data`: one row per build.
+#[derive(Debug, Clone, Serialize)]
+pub struct ForktestData {
+    pub forks: u32,
+    pub probe_forks: u32,
+    pub runs: u32,
+    pub rows: Vec<ForktestRow>,
+}
+
+/// One build's forktest figures, and the fork probe's in the same image.
+#[derive(Debug, Clone, Serialize)]
+pub struct ForktestRow {
+    pub label: String,
+    /// Index into the seed's transcript.
+    pub seed_index: usize,
+    pub command: String,
+    pub clock_per_s: Vec<f64>,
+    pub wall_per_s: Vec<f64>,
+    pub printouts: Vec<String>,
+    pub probe_cpu_per_s: Option<f64>,
+    pub probe_wall_per_s: Option<f64>,
+    pub probe_vmas: Option<u64>,
+    pub probe_error: Option<String>,
+}
+
+/// BYTE's `data`: one row per build.
+#[derive(Debug, Clone, Serialize)]
+pub struct ByteData {
+    /// Seconds per sample.
+    pub seconds: f64,
+    pub runs: u32,
+    pub rows: Vec<ByteRow>,
+}
+
+/// One build's spawn and execl loops per second.
+#[derive(Debug, Clone, Serialize)]
+pub struct ByteRow {
+    pub label: String,
+    pub spawn_lps: Vec<f64>,
+    pub execl_lps: Vec<f64>,
+    /// Spawn and execl alternating.
+    pub printouts: Vec<String>,
+    pub commands: Vec<String>,
+}
+
+/// The fork+execl matrix's `data`: one cell per parent, child, method and heap.
+#[derive(Debug, Clone, Serialize)]
+pub struct MatrixData {
+    pub count: u32,
+    pub large_parent_count: u32,
+    pub heap_mib: u32,
+    /// Rounds.
+    pub runs: u32,
+    pub cells: Vec<MatrixCell>,
+}
+
+/// One cell of the matrix.
+#[derive(Debug, Clone, Serialize)]
+pub struct MatrixCell {
+    /// `static` or `dynamic`.
+    pub parent: String,
+    pub child: String,
+    /// `fork`, `vfork` or `posix_spawn`.
+    pub method: String,
+    /// 0: the small parent.
+    pub heap_mib: u32,
+    /// µs per spawn, one per round.
+    pub us: Vec<f64>,
+    pub printouts: Vec<String>,
+}
