@@ -15,6 +15,7 @@
 pub mod breakdown;
 pub mod comparison;
 pub mod deps;
+pub mod experiment;
 pub mod fork;
 pub mod profile;
 #[cfg(test)]
