@@ -15,8 +15,10 @@
 //! ([`ANALYSIS`]: attribution, reports, comparisons) read what a run captured through
 //! `record` only, and never import a capture module ([`CAPTURE`]: the modules that touch live
 //! processes and the kernel's perf interface). So every analysis can be tested, and re-run,
-//! on a saved recording without root or the target. The drivers (`run`, `profile`,
-//! `experiment`) run the target and hand its recording on; they may import both sides.
+//! on a saved recording without root or the target. The drivers ([`DRIVERS`]: `run`,
+//! `profile`, `experiment`) run the target and hand its recording on; they may import both
+//! sides, and an analysis module imports no driver either (a driver imports capture, so an
+//! analysis that reached its pure parts through it would sit one edge from the kernel).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -441,13 +443,16 @@ fn no_cycle_between_top_level_modules() {
 const ANALYSIS: &[&str] = &["attribute", "report", "compare"];
 /// The capture modules: live processes (ptrace, procfs) and perf_event_open.
 const CAPTURE: &[&str] = &["trace", "perf"];
+/// The drivers: they run the target (through the capture modules) and hand the recording to
+/// the analysis.
+const DRIVERS: &[&str] = &["profile", "run", "experiment"];
 
-/// Every edge from an analysis module to a capture module, as "attribute -> trace
-/// (src/attribute/x.rs:3)", in name order.
+/// Every edge from an analysis module to a capture module or a driver, as "attribute ->
+/// trace (src/attribute/x.rs:3)", in name order.
 fn seam_violations(g: &Graph) -> Vec<String> {
     let mut out = Vec::new();
     for a in ANALYSIS {
-        for c in CAPTURE {
+        for c in CAPTURE.iter().chain(DRIVERS) {
             if let Some(site) = g.get(*a).and_then(|e| e.get(*c)) {
                 out.push(format!("{a} -> {c} ({}:{})", site.file, site.line));
             }
@@ -468,7 +473,12 @@ fn analysis_modules_do_not_import_capture_modules() {
         .expect("src/lib.rs");
     let tops = top_modules(&lib);
     // A renamed module would make the check vacuous: every name must still be declared.
-    for m in ANALYSIS.iter().chain(CAPTURE).chain(&["record"]) {
+    for m in ANALYSIS
+        .iter()
+        .chain(CAPTURE)
+        .chain(DRIVERS)
+        .chain(&["record"])
+    {
         assert!(
             tops.contains(*m),
             "lib.rs no longer declares `{m}`: {tops:?}"
@@ -485,9 +495,10 @@ fn analysis_modules_do_not_import_capture_modules() {
     let bad = seam_violations(&g);
     assert!(
         bad.is_empty(),
-        "an analysis module imports a capture module (analysis reads what a run captured \
-         through `record` only; move the captured type to src/record/ or the live work to a \
-         driver): {}",
+        "an analysis module imports a capture module or a driver (analysis reads what a run \
+         captured through `record` only; move the captured type to src/record/, the pure \
+         analysis out of the driver into the analysis modules, or the live work to a driver): \
+         {}",
         bad.join("; ")
     );
 }
@@ -580,7 +591,7 @@ fn seam_check_finds_an_analysis_module_importing_a_capture_module() {
     let (g, _) = fixture(&[
         (
             "lib.rs",
-            "pub mod attribute;\npub mod perf;\npub mod record;\npub mod report;\npub mod run;\npub mod trace;\n",
+            "pub mod attribute;\npub mod compare;\npub mod experiment;\npub mod perf;\npub mod profile;\npub mod record;\npub mod report;\npub mod run;\npub mod stats;\npub mod trace;\n",
         ),
         (
             "attribute/fork.rs",
@@ -595,12 +606,25 @@ fn seam_check_finds_an_analysis_module_importing_a_capture_module() {
         ("perf/mod.rs", "use crate::record::samples::Recording;\n"),
         ("run/mod.rs", "use crate::trace::fork;\nuse crate::attribute::fork;\n"),
         ("record/mod.rs", ""),
+        // A driver's pure parts reached through the driver: refused like capture.
+        (
+            "compare/verdict.rs",
+            "use crate::record::Run;\nuse crate::{profile::ProfileSection, stats};\n",
+        ),
+        (
+            "attribute/profile.rs",
+            "fn f() {\n    let _ = crate::experiment::run();\n}\n",
+        ),
+        ("profile/mod.rs", "use crate::trace::fork;\nuse crate::attribute::fork;\n"),
+        ("experiment/mod.rs", "use crate::run;\n"),
     ]);
     assert_eq!(
         seam_violations(&g),
         [
             "attribute -> trace (src/attribute/fork.rs:2)",
-            "report -> perf (src/report/text.rs:3)"
+            "attribute -> experiment (src/attribute/profile.rs:2)",
+            "report -> perf (src/report/text.rs:3)",
+            "compare -> profile (src/compare/verdict.rs:2)",
         ]
     );
     // The same analysis modules through the recording only: nothing to report.

@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use common::skip;
-use ldcost::profile::{per_stop_ns, ProfileSection};
+use ldcost::attribute::profile::{per_stop_ns, ProfileSection};
 use ldcost::record::{Detail, Instrumentation};
 
 const BIN: &str = env!("CARGO_BIN_EXE_ldcost");

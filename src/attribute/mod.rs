@@ -12,6 +12,7 @@ pub mod fork_cost;
 pub mod link_cost;
 pub mod lookups;
 pub mod phase_table;
+pub mod profile;
 pub mod stats;
 
 pub use folded::FoldedStack;

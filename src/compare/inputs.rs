@@ -136,9 +136,9 @@ pub(crate) fn side(doc: &Document, which: &str) -> Result<Side, String> {
         .raw
         .iter()
         .filter(|r| r.instrumentation == Instrumentation::PerObject)
-        .filter(|r| crate::profile::lost(r).is_none())
+        .filter(|r| crate::attribute::profile::lost(r).is_none())
     {
-        let per_stop = crate::profile::per_stop_ns(r, fallback).unwrap_or(0.0);
+        let per_stop = crate::attribute::profile::per_stop_ns(r, fallback).unwrap_or(0.0);
         let (mut rl, mut it) = (BTreeMap::new(), BTreeMap::new());
         let mut map = None;
         let mut start = BTreeMap::new();
@@ -146,7 +146,7 @@ pub(crate) fn side(doc: &Document, which: &str) -> Result<Side, String> {
         for s in &r.segments {
             let (Some(t), Some(ns)) = (
                 s.counters.task_clock_ns,
-                crate::profile::corrected(s, per_stop),
+                crate::attribute::profile::corrected(s, per_stop),
             ) else {
                 continue;
             };
@@ -180,7 +180,8 @@ pub(crate) fn side(doc: &Document, which: &str) -> Result<Side, String> {
         // As the phase table's medians: a phase the replayed stops correct to zero though it
         // counted CPU is left out of that run, not counted at 0.
         start.retain(|k, v| {
-            crate::profile::phase_cpu(*v, start_raw.get(k).copied().unwrap_or(0.0)).is_some()
+            crate::attribute::profile::phase_cpu(*v, start_raw.get(k).copied().unwrap_or(0.0))
+                .is_some()
         });
         reloc.push(rl);
         init.push(it);

@@ -61,11 +61,11 @@ pub fn startup_samples(doc: &Document) -> Option<(Vec<f64>, Vec<f64>, &'static s
     let fallback = p.overhead.ns_per_stop_slope.or(p.overhead.ns_per_stop);
     let (mut cpu, mut wall) = (Vec::new(), Vec::new());
     // Runs that did not end as the program ends them are left out, as `profile` leaves them
-    // out ([`crate::profile::lost`]): their figures stop where the kill came.
+    // out ([`crate::attribute::profile::lost`]): their figures stop where the kill came.
     for r in p
         .raw
         .iter()
-        .filter(|r| r.instrumentation == inst && crate::profile::lost(r).is_none())
+        .filter(|r| r.instrumentation == inst && crate::attribute::profile::lost(r).is_none())
     {
         let segs: Vec<_> = r
             .segments
@@ -78,7 +78,7 @@ pub fn startup_samples(doc: &Document) -> Option<(Vec<f64>, Vec<f64>, &'static s
         let per_stop = if coarse {
             0.0
         } else {
-            crate::profile::per_stop_ns(r, fallback).unwrap_or(0.0)
+            crate::attribute::profile::per_stop_ns(r, fallback).unwrap_or(0.0)
         };
         if segs.iter().all(|s| s.counters.task_clock_ns.is_some()) {
             cpu.push(

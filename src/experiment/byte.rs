@@ -9,13 +9,12 @@
 
 use std::time::Duration;
 
-use serde_json::json;
-
 use super::runner::{self, fmt, ratio};
 use super::section::{
     Check, ExperimentError, Finding, Progress, Section, Settings, Skipped, Table,
 };
 use super::seeds::{Linkage, SEED_LIBS};
+use crate::report::schema::experiment as doc;
 use crate::stats::median_finite;
 
 /// The seed's scores: (system, Process Creation lps, Execl Throughput lps), 486/33, 16 MB.
@@ -51,7 +50,7 @@ pub fn parse_score(text: &str) -> Option<(u64, f64, f64)> {
     })
 }
 
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone)]
 struct Row {
     label: String,
     spawn_lps: Vec<f64>,
@@ -285,7 +284,21 @@ fn section(
              much on the process being invoked\" measures."
                 .into(),
         ],
-        data: json!({ "seconds": seconds, "runs": runs, "rows": rows }),
+        data: serde_json::to_value(doc::ByteData {
+            seconds,
+            runs,
+            rows: rows
+                .into_iter()
+                .map(|r| doc::ByteRow {
+                    label: r.label,
+                    spawn_lps: r.spawn_lps,
+                    execl_lps: r.execl_lps,
+                    printouts: r.printouts,
+                    commands: r.commands,
+                })
+                .collect(),
+        })
+        .unwrap_or(serde_json::Value::Null),
         // No plots, no flame graphs.
         ..Default::default()
     }

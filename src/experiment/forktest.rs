@@ -10,14 +10,13 @@
 
 use std::time::Duration;
 
-use serde_json::json;
-
 use super::plot;
 use super::runner::{self, fmt, Program};
 use super::section::{
     Check, ExperimentError, Finding, Plot, Progress, Section, Settings, Skipped, Table,
 };
 use super::seeds::{parse_forktest_output, parse_forktest_wall, Linkage, Seed, SEED_LIBS};
+use crate::report::schema::experiment as doc;
 use crate::stats::median_finite;
 
 /// The seed's transcript: (its build, forks per second by clock()).
@@ -33,7 +32,7 @@ pub const SEED_FIGURES: [(&str, f64); 8] = [
 ];
 
 /// One build's figures.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone)]
 struct Row {
     label: String,
     /// Index into [`SEED_FIGURES`].
@@ -357,12 +356,27 @@ fn section(
              teardown of its address space are in the wall figure, not in the seed's."
                 .into(),
         ],
-        data: json!({
-            "forks": forks,
-            "probe_forks": probe_forks,
-            "runs": runs,
-            "rows": rows,
-        }),
+        data: serde_json::to_value(doc::ForktestData {
+            forks,
+            probe_forks,
+            runs,
+            rows: rows
+                .into_iter()
+                .map(|r| doc::ForktestRow {
+                    label: r.label,
+                    seed_index: r.seed_index,
+                    command: r.command,
+                    clock_per_s: r.clock_per_s,
+                    wall_per_s: r.wall_per_s,
+                    printouts: r.printouts,
+                    probe_cpu_per_s: r.probe_cpu_per_s,
+                    probe_wall_per_s: r.probe_wall_per_s,
+                    probe_vmas: r.probe_vmas,
+                    probe_error: r.probe_error,
+                })
+                .collect(),
+        })
+        .unwrap_or(serde_json::Value::Null),
     })
 }
 

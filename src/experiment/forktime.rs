@@ -8,11 +8,10 @@
 
 use std::time::Duration;
 
-use serde_json::json;
-
 use super::runner::{self, fmt, ratio};
 use super::section::{Check, ExperimentError, Finding, Progress, Section, Settings, Table};
 use super::seeds::{parse_forktime_output, ForktimeLine, Linkage, Seed};
+use crate::report::schema::experiment as doc;
 use crate::stats::{mean, median_finite};
 
 /// The seed's figures: (machine, linkage, [(real, user, sys)] in seconds per 1000 forks).
@@ -250,19 +249,23 @@ fn section(settings: &Settings, runs: u32, measured: &[Measured]) -> Section {
         rows: ratio_rows,
         caption: Some("Seed ratios are of the means of the seed's runs.".into()),
     };
-    let data = json!({
-        "forks": FORKS,
-        "runs": runs,
-        "builds": measured.iter().map(|m| json!({
-            "linkage": m.linkage.name(),
-            "command": m.command,
-            "real_s": m.real_s(),
-            "user_s": m.user_s(),
-            "sys_s": m.sys_s(),
-            "lines": m.lines,
-            "printouts": m.printouts,
-        })).collect::<Vec<_>>(),
-    });
+    let data = serde_json::to_value(doc::ForktimeData {
+        forks: FORKS,
+        runs,
+        builds: measured
+            .iter()
+            .map(|m| doc::ForktimeBuild {
+                linkage: m.linkage.name().into(),
+                command: m.command.clone(),
+                real_s: m.real_s(),
+                user_s: m.user_s(),
+                sys_s: m.sys_s(),
+                lines: m.lines.iter().map(doc::ForktimeLine::from).collect(),
+                printouts: m.printouts.clone(),
+            })
+            .collect(),
+    })
+    .unwrap_or(serde_json::Value::Null);
     Section {
         name: "forktime".into(),
         title: "forktime (seed 000, 1989)".into(),

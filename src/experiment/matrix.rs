@@ -8,12 +8,11 @@
 
 use std::time::Duration;
 
-use serde_json::json;
-
 use super::plot;
 use super::runner::{self, fmt, Program};
 use super::section::{Check, ExperimentError, Plot, Progress, Section, Settings, Table};
 use super::seeds::{Linkage, Seed};
+use crate::report::schema::experiment as doc;
 use crate::stats::median_finite;
 
 pub const SOURCE: &str = include_str!("../../probes/matrix_spawn.c");
@@ -91,7 +90,7 @@ fn pair_name(p: Linkage, c: Linkage) -> String {
     format!("{} parent/{} child", cap(p), cap(c))
 }
 
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone)]
 struct Cell {
     parent: Linkage,
     child: Linkage,
@@ -355,13 +354,24 @@ fn section(
              vfork(), it copies no page tables."
                 .into(),
         ],
-        data: json!({
-            "count": count,
-            "large_parent_count": big_count,
-            "heap_mib": heap_mib,
-            "runs": runs,
-            "cells": cells,
-        }),
+        data: serde_json::to_value(doc::MatrixData {
+            count,
+            large_parent_count: big_count,
+            heap_mib,
+            runs,
+            cells: cells
+                .into_iter()
+                .map(|c| doc::MatrixCell {
+                    parent: c.parent.name().into(),
+                    child: c.child.name().into(),
+                    method: c.method.into(),
+                    heap_mib: c.heap_mib,
+                    us: c.us,
+                    printouts: c.printouts,
+                })
+                .collect(),
+        })
+        .unwrap_or(serde_json::Value::Null),
     })
 }
 

@@ -9,17 +9,16 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use serde::Serialize;
-
 use super::section::{Section, Table};
 use super::Outcome;
 use crate::record::Machine;
+use crate::report::schema::experiment as doc;
 
-/// The version of results.json's layout (docs/experiment.md). Bumped on any incompatible change.
-pub const SCHEMA_VERSION: u32 = 1;
+/// The version of results.json's layout (docs/experiment.md), which the schema owns.
+pub use crate::report::schema::experiment::SCHEMA_VERSION;
 
-/// How the run was asked for, as results.json records it.
-#[derive(Debug, Clone, Serialize)]
+/// How the run was asked for ([`doc::RunSettings`] in results.json).
+#[derive(Debug, Clone)]
 pub struct RunSettings {
     pub experiments: Vec<String>,
     pub quick: bool,
@@ -53,57 +52,116 @@ impl Report {
     }
 }
 
-#[derive(Serialize)]
-struct Document<'a> {
-    schema_version: u32,
-    tool: Tool,
-    command: &'static str,
-    machine: &'a Machine,
-    settings: &'a RunSettings,
-    elapsed_s: f64,
-    experiments: Vec<ExperimentDoc<'a>>,
+impl From<&RunSettings> for doc::RunSettings {
+    fn from(s: &RunSettings) -> Self {
+        doc::RunSettings {
+            experiments: s.experiments.clone(),
+            quick: s.quick,
+            runs: s.runs,
+            out: s.out.clone(),
+            keep: s.keep,
+            work_dir: s.work_dir.clone(),
+        }
+    }
 }
 
-#[derive(Serialize)]
-struct Tool {
-    name: &'static str,
-    version: &'static str,
+impl From<&Section> for doc::Section {
+    fn from(s: &Section) -> Self {
+        doc::Section {
+            name: s.name.clone(),
+            title: s.title.clone(),
+            seed: s.seed.clone(),
+            intro: s.intro.clone(),
+            tables: s
+                .tables
+                .iter()
+                .map(|t| doc::Table {
+                    title: t.title.clone(),
+                    columns: t.columns.clone(),
+                    rows: t.rows.clone(),
+                    caption: t.caption.clone(),
+                })
+                .collect(),
+            plots: s
+                .plots
+                .iter()
+                .map(|p| doc::Plot {
+                    file_name: p.file_name.clone(),
+                    title: p.title.clone(),
+                })
+                .collect(),
+            flamegraphs: s
+                .flamegraphs
+                .iter()
+                .map(|g| doc::Flamegraph {
+                    file_name: g.file_name.clone(),
+                    title: g.title.clone(),
+                    caption: g.caption.clone(),
+                })
+                .collect(),
+            findings: s
+                .findings
+                .iter()
+                .map(|f| doc::Finding {
+                    key: f.key.clone(),
+                    text: f.text.clone(),
+                    value: f.value,
+                    unit: f.unit.clone(),
+                    interval: f.interval,
+                })
+                .collect(),
+            checks: s
+                .checks
+                .iter()
+                .map(|c| doc::Check {
+                    claim: c.claim.clone(),
+                    holds: c.holds,
+                    detail: c.detail.clone(),
+                })
+                .collect(),
+            skipped: s
+                .skipped
+                .iter()
+                .map(|k| doc::Skipped {
+                    what: k.what.clone(),
+                    reason: k.reason.clone(),
+                })
+                .collect(),
+            notes: s.notes.clone(),
+            data: s.data.clone(),
+        }
+    }
 }
 
-#[derive(Serialize)]
-struct ExperimentDoc<'a> {
-    name: &'a str,
-    ok: bool,
-    error: Option<&'a str>,
-    elapsed_s: f64,
-    section: Option<&'a Section>,
-}
-
-/// results.json.
-pub fn json(r: &Report) -> serde_json::Value {
-    let doc = Document {
+/// results.json, as [`doc::Results`].
+pub fn document(r: &Report) -> doc::Results {
+    doc::Results {
         schema_version: SCHEMA_VERSION,
-        tool: Tool {
-            name: "ldcost",
-            version: env!("CARGO_PKG_VERSION"),
+        tool: crate::report::Tool {
+            name: "ldcost".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
         },
-        command: "experiment",
-        machine: &r.machine,
-        settings: &r.settings,
+        command: "experiment".into(),
+        machine: r.machine.clone(),
+        settings: (&r.settings).into(),
         elapsed_s: r.elapsed_s,
         experiments: r
             .outcomes
             .iter()
-            .map(|o| ExperimentDoc {
-                name: o.name,
+            .map(|o| doc::Experiment {
+                name: o.name.into(),
                 ok: o.result.is_ok(),
-                error: o.result.as_ref().err().map(String::as_str),
+                error: o.result.as_ref().err().cloned(),
                 elapsed_s: o.elapsed_s,
-                section: o.result.as_ref().ok(),
+                section: o.result.as_ref().ok().map(doc::Section::from),
             })
             .collect(),
-    };
-    serde_json::to_value(doc).unwrap_or(serde_json::Value::Null)
+    }
+}
+
+/// results.json.
+pub fn json(r: &Report) -> serde_json::Value {
+    serde_json::to_value(document(r)).unwrap_or(serde_json::Value::Null)
 }
 
 fn headline(r: &Report) -> Vec<String> {

@@ -7,8 +7,6 @@
 
 use std::path::PathBuf;
 
-use serde::Serialize;
-
 /// How an experiment is run; resolved from the command line once.
 #[derive(Debug, Clone)]
 pub struct Settings {
@@ -43,7 +41,7 @@ impl Progress for Silent {
 }
 
 /// One experiment's results.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default)]
 pub struct Section {
     /// The experiment's name on the command line (`forktime`, `erik`, …).
     pub name: String,
@@ -70,7 +68,7 @@ pub struct Section {
 }
 
 /// A table: every cell already formatted, so that text, Markdown and HTML show the same.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default)]
 pub struct Table {
     pub title: String,
     pub columns: Vec<String>,
@@ -80,32 +78,29 @@ pub struct Table {
 }
 
 /// A plot, rendered as a standalone SVG document.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct Plot {
     /// The file it is written to in the output directory (`erik-a-vmas.svg`).
     pub file_name: String,
     pub title: String,
-    /// The SVG text (not serialised into results.json; the file is beside it).
-    #[serde(skip)]
+    /// The SVG text (written beside results.json, not into it).
     pub svg: String,
 }
 
 /// An interactive flame graph: inferno's SVG with its own search and zoom scripts, so it is
 /// written beside the report, linked from report.md and embedded by reference (`<object>`,
 /// which keeps the scripts working and the ids apart) in report.html, never inlined.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct Flamegraph {
     /// The file it is written to in the output directory (`erik-diff-exit.svg`).
     pub file_name: String,
     pub title: String,
     /// The sentence under it (what is red).
     pub caption: String,
-    #[serde(skip)]
     pub svg: String,
     /// The folded text it was drawn from, written beside it as `<file stem>.folded` (for a
     /// differential graph, two columns: it keeps the frames only BASE has, which the graph
     /// cannot draw). Empty: no such file.
-    #[serde(skip)]
     pub folded: String,
 }
 
@@ -124,7 +119,7 @@ impl Flamegraph {
 }
 
 /// A named figure with its unit and, where one was computed, its 95% interval.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct Finding {
     /// A stable key for scripts (`erik.per_library_us.exit`).
     pub key: String,
@@ -136,7 +131,7 @@ pub struct Finding {
 }
 
 /// A direction a seed reports, and whether it holds on this machine.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct Check {
     /// "static forks faster than dynamic".
     pub claim: String,
@@ -146,7 +141,7 @@ pub struct Check {
 }
 
 /// What could not be measured, and why (a missing package names the package).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct Skipped {
     pub what: String,
     pub reason: String,

@@ -14,8 +14,6 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
-
 /// The libraries of seed 001's last build (`-lcurses` there is ncurses here).
 ///
 /// On glibc 2.34 and later (Debian 12 has 2.36) libpthread is part of libc: `-lpthread` links
@@ -26,8 +24,7 @@ use serde::{Deserialize, Serialize};
 pub const SEED_LIBS: [&str; 6] = ["m", "ncurses", "pthread", "resolv", "ssl", "readline"];
 
 /// One of the seeds' programs (`probes/*.c`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Seed {
     /// Seed 000: fork, parent waits, child `_exit(0)`, 1000 times (1989).
     Forktime,
@@ -83,8 +80,7 @@ impl Seed {
 }
 
 /// How a program is linked.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Linkage {
     /// `cc -static`: no ld.so, no shared objects.
     Static,
@@ -371,7 +367,7 @@ pub fn parse_forktest_wall(text: &str) -> Option<f64> {
 }
 
 /// forktime's machine-readable line. Times are microseconds per fork.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ForktimeLine {
     pub forks: u64,
     /// CLOCK_MONOTONIC around the whole loop, per fork.
@@ -387,6 +383,21 @@ pub struct ForktimeLine {
     pub children_cpu_us: f64,
     pub children_user_us: f64,
     pub children_sys_us: f64,
+}
+
+impl From<&ForktimeLine> for crate::report::schema::experiment::ForktimeLine {
+    fn from(l: &ForktimeLine) -> Self {
+        crate::report::schema::experiment::ForktimeLine {
+            forks: l.forks,
+            wall_us: l.wall_us,
+            parent_cpu_us: l.parent_cpu_us,
+            parent_user_us: l.parent_user_us,
+            parent_sys_us: l.parent_sys_us,
+            children_cpu_us: l.children_cpu_us,
+            children_user_us: l.children_user_us,
+            children_sys_us: l.children_sys_us,
+        }
+    }
 }
 
 const FORKTIME: &str = "forktime: {} forks, {} us per fork (wall), \
@@ -416,7 +427,7 @@ pub fn parse_forktime_output(text: &str) -> Option<ForktimeLine> {
 }
 
 /// forkexec's or vforkexec's line: "forkexec: N spawns, X us per spawn (wall)".
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SpawnLine {
     /// `Seed::ForkExec` or `Seed::VforkExec`.
     pub seed: Seed,

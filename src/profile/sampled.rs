@@ -17,10 +17,10 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use super::aggregate::ns;
 use super::ProfileConfig;
 use crate::attribute::breakdown::{Breakdown, Span, SpanInfo, Unit};
 use crate::attribute::categories::Category;
+use crate::attribute::profile::ns;
 use crate::attribute::stats::summarize;
 use crate::attribute::FoldedStack;
 use crate::perf::{Recording, SamplerConfig};

@@ -6,6 +6,7 @@
 //! taxonomy is documented in docs/taxonomy.md.
 
 pub mod counters;
+pub mod counting;
 pub mod footprint;
 pub mod fork;
 pub mod samples;

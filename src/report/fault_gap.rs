@@ -8,7 +8,7 @@
 //! gap between the untraced and the per-object runs, so a reader of the phase table's faults
 //! column knows why its sum is below `perf stat`'s.
 
-use crate::profile::ProfileSection;
+use crate::attribute::profile::ProfileSection;
 use crate::record::Instrumentation;
 use crate::stats::median;
 

@@ -27,7 +27,7 @@ pub use schema::{DepsSection, Document, Tool, SCHEMA_VERSION};
 /// category breakdown and phase table (or why there is none), then the fork section. `report`
 /// re-renders a saved document with the same function, so the two cannot drift apart.
 pub fn profile_report(
-    profile: Option<&crate::profile::ProfileSection>,
+    profile: Option<&crate::attribute::profile::ProfileSection>,
     fork: Option<&crate::attribute::fork_cost::ForkSection>,
 ) -> String {
     let mut text = String::new();

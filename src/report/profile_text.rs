@@ -5,8 +5,8 @@ use std::fmt::Write as _;
 
 use comfy_table::{presets, CellAlignment, ContentArrangement, Table};
 
+use crate::attribute::profile::ProfileSection;
 use crate::attribute::stats::Summary;
-use crate::profile::ProfileSection;
 use crate::record::{Detail, Instrumentation, Phase};
 
 fn ms(s: &Option<Summary>) -> String {
@@ -243,8 +243,9 @@ pub fn profile(p: &ProfileSection) -> String {
         .collect();
     if !per_obj.is_empty() {
         per_obj.sort_by(|a, b| {
-            let m =
-                |x: &&crate::profile::PhaseStat| x.task_clock_ns.as_ref().map_or(0.0, |s| s.median);
+            let m = |x: &&crate::attribute::profile::PhaseStat| {
+                x.task_clock_ns.as_ref().map_or(0.0, |s| s.median)
+            };
             m(b).total_cmp(&m(a))
         });
         let _ = writeln!(s, "\nObjects, by cost (relocation and initializers)");
@@ -644,7 +645,7 @@ mod tests {
     /// Runs left out are said in the overhead line and counted, never shown as a figure.
     #[test]
     fn runs_left_out_are_said_in_the_text() {
-        let s = crate::profile::tests::left_out_section();
+        let s = crate::attribute::profile::tests::left_out_section();
         let text = crate::report::profile_report(Some(&s), None);
         assert!(
             text.contains(

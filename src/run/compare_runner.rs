@@ -350,8 +350,14 @@ pub fn measure_with_stacks(cfg: &CompareConfig) -> Result<Measured, Error> {
                 if exec {
                     let raw = std::mem::take(&mut raws[i]);
                     let cpu = crate::profile::cpu_per_exec(&raw);
-                    let mut sec =
-                        aggregate(&s.profile, details[i].clone(), raw, None, counters.clone());
+                    let mut sec = aggregate(
+                        s.profile.argv(),
+                        s.profile.warmup,
+                        details[i].clone(),
+                        raw,
+                        None,
+                        counters.clone(),
+                    );
                     sec.prediction = Some(pred);
                     sample_side(sampled[i].take(), cpu, &mut sec, &mut folded[i]);
                     d.profile = Some(sec.into());
@@ -363,8 +369,14 @@ pub fn measure_with_stacks(cfg: &CompareConfig) -> Result<Measured, Error> {
                 if exec {
                     let raw = std::mem::take(&mut raws[i]);
                     let cpu = crate::profile::cpu_per_exec(&raw);
-                    let mut sec =
-                        aggregate(&s.profile, details[i].clone(), raw, None, counters.clone());
+                    let mut sec = aggregate(
+                        s.profile.argv(),
+                        s.profile.warmup,
+                        details[i].clone(),
+                        raw,
+                        None,
+                        counters.clone(),
+                    );
                     sample_side(sampled[i].take(), cpu, &mut sec, &mut folded[i]);
                     d.profile = Some(sec.into());
                 }

@@ -15,6 +15,7 @@
 pub mod breakdown;
 pub mod comparison;
 pub mod deps;
+pub mod experiment;
 pub mod fork;
 pub mod profile;
 #[cfg(test)]
@@ -46,7 +47,7 @@ pub struct Document {
     pub command: String,
     pub target: String,
     pub deps: Option<DepsSection>,
-    /// Written by `profile`: the measured phases ([`crate::profile::ProfileSection`]).
+    /// Written by `profile`: the measured phases ([`crate::attribute::profile::ProfileSection`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile: Option<profile::ProfileSection>,
     /// Written by `profile --fork`: fork cost per fork and the footprint

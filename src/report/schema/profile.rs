@@ -1,5 +1,5 @@
 //! The `profile` section: the measured phases over the runs, the instrumentation's cost,
-//! glibc's own account and the prediction, converted from and back to [`crate::profile`]'s
+//! glibc's own account and the prediction, converted from and back to [`crate::attribute::profile`]'s
 //! own types. What the runs recorded ([`crate::record`]: phases, runs, endings) and the
 //! statistics and breakdown of [`crate::attribute`] are embedded as they are.
 
@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 use super::breakdown::Breakdown;
 
 use crate::attribute::link_cost::Prediction;
+use crate::attribute::profile::{self, phase_weighted};
 use crate::attribute::stats::Summary;
-use crate::profile::{self, phase_weighted};
 use crate::record::counters::Availability;
 use crate::record::ExecImage;
 use crate::record::{Detail, Ending, Phase, Run};

@@ -15,18 +15,22 @@
 //! loaded one inflated it past small segments (a relocation row read 0.0 ms once).
 
 use super::*;
+use crate::attribute::stats::summarize;
+use crate::record::counters::Snapshot;
 
-pub(super) fn ns(s: &Snapshot) -> Option<f64> {
+pub(crate) fn ns(s: &Snapshot) -> Option<f64> {
     s.task_clock_ns.map(|v| v as f64)
 }
 
-/// Aggregates runs into phase statistics (pure: tested on recorded runs).
+/// Aggregates runs into phase statistics (pure: tested on recorded runs). `argv` is the
+/// target's command line as the document writes it; `warmup` the runs left out before.
 pub fn aggregate(
-    cfg: &ProfileConfig,
+    argv: Vec<String>,
+    warmup: usize,
     detail: Detail,
     raw: Vec<Run>,
     ld_debug: Option<LdDebugStatistics>,
-    counters: BTreeMap<String, crate::perf::Availability>,
+    counters: BTreeMap<String, Availability>,
 ) -> ProfileSection {
     let left_out = left_out(&raw);
     let measured: Vec<&Run> = raw
@@ -139,18 +143,11 @@ pub fn aggregate(
     );
     let agreement_raw = ratio(summarize(&sum_raw).map(|s| s.median), &uninstrumented_ns);
     let agreement_coarse = ratio(coarse_ns.as_ref().map(|s| s.median), &uninstrumented_ns);
-    let mut argv = vec![cfg.command.program.display().to_string()];
-    argv.extend(
-        cfg.command
-            .args
-            .iter()
-            .map(|a| a.to_string_lossy().into_owned()),
-    );
     ProfileSection {
         argv,
         detail,
         runs: measured.len(),
-        warmup: cfg.warmup,
+        warmup,
         counters,
         counting: Default::default(),
         phases,

@@ -117,7 +117,7 @@ mod tests {
             counting: Default::default(),
             phases: phases
                 .iter()
-                .map(|p| crate::profile::PhaseStat {
+                .map(|p| super::super::PhaseStat {
                     phase: json(p, "phase"),
                     object: json(p, "object"),
                     task_clock_ns: json(p, "task_clock_ns"),
@@ -130,7 +130,7 @@ mod tests {
                 .collect(),
             total_task_clock_ns: None,
             total_wall_ns: None,
-            overhead: crate::profile::Overhead {
+            overhead: super::super::Overhead {
                 uninstrumented_ns: None,
                 coarse_ns: None,
                 per_object_ns: None,

@@ -1,0 +1,222 @@
+//! results.json, the document `ldcost experiment` writes: the run's settings, the machine,
+//! and each experiment's section (tables, plot and flame graph names, findings, checks, what
+//! was skipped, and the experiment's own measurements under `data`).
+//!
+//! These types are the file format; `crate::experiment` builds its own sections and converts
+//! them here, so a field renamed inside an experiment cannot change the document.
+//! docs/experiment.md describes it; [`SCHEMA_VERSION`] is bumped on any incompatible change.
+
+use serde::Serialize;
+
+use crate::record::Machine;
+
+/// The version of results.json's layout. Independent of the profile document's version.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The root of results.json.
+#[derive(Debug, Clone, Serialize)]
+pub struct Results {
+    pub schema_version: u32,
+    pub tool: super::Tool,
+    pub command: String,
+    /// The machine it ran on, as recorded.
+    pub machine: Machine,
+    pub settings: RunSettings,
+    pub elapsed_s: f64,
+    pub experiments: Vec<Experiment>,
+}
+
+/// How the run was asked for.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunSettings {
+    pub experiments: Vec<String>,
+    pub quick: bool,
+    pub runs: Option<u32>,
+    pub out: String,
+    pub keep: bool,
+    /// The build directory, when `--keep` kept it.
+    pub work_dir: Option<String>,
+}
+
+/// One experiment: its section, or the error that stopped it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Experiment {
+    pub name: String,
+    pub ok: bool,
+    pub error: Option<String>,
+    pub elapsed_s: f64,
+    pub section: Option<Section>,
+}
+
+/// One experiment's results.
+#[derive(Debug, Clone, Serialize)]
+pub struct Section {
+    pub name: String,
+    pub title: String,
+    pub seed: Option<String>,
+    pub intro: Vec<String>,
+    pub tables: Vec<Table>,
+    pub plots: Vec<Plot>,
+    pub flamegraphs: Vec<Flamegraph>,
+    pub findings: Vec<Finding>,
+    pub checks: Vec<Check>,
+    pub skipped: Vec<Skipped>,
+    pub notes: Vec<String>,
+    /// The experiment's own measurements (each experiment's shape).
+    pub data: serde_json::Value,
+}
+
+/// A table, every cell formatted as the reports show it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Table {
+    pub title: String,
+    pub columns: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+    pub caption: Option<String>,
+}
+
+/// A plot: the SVG file written beside results.json.
+#[derive(Debug, Clone, Serialize)]
+pub struct Plot {
+    pub file_name: String,
+    pub title: String,
+}
+
+/// A flame graph: the SVG file written beside results.json.
+#[derive(Debug, Clone, Serialize)]
+pub struct Flamegraph {
+    pub file_name: String,
+    pub title: String,
+    pub caption: String,
+}
+
+/// A named figure with its unit and, where one was computed, its 95% interval.
+#[derive(Debug, Clone, Serialize)]
+pub struct Finding {
+    pub key: String,
+    pub text: String,
+    pub value: f64,
+    pub unit: String,
+    pub interval: Option<[f64; 2]>,
+}
+
+/// A direction a seed reports, and whether it holds.
+#[derive(Debug, Clone, Serialize)]
+pub struct Check {
+    pub claim: String,
+    pub holds: bool,
+    pub detail: String,
+}
+
+/// What could not be measured, and why.
+#[derive(Debug, Clone, Serialize)]
+pub struct Skipped {
+    pub what: String,
+    pub reason: String,
+}
+
+/// forktime's `data`: each linkage's runs.
+#[derive(Debug, Clone, Serialize)]
+pub struct ForktimeData {
+    pub forks: u64,
+    pub runs: u32,
+    pub builds: Vec<ForktimeBuild>,
+}
+
+/// One linkage's forktime runs; times per 1000 forks, medians (seconds).
+#[derive(Debug, Clone, Serialize)]
+pub struct ForktimeBuild {
+    /// `static` or `dynamic`.
+    pub linkage: String,
+    /// The exact cc line.
+    pub command: String,
+    pub real_s: f64,
+    pub user_s: f64,
+    pub sys_s: f64,
+    pub lines: Vec<ForktimeLine>,
+    pub printouts: Vec<String>,
+}
+
+/// One run's parsed forktime line, µs per fork.
+#[derive(Debug, Clone, Serialize)]
+pub struct ForktimeLine {
+    pub forks: u64,
+    pub wall_us: f64,
+    pub parent_cpu_us: f64,
+    pub parent_user_us: f64,
+    pub parent_sys_us: f64,
+    pub children_cpu_us: f64,
+    pub children_user_us: f64,
+    pub children_sys_us: f64,
+}
+
+/// forktest's `data`: one row per build.
+#[derive(Debug, Clone, Serialize)]
+pub struct ForktestData {
+    pub forks: u32,
+    pub probe_forks: u32,
+    pub runs: u32,
+    pub rows: Vec<ForktestRow>,
+}
+
+/// One build's forktest figures, and the fork probe's in the same image.
+#[derive(Debug, Clone, Serialize)]
+pub struct ForktestRow {
+    pub label: String,
+    /// Index into the seed's transcript.
+    pub seed_index: usize,
+    pub command: String,
+    pub clock_per_s: Vec<f64>,
+    pub wall_per_s: Vec<f64>,
+    pub printouts: Vec<String>,
+    pub probe_cpu_per_s: Option<f64>,
+    pub probe_wall_per_s: Option<f64>,
+    pub probe_vmas: Option<u64>,
+    pub probe_error: Option<String>,
+}
+
+/// BYTE's `data`: one row per build.
+#[derive(Debug, Clone, Serialize)]
+pub struct ByteData {
+    /// Seconds per sample.
+    pub seconds: f64,
+    pub runs: u32,
+    pub rows: Vec<ByteRow>,
+}
+
+/// One build's spawn and execl loops per second.
+#[derive(Debug, Clone, Serialize)]
+pub struct ByteRow {
+    pub label: String,
+    pub spawn_lps: Vec<f64>,
+    pub execl_lps: Vec<f64>,
+    /// Spawn and execl alternating.
+    pub printouts: Vec<String>,
+    pub commands: Vec<String>,
+}
+
+/// The fork+execl matrix's `data`: one cell per parent, child, method and heap.
+#[derive(Debug, Clone, Serialize)]
+pub struct MatrixData {
+    pub count: u32,
+    pub large_parent_count: u32,
+    pub heap_mib: u32,
+    /// Rounds.
+    pub runs: u32,
+    pub cells: Vec<MatrixCell>,
+}
+
+/// One cell of the matrix.
+#[derive(Debug, Clone, Serialize)]
+pub struct MatrixCell {
+    /// `static` or `dynamic`.
+    pub parent: String,
+    pub child: String,
+    /// `fork`, `vfork` or `posix_spawn`.
+    pub method: String,
+    /// 0: the small parent.
+    pub heap_mib: u32,
+    /// µs per spawn, one per round.
+    pub us: Vec<f64>,
+    pub printouts: Vec<String>,
+}
