@@ -124,7 +124,7 @@ impl CounterSet {
                         // No descriptor (or memory) left to open /proc: that limit is what
                         // to change, not the paranoid level the refusal would name.
                         Err(procfs::ProcError::Io(source, _))
-                            if crate::error::io_resource_hint(&source).is_some() =>
+                            if crate::limits::io_resource_hint(&source).is_some() =>
                         {
                             return Err(PerfError::Open {
                                 counter,
