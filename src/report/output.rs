@@ -17,9 +17,10 @@
 //!   terminal) and what /dev/stdout, /dev/stderr, /dev/fd/N and /proc name (standard output
 //!   may be a regular file the shell opened) is written in place, appended, every byte
 //!   checked. A closed pipe is not an error: its reader had what it wanted.
-//! - A new file gets 0644 less the umask (never more open than 0644); a file replaced keeps
-//!   its permission bits (set-id and sticky bits dropped) and, when root replaces it, its
-//!   owner.
+//! - A new file gets 0644 less the umask; a file replaced keeps its permission bits within
+//!   0644 (a 0666 or 0755 file becomes 0644, a 0600 file stays 0600; set-id, sticky, group-
+//!   and other-write and execute bits dropped) and, when root replaces it, its owner. No
+//!   output is ever more open than 0644.
 //!
 //! [`check_outputs`] refuses, before anything runs, an output that names an input (the target
 //! program, a document read) or a file another output names.
@@ -113,7 +114,7 @@ fn fill(
     f.flush()?;
     let f = tmp.as_file();
     let mode = match old {
-        Some(m) => m.mode() & 0o777,
+        Some(m) => m.mode() & 0o644,
         None => 0o644 & !umask(),
     };
     f.set_permissions(std::fs::Permissions::from_mode(mode))?;
@@ -256,6 +257,24 @@ mod tests {
         write_bytes(b"new", &p).unwrap();
         assert_eq!(std::fs::read(&p).unwrap(), b"new");
         assert_eq!(mode(&p), 0o640);
+    }
+
+    #[test]
+    fn a_replaced_file_is_never_more_open_than_0644() {
+        let d = tempfile::tempdir().unwrap();
+        for (before, after) in [
+            (0o666, 0o644),
+            (0o777, 0o644),
+            (0o620, 0o600),
+            (0o4755, 0o644),
+        ] {
+            let p = d.path().join("r.json");
+            std::fs::write(&p, b"old").unwrap();
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(before)).unwrap();
+            write_bytes(b"new", &p).unwrap();
+            assert_eq!(std::fs::read(&p).unwrap(), b"new");
+            assert_eq!(mode(&p), after, "{before:o}");
+        }
     }
 
     #[test]
