@@ -165,16 +165,34 @@ fn final_target(path: &Path) -> std::io::Result<PathBuf> {
         if shared && m.uid() != me && m.uid() != d.uid() {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::PermissionDenied,
-                format!(
-                    "not following a symbolic link owned by uid {} in a sticky, world-writable \
-                     directory",
-                    m.uid()
-                ),
+                RefusedLink(m.uid()),
             ));
         }
         p = parent.join(std::fs::read_link(&p)?);
     }
     Err(std::io::Error::from_raw_os_error(nix::libc::ELOOP))
+}
+
+/// The refusal of a link `protected_symlinks` would refuse: its owner's uid.
+#[derive(Debug)]
+struct RefusedLink(u32);
+
+impl std::fmt::Display for RefusedLink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "not following a symbolic link owned by uid {} in a sticky, world-writable directory",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for RefusedLink {}
+
+/// Whether a write failed because its path goes through a link ldcost refuses to follow
+/// (module docs), which wants its own hint.
+pub fn is_refused_link(e: &std::io::Error) -> bool {
+    e.get_ref().is_some_and(|i| i.is::<RefusedLink>())
 }
 
 /// What identifies the file a path names, for [`check_outputs`].
@@ -304,6 +322,21 @@ mod tests {
             "{e}"
         );
         assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn a_refused_link_has_its_own_hint() {
+        let source = std::io::Error::new(std::io::ErrorKind::PermissionDenied, RefusedLink(1000));
+        assert!(is_refused_link(&source));
+        let e = crate::error::Error::Report(ReportError::Write {
+            path: "/tmp/r.json".into(),
+            source,
+        });
+        let hint = e.hint().unwrap_or_default();
+        assert!(hint.contains("protected_symlinks"), "{hint}");
+        assert!(!hint.contains("writable;"), "{hint}");
+        let plain = std::io::Error::from_raw_os_error(nix::libc::EACCES);
+        assert!(!is_refused_link(&plain));
     }
 
     #[test]
