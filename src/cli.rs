@@ -126,7 +126,7 @@ pub fn normalize_args(
         let next_is_number = args
             .get(i + 1)
             .and_then(|n| n.to_str())
-            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+            .is_some_and(looks_like_a_count);
         if a == "--fork" && next_is_number {
             let mut joined = std::ffi::OsString::from("--fork=");
             joined.push(&args[i + 1]);
@@ -138,6 +138,27 @@ pub fn normalize_args(
         i += 1;
     }
     out
+}
+
+/// Whether the token after `--fork` was meant as its count: digits, or a number written
+/// otherwise (`1e3`, `1.5`, `1_000`, `10k`), which then fails [`fork_count`] as a usage
+/// error instead of being taken for the target's name. A program name that starts with a
+/// digit and has other letters (`7z`) stays a target.
+fn looks_like_a_count(n: &str) -> bool {
+    n.starts_with(|c: char| c.is_ascii_digit())
+        && n.chars()
+            .all(|c| c.is_ascii_digit() || "_,.kKmMeE+-".contains(c))
+}
+
+/// `--fork`'s value: a whole number of forks in the accepted range.
+fn fork_count(s: &str) -> Result<u64, String> {
+    const MAX: u64 = 1_000_000;
+    match s.parse::<u64>() {
+        Ok(n) if (1..=MAX).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "--fork takes a whole number of forks, from 1 to {MAX} (or nothing: 1000)"
+        )),
+    }
 }
 
 impl Cli {
@@ -281,7 +302,7 @@ pub struct CompareArgs {
     pub debug_root: Vec<PathBuf>,
     /// Also measure fork (as `profile --fork`), N forks per side.
     #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "1000",
-          require_equals = true, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+          require_equals = true, value_parser = fork_count)]
     pub fork: Option<u64>,
     /// Where the fork probe is injected (as `profile --at`).
     #[arg(long, value_name = "WHERE", default_value = "main", requires = "fork")]
@@ -413,7 +434,7 @@ pub struct ProfileArgs {
     /// Also measure fork: stop the target at --at, inject a probe that forks it N times at
     /// native speed (no ptrace stop in the loop), restore it exactly and let it run on.
     #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "1000",
-          require_equals = true, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+          require_equals = true, value_parser = fork_count)]
     pub fork: Option<u64>,
     /// Where the fork probe is injected: entry, main, exit (libc's exit, when the program
     /// calls it) or the name of a function (its first call).

@@ -390,6 +390,16 @@ impl Error {
             {
                 Some("the file system is full; free space or write the report elsewhere".into())
             }
+            Error::Report(ReportError::Write { source, .. })
+                if crate::report::output::is_refused_link(source) =>
+            {
+                Some(
+                    "refused: a link owned by another user in a sticky, world-writable directory \
+                     such as /tmp may have been planted to make ldcost replace the file it names \
+                     (the kernel's protected_symlinks rule); give the file's own path"
+                        .into(),
+                )
+            }
             Error::Report(ReportError::Write { .. }) => Some(
                 "check that the directory exists and is writable; `-` writes to standard output"
                     .into(),
@@ -460,7 +470,16 @@ impl Error {
             Error::ExperimentOutput { .. } => {
                 Some("give --out a directory that can be created and written".into())
             }
-            Error::Side { source, .. } => source.hint(),
+            Error::Side { source, .. } => match &**source {
+                // `compare` has no --object-only: what fits is where the program can run.
+                Error::Deps(DepsError::Target(ElfError::ForeignHost { machine, .. })) => {
+                    Some(format!(
+                        "compare runs both programs: compare them on an {machine} machine, or \
+                         compare their files here with `ldcost deps --object-only`"
+                    ))
+                }
+                other => other.hint(),
+            },
             Error::SideFailed { target, .. } => Some(format!(
                 "run it alone to see what it prints (`{}`), or `ldcost profile {}`; nothing \
                  was compared",

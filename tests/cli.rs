@@ -735,3 +735,27 @@ fn a_low_ulimit_v_mapping_a_library_is_a_refusal() {
         );
     }
 }
+
+/// A count after `--fork` that is not a whole number is a usage error naming `--fork`, never
+/// taken for the target's name ("1e3 does not exist").
+#[test]
+fn fork_count_that_is_not_a_whole_number_is_a_usage_error() {
+    for count in ["1e3", "1.5", "1_000", "10k", "0", "2000000"] {
+        for sub in ["profile", "compare"] {
+            let args: Vec<&str> = if sub == "profile" {
+                vec!["--no-progress", sub, "--fork", count, "/bin/true"]
+            } else {
+                vec![sub, "--fork", count, "/bin/true", "/bin/true"]
+            };
+            let out = ldcost(&args);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+            assert!(
+                err.contains("--fork takes a whole number of forks"),
+                "{args:?}: {err}"
+            );
+            assert!(!err.contains("does not exist"), "{args:?}: {err}");
+            assert!(out.stdout.is_empty(), "{args:?}");
+        }
+    }
+}

@@ -17,9 +17,10 @@
 //!   terminal) and what /dev/stdout, /dev/stderr, /dev/fd/N and /proc name (standard output
 //!   may be a regular file the shell opened) is written in place, appended, every byte
 //!   checked. A closed pipe is not an error: its reader had what it wanted.
-//! - A new file gets 0644 less the umask (never more open than 0644); a file replaced keeps
-//!   its permission bits (set-id and sticky bits dropped) and, when root replaces it, its
-//!   owner.
+//! - A new file gets 0644 less the umask; a file replaced keeps its permission bits within
+//!   0644 (a 0666 or 0755 file becomes 0644, a 0600 file stays 0600; set-id, sticky, group-
+//!   and other-write and execute bits dropped) and, when root replaces it, its owner. No
+//!   output is ever more open than 0644.
 //!
 //! [`check_outputs`] refuses, before anything runs, an output that names an input (the target
 //! program, a document read) or a file another output names.
@@ -113,7 +114,7 @@ fn fill(
     f.flush()?;
     let f = tmp.as_file();
     let mode = match old {
-        Some(m) => m.mode() & 0o777,
+        Some(m) => m.mode() & 0o644,
         None => 0o644 & !umask(),
     };
     f.set_permissions(std::fs::Permissions::from_mode(mode))?;
@@ -164,16 +165,34 @@ fn final_target(path: &Path) -> std::io::Result<PathBuf> {
         if shared && m.uid() != me && m.uid() != d.uid() {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::PermissionDenied,
-                format!(
-                    "not following a symbolic link owned by uid {} in a sticky, world-writable \
-                     directory",
-                    m.uid()
-                ),
+                RefusedLink(m.uid()),
             ));
         }
         p = parent.join(std::fs::read_link(&p)?);
     }
     Err(std::io::Error::from_raw_os_error(nix::libc::ELOOP))
+}
+
+/// The refusal of a link `protected_symlinks` would refuse: its owner's uid.
+#[derive(Debug)]
+struct RefusedLink(u32);
+
+impl std::fmt::Display for RefusedLink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "not following a symbolic link owned by uid {} in a sticky, world-writable directory",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for RefusedLink {}
+
+/// Whether a write failed because its path goes through a link ldcost refuses to follow
+/// (module docs), which wants its own hint.
+pub fn is_refused_link(e: &std::io::Error) -> bool {
+    e.get_ref().is_some_and(|i| i.is::<RefusedLink>())
 }
 
 /// What identifies the file a path names, for [`check_outputs`].
@@ -259,6 +278,24 @@ mod tests {
     }
 
     #[test]
+    fn a_replaced_file_is_never_more_open_than_0644() {
+        let d = tempfile::tempdir().unwrap();
+        for (before, after) in [
+            (0o666, 0o644),
+            (0o777, 0o644),
+            (0o620, 0o600),
+            (0o4755, 0o644),
+        ] {
+            let p = d.path().join("r.json");
+            std::fs::write(&p, b"old").unwrap();
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(before)).unwrap();
+            write_bytes(b"new", &p).unwrap();
+            assert_eq!(std::fs::read(&p).unwrap(), b"new");
+            assert_eq!(mode(&p), after, "{before:o}");
+        }
+    }
+
+    #[test]
     fn a_link_stays_a_link_and_its_target_is_replaced() {
         let d = tempfile::tempdir().unwrap();
         let sub = d.path().join("sub");
@@ -285,6 +322,21 @@ mod tests {
             "{e}"
         );
         assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn a_refused_link_has_its_own_hint() {
+        let source = std::io::Error::new(std::io::ErrorKind::PermissionDenied, RefusedLink(1000));
+        assert!(is_refused_link(&source));
+        let e = crate::error::Error::Report(ReportError::Write {
+            path: "/tmp/r.json".into(),
+            source,
+        });
+        let hint = e.hint().unwrap_or_default();
+        assert!(hint.contains("protected_symlinks"), "{hint}");
+        assert!(!hint.contains("writable;"), "{hint}");
+        let plain = std::io::Error::from_raw_os_error(nix::libc::EACCES);
+        assert!(!is_refused_link(&plain));
     }
 
     #[test]

@@ -90,7 +90,9 @@ fn fork_loops(
                 round + 1
             ));
             // The loop runs in the target; the bar's clock moves from ldcost's side.
-            let run = bar.ticking(|| crate::trace::fork::run(&sides[i].profile.command, &opts))?;
+            let run = bar.ticking(|| crate::trace::fork::run(&sides[i].profile.command, &opts));
+            sweep(i);
+            let run = run?;
             bar.inc();
             let mut s = crate::attribute::fork_cost::section(&run, size);
             if round == 0 {
@@ -147,6 +149,19 @@ pub struct Measured {
 }
 
 const SIDES: [&str; 2] = ["BASE", "HEAD"];
+
+/// Processes each side's target left running, killed after each of its runs so that the
+/// warning can name the side (and so that none runs on into the other side's runs).
+static LEFT_RUNNING: [std::sync::atomic::AtomicUsize; 2] = [
+    std::sync::atomic::AtomicUsize::new(0),
+    std::sync::atomic::AtomicUsize::new(0),
+];
+
+/// After a run of side `i`: kills what it left running and counts it for the side.
+fn sweep(i: usize) {
+    let left = crate::run::kill_left_running();
+    LEFT_RUNNING[i].fetch_add(left, std::sync::atomic::Ordering::Relaxed);
+}
 
 /// One side's error, named (`HEAD: …`), with its own code and hint.
 fn named(i: usize, e: Error) -> Error {
@@ -252,7 +267,12 @@ pub fn measure_with_stacks(cfg: &CompareConfig) -> Result<Measured, Error> {
         side.profile = crate::profile::with_chain(&side.profile).map_err(|e| named(i, e.into()))?;
         Ok(side)
     };
-    let (base, head) = (followed(0, &cfg.base)?, followed(1, &cfg.head)?);
+    let base = followed(0, &cfg.base);
+    sweep(0);
+    let base = base?;
+    let head = followed(1, &cfg.head);
+    sweep(1);
+    let head = head?;
     let sides = [&base, &head];
     let mut docs = Vec::new();
     let mut folded: [Vec<FoldedStack>; 2] = Default::default();
@@ -278,12 +298,14 @@ pub fn measure_with_stacks(cfg: &CompareConfig) -> Result<Measured, Error> {
                     ["BASE", "HEAD"][i],
                     w + 1
                 ));
-                let (r, d) = bar.around(!s.profile.command.quiet, || {
+                let r = bar.around(!s.profile.command.quiet, || {
                     run_once(
                         &s.profile.command,
                         &opts(&s.profile, Instrumentation::Coarse),
                     )
-                })?;
+                });
+                sweep(i);
+                let (r, d) = r?;
                 bar.inc();
                 // A side that cannot start fails here, before the measured rounds; a warm-up
                 // killed later is not reported (its figures are not kept).
@@ -300,9 +322,11 @@ pub fn measure_with_stacks(cfg: &CompareConfig) -> Result<Measured, Error> {
                 let shown = !p.command.quiet;
                 interrupted()?;
                 bar.step(format!("{side} measured {}/{runs}", round + 1));
-                let (r, d) = bar.around(shown, || {
+                let r = bar.around(shown, || {
                     run_once(&p.command, &opts(p, Instrumentation::PerObject))
-                })?;
+                });
+                sweep(i);
+                let (r, d) = r?;
                 bar.inc();
                 details[i] = d;
                 check_ending(i, &p.command.program, &r, &mut warnings[i])?;
@@ -312,12 +336,16 @@ pub fn measure_with_stacks(cfg: &CompareConfig) -> Result<Measured, Error> {
                     bar.step(format!("{side} reference {}/{runs}", round + 1));
                     let r = bar.around(shown, || {
                         run_once(&p.command, &opts(p, Instrumentation::Coarse))
-                    })?;
+                    });
+                    sweep(i);
+                    let r = r?;
                     check_ending(i, &p.command.program, &r.0, &mut warnings[i])?;
                     raws[i].push(r.0);
                     bar.inc();
                     interrupted()?;
-                    let r = bar.around(shown, || run_uninstrumented(&p.command, p.timeout))?;
+                    let r = bar.around(shown, || run_uninstrumented(&p.command, p.timeout));
+                    sweep(i);
+                    let r = r?;
                     check_ending(i, &p.command.program, &r, &mut warnings[i])?;
                     raws[i].push(r);
                     bar.inc();
@@ -452,7 +480,9 @@ fn sampled_rounds(sides: &[&ProfileRun; 2], bar: &Bar) -> [SampledSide; 2] {
         let mut ran = false;
         for i in order {
             if let Some(Ok(runs)) = &mut acc[i] {
-                match runs.run_next(bar) {
+                let next = runs.run_next(bar);
+                sweep(i);
+                match next {
                     Ok(r) => ran |= r,
                     Err(e) => acc[i] = Some(Err(e)),
                 }
@@ -504,6 +534,10 @@ fn compare_measured(cfg: &CompareConfig) -> Result<ExitCode, Error> {
         folded,
         warnings,
     } = measure_with_stacks(cfg)?;
+    for (i, side) in SIDES.iter().enumerate() {
+        let left = LEFT_RUNNING[i].swap(0, std::sync::atomic::Ordering::Relaxed);
+        crate::run::warn_left_running(&format!("{side}: "), left);
+    }
     if let Some(p) = &cfg.save_base {
         crate::report::write_json(&base, p)?;
     }

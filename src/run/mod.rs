@@ -87,17 +87,29 @@ pub fn supervised(body: impl FnOnce() -> Result<ExitCode, Error>) -> Result<Exit
     } else {
         // Processes the target left running (its children, orphaned when it exited or was
         // killed) would outlive the measurement: they go too, and the user is told.
-        let left = crate::trace::tree::kill_tree(std::process::id() as i32);
-        crate::trace::tree::reap_all(std::time::Duration::from_secs(2));
-        if left > 0 {
-            eprintln!(
-                "ldcost: warning: {left} process{} the target left running {} killed",
-                if left == 1 { "" } else { "es" },
-                if left == 1 { "was" } else { "were" }
-            );
-        }
+        warn_left_running("", kill_left_running());
     }
     result
+}
+
+/// Kills and reaps every process left in ldcost's tree (between runs: what the target left
+/// running); how many there were.
+pub fn kill_left_running() -> usize {
+    let left = crate::trace::tree::kill_tree(std::process::id() as i32);
+    crate::trace::tree::reap_all(std::time::Duration::from_secs(2));
+    left
+}
+
+/// The warning for `left` processes killed after the target's runs; `side` (`"HEAD: "`, or
+/// empty) says whose target left them.
+pub fn warn_left_running(side: &str, left: usize) {
+    if left > 0 {
+        eprintln!(
+            "ldcost: warning: {side}{left} process{} the target left running {} killed",
+            if left == 1 { "" } else { "es" },
+            if left == 1 { "was" } else { "were" }
+        );
+    }
 }
 
 /// The error of a command stopped by SIGINT/SIGTERM/SIGHUP (exit 130).
