@@ -328,6 +328,15 @@ fn profile_inner(
     let mut folded = Vec::new();
     // The exec chain through wrappers, discovered once for the fork and the exec runs.
     let pcfg = crate::profile::with_chain(&cfg.profile)?;
+    // The chain names programs the first checks could not see (what a wrapper execs).
+    chain_outputs(
+        pcfg.chain.as_deref(),
+        &[
+            ("--json", &cfg.json),
+            ("--flamegraph", &cfg.flamegraph),
+            ("--folded", &cfg.folded),
+        ],
+    )?;
     // Why the fork section is absent when `--fork` asked for it.
     let mut fork_lost = None;
     let fork = match &cfg.fork {
@@ -623,6 +632,26 @@ pub fn compare(cfg: &compare_runner::CompareConfig) -> Result<ExitCode, Error> {
         ],
     )?;
     compare_runner::compare(cfg)
+}
+
+/// Refuses, after the exec chain is discovered and before the measured runs, an output naming
+/// a program of the chain (the script and each image a wrapper execs): replacing it would
+/// destroy the program being measured.
+pub(crate) fn chain_outputs(
+    chain: Option<&[crate::record::ExecImage]>,
+    given: &[(&str, &Option<std::path::PathBuf>)],
+) -> Result<(), Error> {
+    let programs: Vec<std::path::PathBuf> = chain
+        .unwrap_or_default()
+        .iter()
+        .flat_map(|i| [i.path.as_str(), i.exe.as_str()])
+        .map(std::path::PathBuf::from)
+        .collect();
+    let inputs: Vec<(&str, &std::path::PathBuf)> = programs
+        .iter()
+        .map(|p| ("a program of the target's exec chain", p))
+        .collect();
+    outputs(&inputs, given)
 }
 
 /// Refuses, before anything runs, an output naming an input or another output's file

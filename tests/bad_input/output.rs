@@ -148,3 +148,60 @@ fn outputs_that_clash_are_refused_before_anything_runs() {
         assert_eq!(std::fs::read(t).expect("t"), original, "{what}");
     }
 }
+
+/// A wrapper script's program is found only when the exec chain is discovered: an output
+/// naming it is refused then, before the measured runs, and the program is left as it was.
+#[test]
+fn outputs_naming_the_program_a_wrapper_execs_are_refused() {
+    let dir = tmp();
+    let prog = dir.path().join("t2");
+    std::fs::copy("/bin/true", &prog).expect("copy /bin/true");
+    let original = std::fs::read(&prog).expect("read");
+    let prog = prog.to_str().expect("utf-8");
+    let wrapper = dir.path().join("w2.sh");
+    std::fs::write(&wrapper, format!("#!/bin/sh\nexec {prog} \"$@\"\n")).expect("write");
+    std::fs::set_permissions(
+        &wrapper,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .expect("chmod");
+    let wrapper = wrapper.to_str().expect("utf-8");
+    let quick = [
+        "-n",
+        "1",
+        "--warmup",
+        "0",
+        "--no-reference",
+        "--no-ld-debug",
+    ];
+    let cmp = ["-n", "2", "--warmup", "0", "--no-reference"];
+    let cases: Vec<Vec<&str>> = vec![
+        [&["profile"][..], &quick, &["--json", prog, wrapper]].concat(),
+        [&["profile"][..], &quick, &["--folded", prog, wrapper]].concat(),
+        [
+            &["compare"][..],
+            &cmp,
+            &["--json", prog, "/bin/true", wrapper],
+        ]
+        .concat(),
+        [
+            &["compare"][..],
+            &cmp,
+            &["--save-base", prog, wrapper, "/bin/true"],
+        ]
+        .concat(),
+    ];
+    for args in cases {
+        let (code, stdout, stderr) = ldcost(&args);
+        let what = args.join(" ");
+        assert_eq!(code, Some(2), "{what}: {stderr}");
+        let first = stderr.lines().next().unwrap_or_default();
+        assert!(
+            first.starts_with("ldcost: error: refusing to write:")
+                && first.contains("names a program of the target's exec chain itself"),
+            "{what}: {stderr}"
+        );
+        assert!(stdout.is_empty(), "{what}: a report was printed: {stdout}");
+        assert_eq!(std::fs::read(prog).expect("t2"), original, "{what}");
+    }
+}
