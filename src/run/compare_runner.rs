@@ -273,6 +273,18 @@ pub fn measure_with_stacks(cfg: &CompareConfig) -> Result<Measured, Error> {
     let head = followed(1, &cfg.head);
     sweep(1);
     let head = head?;
+    for side in [&base, &head] {
+        crate::run::chain_outputs(
+            side.profile.chain.as_deref(),
+            &[
+                ("--json", &cfg.json),
+                ("--save-base", &cfg.save_base),
+                ("--save-head", &cfg.save_head),
+                ("--flamegraph-diff", &cfg.flamegraph_diff),
+                ("--folded-diff", &cfg.folded_diff),
+            ],
+        )?;
+    }
     let sides = [&base, &head];
     let mut docs = Vec::new();
     let mut folded: [Vec<FoldedStack>; 2] = Default::default();
@@ -370,47 +382,33 @@ pub fn measure_with_stacks(cfg: &CompareConfig) -> Result<Measured, Error> {
     for (i, s) in sides.iter().enumerate() {
         let target = &s.profile.command.program;
         let closure = deps::resolve(target, &resolve_options(&s.profile.command.env)).ok();
-        let mut doc = match closure {
+        // The static model and its prediction when the side's closure resolves.
+        let (mut doc, prediction) = match closure {
             Some(c) => {
                 let m = crate::attribute::lookups::model(&c);
                 let pred = crate::attribute::link_cost::prediction(&c);
-                let mut d = Document::deps(&target.to_string_lossy(), c, Some(m));
-                if exec {
-                    let raw = std::mem::take(&mut raws[i]);
-                    let cpu = crate::profile::cpu_per_exec(&raw);
-                    let mut sec = aggregate(
-                        s.profile.argv(),
-                        s.profile.warmup,
-                        details[i].clone(),
-                        raw,
-                        None,
-                        counters.clone(),
-                    );
-                    sec.prediction = Some(pred);
-                    sample_side(sampled[i].take(), cpu, &mut sec, &mut folded[i]);
-                    d.profile = Some(sec.into());
-                }
-                d
+                (
+                    Document::deps(&target.to_string_lossy(), c, Some(m)),
+                    Some(pred),
+                )
             }
-            None => {
-                let mut d = Document::empty(&target.to_string_lossy());
-                if exec {
-                    let raw = std::mem::take(&mut raws[i]);
-                    let cpu = crate::profile::cpu_per_exec(&raw);
-                    let mut sec = aggregate(
-                        s.profile.argv(),
-                        s.profile.warmup,
-                        details[i].clone(),
-                        raw,
-                        None,
-                        counters.clone(),
-                    );
-                    sample_side(sampled[i].take(), cpu, &mut sec, &mut folded[i]);
-                    d.profile = Some(sec.into());
-                }
-                d
-            }
+            None => (Document::empty(&target.to_string_lossy()), None),
         };
+        if exec {
+            let raw = std::mem::take(&mut raws[i]);
+            let cpu = crate::profile::cpu_per_exec(&raw);
+            let mut sec = aggregate(
+                s.profile.argv(),
+                s.profile.warmup,
+                details[i].clone(),
+                raw,
+                None,
+                counters.clone(),
+            );
+            sec.prediction = prediction;
+            sample_side(sampled[i].take(), cpu, &mut sec, &mut folded[i]);
+            doc.profile = Some(sec.into());
+        }
         doc.command = "profile".into();
         doc.fork = forks[i].clone().map(Into::into);
         doc.machine = Some(machine.clone());
