@@ -110,6 +110,7 @@ pub fn discover(cmd: &Command, timeout: Option<Duration>) -> Result<Vec<ExecImag
                 return Ok(chain);
             }
             Ok(WaitStatus::Stopped(_, sig)) if super::startup::is_group_stop(pid, sig) => {
+                super::startup::say_group_stopped(pid, sig);
                 group_stopped = true;
             }
             // No breakpoint is planted: every signal is the program's.

@@ -393,7 +393,7 @@ impl<'a> StartupRun<'a> {
                     Flow::Next
                 }
                 WaitStatus::Stopped(_, Signal::SIGTRAP) => self.on_trap()?,
-                WaitStatus::Stopped(_, sig) if is_group_stop(pid, sig) => self.on_group_stop(),
+                WaitStatus::Stopped(_, sig) if is_group_stop(pid, sig) => self.on_group_stop(sig),
                 WaitStatus::Stopped(_, sig) => {
                     // A signal for the program: deliver it unchanged (a stop signal then
                     // stops it).
@@ -509,7 +509,8 @@ impl<'a> StartupRun<'a> {
 
     /// A group-stop: the stop signal delivered took effect; the target stays stopped until
     /// SIGCONT (see [`StartupRun::wait_next`]).
-    fn on_group_stop(&mut self) -> Flow {
+    fn on_group_stop(&mut self, sig: Signal) -> Flow {
+        say_group_stopped(self.pid, sig);
         self.group_stops += 1;
         self.group_stopped = true;
         Flow::Next
@@ -775,6 +776,17 @@ pub(super) fn is_group_stop(pid: Pid, sig: Signal) -> bool {
         sig,
         Signal::SIGSTOP | Signal::SIGTSTP | Signal::SIGTTIN | Signal::SIGTTOU
     ) && ptrace::getsiginfo(pid) == Err(nix::errno::Errno::EINVAL)
+}
+
+/// Says once per ldcost process that a target is in a group-stop: ldcost then waits for the
+/// SIGCONT the target would wait for untraced, which would otherwise look like a hang.
+pub(super) fn say_group_stopped(pid: Pid, sig: Signal) {
+    static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if !SAID.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        eprintln!(
+            "ldcost: the target (pid {pid}) is stopped by {sig}; waiting for SIGCONT (kill -CONT {pid}), as it would untraced"
+        );
+    }
 }
 
 /// Whether a SIGCONT is pending for the process (its shared or its thread's pending set, in

@@ -538,6 +538,13 @@ fn sigstop_raised_by_the_target_stops_it_until_sigcont() {
     let text = out.stdout_text();
     assert!(text.lines().any(|l| l == seen.trim()), "{text}");
     assert!(text.contains("waited for SIGCONT"), "{text}");
+    // Said once while it waits, so the wait does not look like a hang.
+    let said = out
+        .stderr
+        .lines()
+        .filter(|l| l.contains("is stopped by SIGSTOP; waiting for SIGCONT"))
+        .count();
+    assert_eq!(said, 1, "stderr:\n{}", out.stderr);
     let p = read_profile(&json);
     assert_eq!(p.raw.len(), 1);
     assert_eq!(p.raw[0].group_stops, 1);
