@@ -103,6 +103,8 @@ fn interrupt_at(name: &str, moment: &str, signal: Signal) {
         rest.contains("ldcost: error: interrupted"),
         "{moment}: {first}{rest}"
     );
+    // ldcost's own kill of the experiment is not the experiment failing.
+    assert!(!rest.contains(": failed after"), "{moment}: {first}{rest}");
     let temp: Vec<_> = std::fs::read_dir(&tmp)
         .expect("read tmp")
         .flatten()

@@ -41,6 +41,11 @@ impl Reporter {
     }
 
     pub fn end(&self, name: &str, error: Option<&str>, elapsed_s: f64) {
+        // Interrupted: the experiment "failed" only because ldcost killed it; the one line
+        // that matters is the interruption, which the command's error path prints.
+        if error.is_some() && crate::trace::interrupted() {
+            return;
+        }
         let line = match error {
             None => format!("ldcost: experiment {name}: done in {elapsed_s:.1} s"),
             Some(e) => format!("ldcost: experiment {name}: failed after {elapsed_s:.1} s: {e}"),
