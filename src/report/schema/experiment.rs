@@ -6,8 +6,12 @@
 //! them here, so a field renamed inside an experiment cannot change the document.
 //! docs/experiment.md describes it; [`SCHEMA_VERSION`] is bumped on any incompatible change.
 
-use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
 
+use serde::{Deserialize, Serialize};
+
+use super::deps::ClassCounts;
 use crate::record::Machine;
 
 /// The version of results.json's layout. Independent of the profile document's version.
@@ -219,4 +223,87 @@ pub struct MatrixCell {
     /// µs per spawn, one per round.
     pub us: Vec<f64>,
     pub printouts: Vec<String>,
+}
+
+/// Micah's `data`: every program built, its files' facts and runs, and ld.so's work for the
+/// dynamic builds with the most functions. Read back by the tests, hence `Deserialize`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct MicahData {
+    pub quick: bool,
+    /// Runs of each program.
+    pub rounds: u32,
+    pub build_seconds: f64,
+    /// Every command that built the programs, in order.
+    pub build_commands: Vec<String>,
+    pub builds: Vec<MicahBuild>,
+    /// For the dynamic builds with the most functions.
+    pub attribution: Vec<MicahAttribution>,
+}
+
+/// One program: F functions in L libraries, static or dynamic.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct MicahBuild {
+    pub functions: u32,
+    pub libraries: u32,
+    pub dynamic: bool,
+    pub executable: FileFacts,
+    /// The shared libraries it loads (dynamic), each with its facts.
+    pub shared_libraries: Vec<FileFacts>,
+    /// The archives it was linked from (static): path and bytes.
+    pub archives: Vec<(PathBuf, u64)>,
+    /// Generator functions defined by the files that make up the program (the executable for
+    /// a static build, its shared libraries for a dynamic one).
+    pub functions_defined: u64,
+    pub runs: MicahRuns,
+}
+
+/// One built file of Micah's programs.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct FileFacts {
+    pub path: PathBuf,
+    /// Bytes on disk.
+    pub size: u64,
+    /// Section name → size in the file (SHT_NOBITS sections count 0).
+    pub sections: BTreeMap<String, u64>,
+    /// Section group → bytes; "other" is the file size less the other groups.
+    pub groups: BTreeMap<String, u64>,
+    /// Relocations as ld.so processes them (none in a static executable).
+    pub relocations: u64,
+    pub relocations_by_class: ClassCounts,
+    /// Defined functions of .symtab named as the generator names them (`a100_7`).
+    pub functions: u64,
+}
+
+/// One program's runs, each run's own figures from `wait4`. Times in microseconds.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct MicahRuns {
+    pub path: PathBuf,
+    pub elapsed_us: Vec<f64>,
+    pub user_us: Vec<f64>,
+    pub sys_us: Vec<f64>,
+    pub minor_faults: Vec<u64>,
+}
+
+/// What ldcost's static model says ld.so does for one dynamic build, beside glibc's count.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct MicahAttribution {
+    pub functions: u32,
+    pub libraries: u32,
+    /// Objects ld.so loads (executable, libraries, libc, ld.so).
+    pub objects: usize,
+    pub relative: u64,
+    pub symbolic: u64,
+    /// JUMP_SLOT relocations.
+    pub plt: u64,
+    pub irelative: u64,
+    /// Every relocation entry of the closure, of all classes.
+    pub total: u64,
+    /// Symbol lookups ld.so makes at start-up.
+    pub startup_lookups: u64,
+    pub lazy_deferred: u64,
+    /// LD_DEBUG=statistics: "number of relocations", "… relative relocations".
+    pub glibc_relocations: Option<u64>,
+    pub glibc_relative: Option<u64>,
+    /// Why glibc's count is missing, if it is.
+    pub glibc_note: Option<String>,
 }
