@@ -12,8 +12,9 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use common::{skip, stdout_of, tools};
-use ldcost::experiment::micah::{self, sizes, Data};
+use ldcost::experiment::micah::{self, sizes};
 use ldcost::experiment::section::{Section, Settings, Silent};
+use ldcost::report::schema::experiment::MicahData as Data;
 
 /// The one quick run, or why it could not run (printed as a skip by each test).
 fn result() -> &'static Result<(Section, Data), String> {
@@ -281,7 +282,10 @@ fn dynamic_10000_function_programs_start_slower_than_static() {
             data.builds
                 .iter()
                 .find(|b| b.dynamic == d && b.functions == 10000 && b.libraries == l)
-                .and_then(|b| b.runs.mean_faults())
+                .map(|b| {
+                    let f = &b.runs.minor_faults;
+                    f.iter().sum::<u64>() as f64 / f.len() as f64
+                })
                 .unwrap()
         };
         assert!(

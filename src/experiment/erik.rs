@@ -40,9 +40,8 @@ pub mod terms;
 
 pub use report::Measure;
 
-use serde::Serialize;
-
 use super::section::{ExperimentError, Progress, Section, Settings};
+use crate::report::schema::experiment as doc;
 use crate::trace::footprint::Footprint;
 use driver::{Driver, Exit, Padding, Sample, SelfReport, VmaLoop};
 
@@ -54,7 +53,7 @@ pub const B_LIBS: u32 = 10;
 pub const LOOP_VMAS: u32 = 1000;
 
 /// Which series a point belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SeriesId {
     /// Library count grows, footprint held at k = 100's.
     A,
@@ -75,8 +74,7 @@ impl SeriesId {
 }
 
 /// What a series-C point grows, alone (its padding, [`Vary::pad`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Vary {
     /// Written anonymous pages in the program's bss (one VMA).
     AnonPages,
@@ -95,6 +93,19 @@ pub enum Vary {
 }
 
 impl Vary {
+    /// How results.json names it.
+    pub fn key(self) -> &'static str {
+        match self {
+            Vary::AnonPages => "anon_pages",
+            Vary::AnonVmas => "anon_vmas",
+            Vary::FileText => "file_text",
+            Vary::FileReadonly => "file_readonly",
+            Vary::Relro => "relro",
+            Vary::FileData => "file_data",
+            Vary::PageTables => "page_tables",
+        }
+    }
+
     pub const ALL: [Vary; 7] = [
         Vary::AnonPages,
         Vary::AnonVmas,
@@ -134,7 +145,7 @@ impl Vary {
 }
 
 /// One planned point.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Point {
     pub series: SeriesId,
     pub libs: u32,
@@ -144,7 +155,7 @@ pub struct Point {
 }
 
 /// One measured point.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct Measured {
     pub point: Point,
     /// Read through procfs from outside while the driver waited on its stdin.
@@ -155,6 +166,57 @@ pub struct Measured {
     pub argv: Vec<String>,
     /// Samples with `_exit`, `exit()` and pre-bound `exit()`, in [`Exit::ALL`] order.
     pub samples: [Vec<Sample>; 3],
+}
+
+/// results.json's form of a point: the schema's types, field for field.
+impl From<&Measured> for doc::ErikPoint {
+    fn from(m: &Measured) -> Self {
+        let p = &m.point.pad;
+        let sample = |s: &Sample| doc::ErikSample {
+            round_trip: s.round_trip,
+            parent: s.parent,
+            child: s.child,
+        };
+        doc::ErikPoint {
+            point: doc::ErikPlan {
+                series: m.point.series.name().into(),
+                libs: m.point.libs,
+                pad: doc::ErikPadding {
+                    pads: p.pads,
+                    extra_vmas: p.extra_vmas,
+                    extra_pages: p.extra_pages,
+                    text_vmas: p.text_vmas,
+                    ro_vmas: p.ro_vmas,
+                    relro_pairs: p.relro_pairs,
+                    data_vmas: p.data_vmas,
+                    sparse_pages: p.sparse_pages,
+                },
+                vary: m.point.vary.map(|v| v.key().into()),
+            },
+            footprint: m.footprint.clone(),
+            own: doc::ErikSelfReport {
+                vmas: m.own.vmas,
+                pte_kb: m.own.pte_kb,
+                anon_kb: m.own.anon_kb,
+                file_kb: m.own.file_kb,
+            },
+            argv: m.argv.clone(),
+            samples: m.samples.each_ref().map(|v| v.iter().map(sample).collect()),
+        }
+    }
+}
+
+impl From<&VmaLoop> for doc::ErikVmaLoop {
+    fn from(v: &VmaLoop) -> Self {
+        doc::ErikVmaLoop {
+            regions: v.regions,
+            merged_vmas: v.merged_vmas,
+            split_vmas: v.split_vmas,
+            merged: v.merged.clone(),
+            split: v.split.clone(),
+            command: v.command.clone(),
+        }
+    }
 }
 
 /// The points of a run: series A's library counts, series B's pads, series C's kinds.

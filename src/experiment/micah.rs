@@ -19,9 +19,8 @@ pub mod sizes;
 
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
-
 use super::section::{ExperimentError, Progress, Section, Settings};
+use crate::report::schema::experiment as doc;
 use generate::Shape;
 use measure::Runs;
 use sizes::FileFacts;
@@ -31,7 +30,7 @@ pub const FULL_FUNCTIONS: [u32; 6] = [1, 10, 100, 1000, 10000, 100000];
 pub const QUICK_FUNCTIONS: [u32; 3] = [1, 100, 10000];
 
 /// The raw results (`results.json`'s `data` of this section).
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default)]
 pub struct Data {
     pub quick: bool,
     /// Runs of each program.
@@ -45,7 +44,7 @@ pub struct Data {
 }
 
 /// One program: F functions in L libraries, static or dynamic.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default)]
 pub struct Build {
     pub functions: u32,
     pub libraries: u32,
@@ -72,7 +71,7 @@ impl Build {
 }
 
 /// What ldcost's static model says ld.so does for one dynamic build, beside glibc's count.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default)]
 pub struct Attribution {
     pub functions: u32,
     pub libraries: u32,
@@ -93,6 +92,81 @@ pub struct Attribution {
     pub glibc_relative: Option<u64>,
     /// Why glibc's count is missing, if it is.
     pub glibc_note: Option<String>,
+}
+
+/// results.json's form of the data: the schema's types, field for field.
+impl From<Data> for doc::MicahData {
+    fn from(d: Data) -> Self {
+        doc::MicahData {
+            quick: d.quick,
+            rounds: d.rounds,
+            build_seconds: d.build_seconds,
+            build_commands: d.build_commands,
+            builds: d.builds.into_iter().map(Into::into).collect(),
+            attribution: d.attribution.into_iter().map(Into::into).collect(),
+        }
+    }
+}
+
+impl From<Build> for doc::MicahBuild {
+    fn from(b: Build) -> Self {
+        doc::MicahBuild {
+            functions: b.functions,
+            libraries: b.libraries,
+            dynamic: b.dynamic,
+            executable: b.executable.into(),
+            shared_libraries: b.shared_libraries.into_iter().map(Into::into).collect(),
+            archives: b.archives,
+            functions_defined: b.functions_defined,
+            runs: b.runs.into(),
+        }
+    }
+}
+
+impl From<FileFacts> for doc::FileFacts {
+    fn from(f: FileFacts) -> Self {
+        doc::FileFacts {
+            path: f.path,
+            size: f.size,
+            sections: f.sections,
+            groups: f.groups,
+            relocations: f.relocations,
+            relocations_by_class: f.relocations_by_class,
+            functions: f.functions,
+        }
+    }
+}
+
+impl From<Runs> for doc::MicahRuns {
+    fn from(r: Runs) -> Self {
+        doc::MicahRuns {
+            path: r.path,
+            elapsed_us: r.elapsed_us,
+            user_us: r.user_us,
+            sys_us: r.sys_us,
+            minor_faults: r.minor_faults,
+        }
+    }
+}
+
+impl From<Attribution> for doc::MicahAttribution {
+    fn from(a: Attribution) -> Self {
+        doc::MicahAttribution {
+            functions: a.functions,
+            libraries: a.libraries,
+            objects: a.objects,
+            relative: a.relative,
+            symbolic: a.symbolic,
+            plt: a.plt,
+            irelative: a.irelative,
+            total: a.total,
+            startup_lookups: a.startup_lookups,
+            lazy_deferred: a.lazy_deferred,
+            glibc_relocations: a.glibc_relocations,
+            glibc_relative: a.glibc_relative,
+            glibc_note: a.glibc_note,
+        }
+    }
 }
 
 /// Runs the experiment: builds in `settings.work_dir/micah` (emptied first: nothing is reused

@@ -25,8 +25,7 @@ use crate::attribute::FoldedStack;
 use crate::perf::sampler::Symbolizer;
 use crate::perf::{Recording, Sampler, SamplerConfig, Scope};
 use crate::report::flamegraph::{diff, FlameOptions};
-
-use serde_json::json;
+use crate::report::schema::experiment as doc;
 
 use super::super::section::{Flamegraph, Section, Skipped};
 use super::driver::{Driver, Exit};
@@ -457,7 +456,11 @@ pub fn add_to_section(s: &mut Section, graphs: &[(Exit, Result<DiffGraph, String
             reason: "the plan has no series-A point for one of the two".into(),
         });
     }
-    let side = |x: &Side| json!({ "libs": x.libs, "samples": x.samples, "forks": x.forks });
+    let side = |x: &Side| doc::ErikDiffSide {
+        libs: x.libs,
+        samples: x.samples,
+        forks: x.forks,
+    };
     let mut data = Vec::new();
     for (exit, g) in graphs {
         match g {
@@ -496,22 +499,25 @@ pub fn add_to_section(s: &mut Section, graphs: &[(Exit, Result<DiffGraph, String
                         s.notes.push(n.clone());
                     }
                 }
-                data.push(json!({
-                    "exit": exit.key(),
-                    "file": g.file_name,
-                    "negated_file": g.negated_file_name,
-                    "base": side(&g.base),
-                    "head": side(&g.head),
-                    "per": diff::PER,
-                    "red": g.red.iter().take(20).collect::<Vec<_>>(),
-                    "red_categories": g.red_categories,
-                    "blue": g.blue.iter().take(20).collect::<Vec<_>>(),
-                }));
+                data.push(doc::ErikDiff {
+                    exit: exit.key().into(),
+                    file: g.file_name.clone(),
+                    negated_file: g.negated_file_name.clone(),
+                    base: side(&g.base),
+                    head: side(&g.head),
+                    per: diff::PER,
+                    red: g.red.iter().take(20).cloned().collect(),
+                    red_categories: g.red_categories.clone(),
+                    blue: g.blue.iter().take(20).cloned().collect(),
+                });
             }
         }
     }
     if let Some(o) = s.data.as_object_mut() {
-        o.insert("diff".into(), json!(data));
+        o.insert(
+            "diff".into(),
+            serde_json::to_value(data).unwrap_or(serde_json::Value::Null),
+        );
     }
 }
 

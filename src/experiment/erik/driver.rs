@@ -14,13 +14,11 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
-use serde::Serialize;
-
 use super::super::section::ExperimentError;
 use crate::trace::footprint::{footprint, Footprint};
 
 /// How the child leaves.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Exit {
     /// `_exit(0)`, through a pointer bound at start-up: no ld.so work in the child.
     Underscore,
@@ -61,7 +59,7 @@ impl Exit {
 }
 
 /// One fork, in microseconds.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Sample {
     /// From before fork() to waitpid()'s return.
     pub round_trip: f64,
@@ -72,7 +70,7 @@ pub struct Sample {
 }
 
 /// What the driver read about itself from /proc/self (maps lines, status kB).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SelfReport {
     pub vmas: u64,
     pub pte_kb: u64,
@@ -81,7 +79,7 @@ pub struct SelfReport {
 }
 
 /// Padding of one point.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Padding {
     /// Library-like padding files mapped.
     pub pads: u32,
@@ -312,7 +310,7 @@ pub fn parse_self(line: &str) -> Option<SelfReport> {
 
 /// The independent per-VMA measurement: samples of one process forked with its region as one
 /// VMA (`merged`) and as N (`split`), and the VMA counts it read itself in each state.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default)]
 pub struct VmaLoop {
     pub regions: u32,
     pub merged_vmas: u64,

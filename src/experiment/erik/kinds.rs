@@ -11,13 +11,14 @@
 //! identifiable; so is a term that moves only together with others (in series A and B every
 //! kind grows with the one padding variable; series C grows one at a time).
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::driver::Exit;
 use super::report::{values, Measure};
 use super::terms::{design, fit_terms, Design, TermFit, NULL_RATIO};
 use super::Measured;
 use crate::experiment::section::{Check, Finding, Section, Table};
+use crate::report::schema::experiment as doc;
 use crate::trace::footprint::VmaKind;
 
 /// Bootstrap rounds of every fit.
@@ -193,28 +194,49 @@ impl KindModel {
     }
 
     /// `data.kind_model` of results.json (documented in docs/experiment.md).
-    pub fn json(&self) -> Value {
+    pub fn doc(&self) -> doc::ErikKindModel {
         let used = self
             .terms
             .iter()
             .filter(|t| matches!(t.state, State::Fitted | State::Collinear))
             .count();
-        json!({
-            "version": 1,
-            "points": self.points,
-            "terms": self.terms.iter().map(|t| json!({
-                "key": t.key, "unit": t.unit, "state": t.state.key(),
-            })).collect::<Vec<_>>(),
-            "columns_in_design": used,
-            "rank": self.design.as_ref().map(|d| d.rank),
-            "condition_number": self.design.as_ref().map(|d| d.condition).filter(|c| c.is_finite()),
-            "null_ratio": NULL_RATIO,
-            "fits": self.fits.iter().map(|(e, m, f)| json!({
-                "exit": Exit::ALL[*e].key(), "measure": m.key(),
-                "coef_us": f.as_ref().map(|f| &f.coef), "ci95_us": f.as_ref().map(|f| &f.ci),
-                "r2": f.as_ref().map(|f| f.r2),
-            })).collect::<Vec<_>>(),
-        })
+        doc::ErikKindModel {
+            version: 1,
+            points: self.points,
+            terms: self
+                .terms
+                .iter()
+                .map(|t| doc::ErikTerm {
+                    key: t.key.clone(),
+                    unit: t.unit.clone(),
+                    state: t.state.key().into(),
+                })
+                .collect(),
+            columns_in_design: used,
+            rank: self.design.as_ref().map(|d| d.rank),
+            condition_number: self
+                .design
+                .as_ref()
+                .map(|d| d.condition)
+                .filter(|c| c.is_finite()),
+            null_ratio: NULL_RATIO,
+            fits: self
+                .fits
+                .iter()
+                .map(|(e, m, f)| doc::ErikTermFit {
+                    exit: Exit::ALL[*e].key().into(),
+                    measure: m.key().into(),
+                    coef_us: f.as_ref().map(|f| f.coef.clone()),
+                    ci95_us: f.as_ref().map(|f| f.ci.clone()),
+                    r2: f.as_ref().map(|f| f.r2),
+                })
+                .collect(),
+        }
+    }
+
+    /// [`KindModel::doc`] as JSON.
+    pub fn json(&self) -> Value {
+        serde_json::to_value(self.doc()).unwrap_or(Value::Null)
     }
 }
 

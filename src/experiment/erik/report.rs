@@ -8,12 +8,11 @@
 //! (see [`super::fit`]), over the points where VMAs come in a library's mix. VMAs by kind and
 //! page-table pages are the per-kind model's ([`super::kinds`]), over every point.
 
-use serde_json::json;
-
 use super::driver::{Exit, Sample, VmaLoop};
 use super::fit::{fit, Fit};
 use super::{Measured, SeriesId, Vary, MAX_LIBS};
 use crate::experiment::section::{Check, Finding, Section, Settings, Table};
+use crate::report::schema::experiment as doc;
 use crate::stats::median_mut;
 use crate::trace::footprint::{Footprint, VmaKind};
 
@@ -192,18 +191,30 @@ pub fn section(
          one-kind points, over every point."
             .into(),
     );
-    s.data = json!({
-        "points": points,
-        "vmaloop": vmaloop,
-        "commands": commands,
-        "fits": fits.iter().map(|(e, m, f, fo)| json!({
-            "exit": Exit::ALL[*e].key(), "measure": m.key(),
-            "columns": ["intercept", "libraries", "vmas", "anon_pages"],
-            "coef": f.as_ref().map(|f| &f.coef), "ci95": f.as_ref().map(|f| &f.ci),
-            "r2": f.as_ref().map(|f| f.r2), "footprint_only_r2": fo,
-        })).collect::<Vec<_>>(),
-        "kind_model": kinds.json(),
-    });
+    let data = doc::ErikData {
+        points: points.iter().map(Into::into).collect(),
+        vmaloop: vmaloop.into(),
+        commands: commands.to_vec(),
+        fits: fits
+            .iter()
+            .map(|(e, m, f, fo)| doc::ErikFit {
+                exit: Exit::ALL[*e].key().into(),
+                measure: m.key().into(),
+                columns: ["intercept", "libraries", "vmas", "anon_pages"]
+                    .map(String::from)
+                    .to_vec(),
+                coef: f.as_ref().map(|f| f.coef.clone()),
+                ci95: f.as_ref().map(|f| f.ci.clone()),
+                r2: f.as_ref().map(|f| f.r2),
+                footprint_only_r2: *fo,
+            })
+            .collect(),
+        kind_model: kinds.doc(),
+        // The differential graphs are made apart from the fits and added by
+        // `diff::add_to_section`.
+        diff: Vec::new(),
+    };
+    s.data = serde_json::to_value(data).unwrap_or(serde_json::Value::Null);
     s
 }
 

@@ -13,10 +13,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use serde::{Deserialize, Serialize};
-
 /// One program's runs. Times in microseconds.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default)]
 pub struct Runs {
     pub path: PathBuf,
     pub elapsed_us: Vec<f64>,

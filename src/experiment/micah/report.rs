@@ -10,6 +10,7 @@ use super::sizes::GROUPS;
 use super::{seed, Build, Data};
 use crate::experiment::plot::{self, Series, XScale};
 use crate::experiment::section::{Check, ExperimentError, Finding, Plot, Section, Table};
+use crate::report::schema::experiment as doc;
 use crate::stats::{mean, median};
 
 /// Seconds per 1000 runs (= milliseconds per run) from microseconds per run.
@@ -89,10 +90,11 @@ pub fn section(data: Data) -> Result<Section, ExperimentError> {
          root. Here the attribution is ldcost's static model and glibc's own count."
             .to_string(),
     ]);
-    s.data = serde_json::to_value(&data).map_err(|e| ExperimentError::Run {
-        what: "micah".into(),
-        detail: format!("cannot serialise the results: {e}"),
-    })?;
+    s.data =
+        serde_json::to_value(doc::MicahData::from(data)).map_err(|e| ExperimentError::Run {
+            what: "micah".into(),
+            detail: format!("cannot serialise the results: {e}"),
+        })?;
     Ok(s)
 }
 

@@ -12,7 +12,6 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use goblin::elf::sym::STT_FUNC;
-use serde::{Deserialize, Serialize};
 
 use crate::report::schema::deps::ClassCounts;
 
@@ -42,7 +41,7 @@ pub fn group_of(section: &str) -> &'static str {
 }
 
 /// One built file.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default)]
 pub struct FileFacts {
     pub path: PathBuf,
     /// Bytes on disk.

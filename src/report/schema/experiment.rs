@@ -6,8 +6,12 @@
 //! them here, so a field renamed inside an experiment cannot change the document.
 //! docs/experiment.md describes it; [`SCHEMA_VERSION`] is bumped on any incompatible change.
 
-use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
 
+use serde::{Deserialize, Serialize};
+
+use super::deps::ClassCounts;
 use crate::record::Machine;
 
 /// The version of results.json's layout. Independent of the profile document's version.
@@ -219,4 +223,244 @@ pub struct MatrixCell {
     /// µs per spawn, one per round.
     pub us: Vec<f64>,
     pub printouts: Vec<String>,
+}
+
+/// Micah's `data`: every program built, its files' facts and runs, and ld.so's work for the
+/// dynamic builds with the most functions. Read back by the tests, hence `Deserialize`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct MicahData {
+    pub quick: bool,
+    /// Runs of each program.
+    pub rounds: u32,
+    pub build_seconds: f64,
+    /// Every command that built the programs, in order.
+    pub build_commands: Vec<String>,
+    pub builds: Vec<MicahBuild>,
+    /// For the dynamic builds with the most functions.
+    pub attribution: Vec<MicahAttribution>,
+}
+
+/// One program: F functions in L libraries, static or dynamic.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct MicahBuild {
+    pub functions: u32,
+    pub libraries: u32,
+    pub dynamic: bool,
+    pub executable: FileFacts,
+    /// The shared libraries it loads (dynamic), each with its facts.
+    pub shared_libraries: Vec<FileFacts>,
+    /// The archives it was linked from (static): path and bytes.
+    pub archives: Vec<(PathBuf, u64)>,
+    /// Generator functions defined by the files that make up the program (the executable for
+    /// a static build, its shared libraries for a dynamic one).
+    pub functions_defined: u64,
+    pub runs: MicahRuns,
+}
+
+/// One built file of Micah's programs.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct FileFacts {
+    pub path: PathBuf,
+    /// Bytes on disk.
+    pub size: u64,
+    /// Section name → size in the file (SHT_NOBITS sections count 0).
+    pub sections: BTreeMap<String, u64>,
+    /// Section group → bytes; "other" is the file size less the other groups.
+    pub groups: BTreeMap<String, u64>,
+    /// Relocations as ld.so processes them (none in a static executable).
+    pub relocations: u64,
+    pub relocations_by_class: ClassCounts,
+    /// Defined functions of .symtab named as the generator names them (`a100_7`).
+    pub functions: u64,
+}
+
+/// One program's runs, each run's own figures from `wait4`. Times in microseconds.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct MicahRuns {
+    pub path: PathBuf,
+    pub elapsed_us: Vec<f64>,
+    pub user_us: Vec<f64>,
+    pub sys_us: Vec<f64>,
+    pub minor_faults: Vec<u64>,
+}
+
+/// What ldcost's static model says ld.so does for one dynamic build, beside glibc's count.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct MicahAttribution {
+    pub functions: u32,
+    pub libraries: u32,
+    /// Objects ld.so loads (executable, libraries, libc, ld.so).
+    pub objects: usize,
+    pub relative: u64,
+    pub symbolic: u64,
+    /// JUMP_SLOT relocations.
+    pub plt: u64,
+    pub irelative: u64,
+    /// Every relocation entry of the closure, of all classes.
+    pub total: u64,
+    /// Symbol lookups ld.so makes at start-up.
+    pub startup_lookups: u64,
+    pub lazy_deferred: u64,
+    /// LD_DEBUG=statistics: "number of relocations", "… relative relocations".
+    pub glibc_relocations: Option<u64>,
+    pub glibc_relative: Option<u64>,
+    /// Why glibc's count is missing, if it is.
+    pub glibc_note: Option<String>,
+}
+
+/// erik's `data`: every measured point, the independent per-VMA loop, the build commands, the
+/// overall and per-kind models' fits, and the differential flame graphs' figures.
+#[derive(Debug, Clone, Serialize)]
+pub struct ErikData {
+    pub points: Vec<ErikPoint>,
+    pub vmaloop: ErikVmaLoop,
+    pub commands: Vec<String>,
+    /// The overall model: one fit per way of leaving and measure.
+    pub fits: Vec<ErikFit>,
+    pub kind_model: ErikKindModel,
+    /// One per way of leaving whose graph was made.
+    pub diff: Vec<ErikDiff>,
+}
+
+/// One measured point of erik's series.
+#[derive(Debug, Clone, Serialize)]
+pub struct ErikPoint {
+    pub point: ErikPlan,
+    /// Read through procfs from outside while the driver waited on its stdin.
+    pub footprint: crate::record::footprint::Footprint,
+    /// What the driver read from /proc/self just before.
+    pub own: ErikSelfReport,
+    /// The driver's command line (ASLR is off in it).
+    pub argv: Vec<String>,
+    /// Samples with `_exit`, `exit()` and pre-bound `exit()`, in that order.
+    pub samples: [Vec<ErikSample>; 3],
+}
+
+/// Where a point sits in the plan.
+#[derive(Debug, Clone, Serialize)]
+pub struct ErikPlan {
+    /// `A`, `B` or `C`.
+    pub series: String,
+    pub libs: u32,
+    pub pad: ErikPadding,
+    /// Series C: what grows (`anon_pages`, `anon_vmas`, `file_text`, `file_readonly`,
+    /// `relro`, `file_data`, `page_tables`).
+    pub vary: Option<String>,
+}
+
+/// A point's padding.
+#[derive(Debug, Clone, Serialize)]
+pub struct ErikPadding {
+    pub pads: u32,
+    pub extra_vmas: u32,
+    pub extra_pages: u32,
+    pub text_vmas: u32,
+    pub ro_vmas: u32,
+    pub relro_pairs: u32,
+    pub data_vmas: u32,
+    pub sparse_pages: u32,
+}
+
+/// What a driver read about itself from /proc/self (maps lines, status kB).
+#[derive(Debug, Clone, Serialize)]
+pub struct ErikSelfReport {
+    pub vmas: u64,
+    pub pte_kb: u64,
+    pub anon_kb: u64,
+    pub file_kb: u64,
+}
+
+/// One fork, in microseconds.
+#[derive(Debug, Clone, Serialize)]
+pub struct ErikSample {
+    pub round_trip: f64,
+    pub parent: f64,
+    pub child: f64,
+}
+
+/// The independent per-VMA loop: one process forked with its region as one VMA and as N.
+#[derive(Debug, Clone, Serialize)]
+pub struct ErikVmaLoop {
+    pub regions: u32,
+    pub merged_vmas: u64,
+    pub split_vmas: u64,
+    /// (round trip, parent fork call) per fork, µs.
+    pub merged: Vec<(f64, f64)>,
+    pub split: Vec<(f64, f64)>,
+    pub command: String,
+}
+
+/// One fit of the overall model (columns intercept, libraries, VMAs, anonymous pages).
+#[derive(Debug, Clone, Serialize)]
+pub struct ErikFit {
+    /// `_exit`, `exit` or `exit_bound`.
+    pub exit: String,
+    /// `round_trip`, `parent` or `child`.
+    pub measure: String,
+    pub columns: Vec<String>,
+    /// Null when the columns are not independent over the points.
+    pub coef: Option<Vec<f64>>,
+    pub ci95: Option<Vec<[f64; 2]>>,
+    pub r2: Option<f64>,
+    /// R² of the footprint terms alone.
+    pub footprint_only_r2: Option<f64>,
+}
+
+/// The per-kind model (documented in docs/experiment.md).
+#[derive(Debug, Clone, Serialize)]
+pub struct ErikKindModel {
+    pub version: u32,
+    pub points: usize,
+    pub terms: Vec<ErikTerm>,
+    /// Terms fitted or collinear.
+    pub columns_in_design: usize,
+    pub rank: Option<usize>,
+    /// Null when infinite or when there is no design.
+    pub condition_number: Option<f64>,
+    pub null_ratio: f64,
+    pub fits: Vec<ErikTermFit>,
+}
+
+/// One term of the per-kind model.
+#[derive(Debug, Clone, Serialize)]
+pub struct ErikTerm {
+    pub key: String,
+    pub unit: String,
+    /// `identifiable`, `constant`, `collinear` or `not_available`.
+    pub state: String,
+}
+
+/// One fit of the per-kind model: a coefficient per term, null where not identifiable.
+#[derive(Debug, Clone, Serialize)]
+pub struct ErikTermFit {
+    pub exit: String,
+    pub measure: String,
+    pub coef_us: Option<Vec<Option<f64>>>,
+    pub ci95_us: Option<Vec<Option<[f64; 2]>>>,
+    pub r2: Option<f64>,
+}
+
+/// One differential flame graph (k = 100 against k = 0) of one way of leaving.
+#[derive(Debug, Clone, Serialize)]
+pub struct ErikDiff {
+    pub exit: String,
+    pub file: String,
+    pub negated_file: String,
+    pub base: ErikDiffSide,
+    pub head: ErikDiffSide,
+    /// Samples are counted per this many forks.
+    pub per: u64,
+    /// Frames by the growth of their own samples, largest first (at most 20).
+    pub red: Vec<(String, i64)>,
+    pub red_categories: Vec<(String, i64)>,
+    /// Frames by the fall of their own samples, largest first (at most 20).
+    pub blue: Vec<(String, i64)>,
+}
+
+/// One side of a differential graph.
+#[derive(Debug, Clone, Serialize)]
+pub struct ErikDiffSide {
+    pub libs: u32,
+    pub samples: u64,
+    pub forks: u64,
 }
