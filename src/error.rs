@@ -489,3 +489,26 @@ impl Error {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refused_link_has_its_own_hint() {
+        let source = std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            crate::report::output::RefusedLink(1000),
+        );
+        assert!(crate::report::output::is_refused_link(&source));
+        let e = Error::Report(crate::report::ReportError::Write {
+            path: "/tmp/r.json".into(),
+            source,
+        });
+        let hint = e.hint().unwrap_or_default();
+        assert!(hint.contains("protected_symlinks"), "{hint}");
+        assert!(!hint.contains("writable;"), "{hint}");
+        let plain = std::io::Error::from_raw_os_error(nix::libc::EACCES);
+        assert!(!crate::report::output::is_refused_link(&plain));
+    }
+}
