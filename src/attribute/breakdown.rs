@@ -15,8 +15,6 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use serde::{Deserialize, Serialize};
-
 use super::categories::{classify, in_phase, Category, StackFrame};
 use super::exec_parts::{exec_part, part_shares, ExecPart};
 pub use super::exec_parts::{ExecPartShare, Instrumentation};
@@ -39,7 +37,7 @@ impl StackFrame for Frame {
 }
 
 /// A stretch of time with a name (a phase of an exec run, a part of a fork iteration).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Span {
     pub label: String,
     pub start_ns: u64,
@@ -48,7 +46,7 @@ pub struct Span {
 
 /// One unit the shares are computed over: an exec run (`per_unit` = 1) or a block of
 /// `per_unit` fork iterations.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Unit {
     pub start_ns: u64,
     pub end_ns: u64,

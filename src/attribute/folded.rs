@@ -4,12 +4,10 @@
 //! phase and sample count, made by [`crate::attribute::breakdown`] and
 //! [`crate::attribute::fork_cost`], drawn and written by `report::flamegraph`.
 
-use serde::{Deserialize, Serialize};
-
 use super::categories::Category;
 
 /// One distinct stack with its sample count.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FoldedStack {
     pub category: Category,
     /// `exec` or `fork`: the phase the sample was taken in.

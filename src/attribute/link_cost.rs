@@ -7,8 +7,6 @@
 //! are cheap (an addition each); lookups are the expensive part; PLT slots bound lazily are
 //! paid later, on first call, and in every forked child that calls them first (seed 001).
 
-use serde::{Deserialize, Serialize};
-
 use crate::deps::Closure;
 use crate::elf::reloc::ClassCounts;
 
@@ -204,7 +202,7 @@ fn format_ratio(a: u64, b: u64) -> String {
 pub const RTLD_INTERNAL_LOOKUPS: u64 = 10;
 
 /// What `deps` predicted, for the cross-check.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Prediction {
     pub objects: u64,
     /// Start-up symbol lookups not answered by the cache, plus ld.so's own 10 (docs/taxonomy.md).

@@ -4,12 +4,10 @@
 //! generator, so the same runs always give the same interval; above
 //! [`stats::BOOTSTRAP_MAX`] values (fork loops) the order-statistic interval of the median.
 
-use serde::{Deserialize, Serialize};
-
 use crate::stats;
 
 /// Summary of one figure over runs.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Summary {
     pub n: usize,
     pub median: f64,

@@ -38,8 +38,6 @@ mod tables;
 
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
-
 pub use error::SymbolizeError;
 pub use kernel::{KernelFrame, KernelSymbols, KALLSYMS_PATH, KPTR_RESTRICT_PATH};
 pub use object::ObjectSymbols;
@@ -53,8 +51,7 @@ pub fn default_debug_roots() -> Vec<PathBuf> {
 }
 
 /// Where a symbol table came from (reported to the user as the "detail level").
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SymbolSource {
     /// `.symtab` of the build-id debug file at this path.
     DebugFile(PathBuf),
@@ -76,8 +73,7 @@ impl SymbolSource {
 }
 
 /// The kind of a symbol (`STT_*`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SymbolKind {
     /// STT_FUNC or STT_GNU_IFUNC (whose value is the resolver's address).
     Func,
@@ -89,8 +85,7 @@ pub enum SymbolKind {
 }
 
 /// Which table of which file a [`Symbol`] was read from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SymbolTable {
     DebugFile,
     Symtab,
@@ -98,7 +93,7 @@ pub enum SymbolTable {
 }
 
 /// One defined symbol.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Symbol {
     /// The name as the table spells it. In a `.symtab` a versioned alias carries its version
     /// in the name (`__libc_start_main@@GLIBC_2.34`); `.dynsym` names never do.

@@ -88,8 +88,6 @@ mod fixtures;
 #[cfg(test)]
 mod tests;
 
-use serde::{Deserialize, Serialize};
-
 pub use precedence::{classify, in_phase};
 pub use table::{
     clean_name, is_ldso_object, rules, syscalls, Kind, Match, Rule, Scope, SyscallRule,
@@ -98,7 +96,7 @@ pub use table::{
 pub use taxonomy::{Category, Rgb};
 
 /// One frame of a call stack.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Frame {
     /// The function, as symbolised (`[unknown]` or empty when not).
     pub name: String,

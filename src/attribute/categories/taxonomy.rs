@@ -7,12 +7,9 @@
 
 use std::fmt;
 
-use serde::{Deserialize, Serialize};
-
-/// Where the time of a sample went. The serialised names (snake_case) are stable: reports,
-/// folded files and diffs rely on them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+/// Where the time of a sample went. The names ([`Category::name`], snake_case) are stable:
+/// reports, folded files and diffs rely on them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Category {
     PageTableCopy,
     VmaDup,
@@ -135,7 +132,7 @@ impl Category {
         &INFO[self as usize]
     }
 
-    /// The stable snake_case name, as serde writes it.
+    /// The stable snake_case name, as documents and folded files write it.
     pub fn name(self) -> &'static str {
         self.info().name
     }

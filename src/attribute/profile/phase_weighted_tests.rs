@@ -193,7 +193,7 @@ fn pooled_breakdown(runs: u64) -> Breakdown {
     };
     let cat = |c: C, n: u64| crate::attribute::breakdown::CategoryShare {
         category: c,
-        label: serde_json::to_value(c).unwrap().as_str().unwrap().into(),
+        label: c.name().into(),
         samples: n,
         share: n as f64 / (55 * runs) as f64,
         share_ci95: None,

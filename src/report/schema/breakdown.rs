@@ -1,15 +1,15 @@
 //! A sampled breakdown (exec or fork): the category shares with their intervals, the exec
 //! kernel's parts, the instrumentation's share and the phase × category table, converted from
-//! and back to [`crate::attribute`]'s own types. The categories themselves
-//! ([`crate::attribute::Category`]) are embedded as they are: their snake_case names are the
-//! taxonomy's stable identifiers, shared with the folded files.
+//! and back to [`crate::attribute`]'s own types. The categories are written under the
+//! taxonomy's stable snake_case names ([`super::common::Category`]), shared with the folded
+//! files.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::attribute::categories::Category;
-use crate::attribute::stats::Summary;
+use super::common::{Category, Summary};
+
 use crate::attribute::{breakdown, exec_parts, phase_table};
 
 fn all<T, U: From<T>>(v: Vec<T>) -> Vec<U> {
@@ -204,13 +204,13 @@ impl From<Estimate> for breakdown::Estimate {
 impl From<breakdown::CategoryShare> for CategoryShare {
     fn from(x: breakdown::CategoryShare) -> Self {
         CategoryShare {
-            category: x.category,
+            category: x.category.into(),
             label: x.label,
             samples: x.samples,
             share: x.share,
             share_ci95: x.share_ci95,
             units_present: x.units_present,
-            share_per_unit: x.share_per_unit,
+            share_per_unit: x.share_per_unit.map(Into::into),
             ns_per_exec_or_fork: x.ns_per_exec_or_fork.map(Into::into),
             phases: x.phases,
         }
@@ -220,13 +220,13 @@ impl From<breakdown::CategoryShare> for CategoryShare {
 impl From<CategoryShare> for breakdown::CategoryShare {
     fn from(x: CategoryShare) -> Self {
         breakdown::CategoryShare {
-            category: x.category,
+            category: x.category.into(),
             label: x.label,
             samples: x.samples,
             share: x.share,
             share_ci95: x.share_ci95,
             units_present: x.units_present,
-            share_per_unit: x.share_per_unit,
+            share_per_unit: x.share_per_unit.map(Into::into),
             ns_per_exec_or_fork: x.ns_per_exec_or_fork.map(Into::into),
             phases: x.phases,
         }
@@ -318,7 +318,7 @@ impl From<Instrumentation> for exec_parts::Instrumentation {
 impl From<phase_table::PhaseCell> for PhaseCell {
     fn from(x: phase_table::PhaseCell) -> Self {
         PhaseCell {
-            category: x.category,
+            category: x.category.into(),
             samples: x.samples,
             share: x.share,
             ns_per_exec_or_fork: x.ns_per_exec_or_fork,
@@ -329,7 +329,7 @@ impl From<phase_table::PhaseCell> for PhaseCell {
 impl From<PhaseCell> for phase_table::PhaseCell {
     fn from(x: PhaseCell) -> Self {
         phase_table::PhaseCell {
-            category: x.category,
+            category: x.category.into(),
             samples: x.samples,
             share: x.share,
             ns_per_exec_or_fork: x.ns_per_exec_or_fork,

@@ -1,16 +1,16 @@
 //! The `fork` section: one probe run's per-fork figures, rates, fault kinds, footprint and
 //! reading, converted from and back to [`crate::attribute::fork_cost`]'s own types. What the
-//! probe recorded ([`crate::record`]: the footprint, the spawn, the endings) and the
-//! statistics and breakdown of [`crate::attribute`] are embedded as they are.
+//! probe recorded ([`crate::record`]: the footprint, the spawn, the endings) is embedded as
+//! it is.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
 use super::breakdown::Breakdown;
+use super::common::Summary;
 
 use crate::attribute::fork_cost as fc;
-use crate::attribute::stats::Summary;
 use crate::record::footprint::Footprint;
 use crate::record::fork::{ExitBinding, Spawn};
 use crate::record::Ending;
@@ -172,10 +172,10 @@ impl From<fc::LazyBinding> for LazyBinding {
     fn from(x: fc::LazyBinding) -> Self {
         LazyBinding {
             iterations: x.iterations,
-            through_got_child_cpu_ns: x.through_got_child_cpu_ns,
-            direct_child_cpu_ns: x.direct_child_cpu_ns,
-            through_got_child_faults: x.through_got_child_faults,
-            direct_child_faults: x.direct_child_faults,
+            through_got_child_cpu_ns: x.through_got_child_cpu_ns.map(Into::into),
+            direct_child_cpu_ns: x.direct_child_cpu_ns.map(Into::into),
+            through_got_child_faults: x.through_got_child_faults.map(Into::into),
+            direct_child_faults: x.direct_child_faults.map(Into::into),
             cost_ns: x.cost_ns,
             significant: x.significant,
         }
@@ -186,10 +186,10 @@ impl From<LazyBinding> for fc::LazyBinding {
     fn from(x: LazyBinding) -> Self {
         fc::LazyBinding {
             iterations: x.iterations,
-            through_got_child_cpu_ns: x.through_got_child_cpu_ns,
-            direct_child_cpu_ns: x.direct_child_cpu_ns,
-            through_got_child_faults: x.through_got_child_faults,
-            direct_child_faults: x.direct_child_faults,
+            through_got_child_cpu_ns: x.through_got_child_cpu_ns.map(Into::into),
+            direct_child_cpu_ns: x.direct_child_cpu_ns.map(Into::into),
+            through_got_child_faults: x.through_got_child_faults.map(Into::into),
+            direct_child_faults: x.direct_child_faults.map(Into::into),
             cost_ns: x.cost_ns,
             significant: x.significant,
         }
@@ -199,14 +199,14 @@ impl From<LazyBinding> for fc::LazyBinding {
 impl From<fc::PerFork> for PerFork {
     fn from(x: fc::PerFork) -> Self {
         PerFork {
-            spawn_call_ns: x.spawn_call_ns,
-            child_to_reap_ns: x.child_to_reap_ns,
-            round_trip_ns: x.round_trip_ns,
-            parent_cpu_ns: x.parent_cpu_ns,
-            child_cpu_ns: x.child_cpu_ns,
-            parent_minor_faults: x.parent_minor_faults,
-            child_minor_faults: x.child_minor_faults,
-            child_major_faults: x.child_major_faults,
+            spawn_call_ns: x.spawn_call_ns.map(Into::into),
+            child_to_reap_ns: x.child_to_reap_ns.map(Into::into),
+            round_trip_ns: x.round_trip_ns.map(Into::into),
+            parent_cpu_ns: x.parent_cpu_ns.map(Into::into),
+            child_cpu_ns: x.child_cpu_ns.map(Into::into),
+            parent_minor_faults: x.parent_minor_faults.map(Into::into),
+            child_minor_faults: x.child_minor_faults.map(Into::into),
+            child_major_faults: x.child_major_faults.map(Into::into),
             tails: x.tails.into(),
         }
     }
@@ -215,14 +215,14 @@ impl From<fc::PerFork> for PerFork {
 impl From<PerFork> for fc::PerFork {
     fn from(x: PerFork) -> Self {
         fc::PerFork {
-            spawn_call_ns: x.spawn_call_ns,
-            child_to_reap_ns: x.child_to_reap_ns,
-            round_trip_ns: x.round_trip_ns,
-            parent_cpu_ns: x.parent_cpu_ns,
-            child_cpu_ns: x.child_cpu_ns,
-            parent_minor_faults: x.parent_minor_faults,
-            child_minor_faults: x.child_minor_faults,
-            child_major_faults: x.child_major_faults,
+            spawn_call_ns: x.spawn_call_ns.map(Into::into),
+            child_to_reap_ns: x.child_to_reap_ns.map(Into::into),
+            round_trip_ns: x.round_trip_ns.map(Into::into),
+            parent_cpu_ns: x.parent_cpu_ns.map(Into::into),
+            child_cpu_ns: x.child_cpu_ns.map(Into::into),
+            parent_minor_faults: x.parent_minor_faults.map(Into::into),
+            child_minor_faults: x.child_minor_faults.map(Into::into),
+            child_major_faults: x.child_major_faults.map(Into::into),
             tails: x.tails.into(),
         }
     }

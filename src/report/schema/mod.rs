@@ -13,6 +13,7 @@
 //! is: those types are the recording, and their serde form is part of this format too.
 
 pub mod breakdown;
+pub mod common;
 pub mod comparison;
 pub mod deps;
 pub mod experiment;

@@ -1,17 +1,17 @@
 //! The `profile` section: the measured phases over the runs, the instrumentation's cost,
 //! glibc's own account and the prediction, converted from and back to [`crate::attribute::profile`]'s
-//! own types. What the runs recorded ([`crate::record`]: phases, runs, endings) and the
-//! statistics and breakdown of [`crate::attribute`] are embedded as they are.
+//! own types. What the runs recorded ([`crate::record`]: phases, runs, endings) is embedded
+//! as it is.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
 use super::breakdown::Breakdown;
+use super::common::Summary;
 
-use crate::attribute::link_cost::Prediction;
+use crate::attribute::link_cost;
 use crate::attribute::profile::{self, phase_weighted};
-use crate::attribute::stats::Summary;
 use crate::record::counters::Availability;
 use crate::record::ExecImage;
 use crate::record::{Detail, Ending, Phase, Run};
@@ -203,10 +203,10 @@ impl From<profile::PhaseStat> for PhaseStat {
         PhaseStat {
             phase: x.phase,
             object: x.object,
-            task_clock_ns: x.task_clock_ns,
-            task_clock_raw_ns: x.task_clock_raw_ns,
-            wall_ns: x.wall_ns,
-            page_faults: x.page_faults,
+            task_clock_ns: x.task_clock_ns.map(Into::into),
+            task_clock_raw_ns: x.task_clock_raw_ns.map(Into::into),
+            wall_ns: x.wall_ns.map(Into::into),
+            page_faults: x.page_faults.map(Into::into),
             share: x.share,
             wide_interval: x.wide_interval,
         }
@@ -218,10 +218,10 @@ impl From<PhaseStat> for profile::PhaseStat {
         profile::PhaseStat {
             phase: x.phase,
             object: x.object,
-            task_clock_ns: x.task_clock_ns,
-            task_clock_raw_ns: x.task_clock_raw_ns,
-            wall_ns: x.wall_ns,
-            page_faults: x.page_faults,
+            task_clock_ns: x.task_clock_ns.map(Into::into),
+            task_clock_raw_ns: x.task_clock_raw_ns.map(Into::into),
+            wall_ns: x.wall_ns.map(Into::into),
+            page_faults: x.page_faults.map(Into::into),
             share: x.share,
             wide_interval: x.wide_interval,
         }
@@ -261,9 +261,9 @@ impl From<LdDebugStatistics> for profile::LdDebugStatistics {
 impl From<profile::Overhead> for Overhead {
     fn from(x: profile::Overhead) -> Self {
         Overhead {
-            uninstrumented_ns: x.uninstrumented_ns,
-            coarse_ns: x.coarse_ns,
-            per_object_ns: x.per_object_ns,
+            uninstrumented_ns: x.uninstrumented_ns.map(Into::into),
+            coarse_ns: x.coarse_ns.map(Into::into),
+            per_object_ns: x.per_object_ns.map(Into::into),
             per_object_stops: x.per_object_stops,
             ns_per_stop: x.ns_per_stop,
             ns_per_stop_slope: x.ns_per_stop_slope,
@@ -277,9 +277,9 @@ impl From<profile::Overhead> for Overhead {
 impl From<Overhead> for profile::Overhead {
     fn from(x: Overhead) -> Self {
         profile::Overhead {
-            uninstrumented_ns: x.uninstrumented_ns,
-            coarse_ns: x.coarse_ns,
-            per_object_ns: x.per_object_ns,
+            uninstrumented_ns: x.uninstrumented_ns.map(Into::into),
+            coarse_ns: x.coarse_ns.map(Into::into),
+            per_object_ns: x.per_object_ns.map(Into::into),
             per_object_stops: x.per_object_stops,
             ns_per_stop: x.ns_per_stop,
             ns_per_stop_slope: x.ns_per_stop_slope,
@@ -307,17 +307,17 @@ impl From<profile::ProfileSection> for ProfileSection {
             counters: x.counters,
             counting: x.counting.into(),
             phases: all(x.phases),
-            total_task_clock_ns: x.total_task_clock_ns,
-            total_wall_ns: x.total_wall_ns,
+            total_task_clock_ns: x.total_task_clock_ns.map(Into::into),
+            total_wall_ns: x.total_wall_ns.map(Into::into),
             overhead: x.overhead.into(),
             ld_debug: x.ld_debug.map(Into::into),
-            prediction: x.prediction,
+            prediction: x.prediction.map(Into::into),
             endings: x.endings,
             left_out: x.left_out.into_iter().map(Into::into).collect(),
-            children_task_clock_ns: x.children_task_clock_ns,
-            exit_uncounted_ns: x.exit_uncounted_ns,
-            user_ns: x.user_ns,
-            kernel_ns: x.kernel_ns,
+            children_task_clock_ns: x.children_task_clock_ns.map(Into::into),
+            exit_uncounted_ns: x.exit_uncounted_ns.map(Into::into),
+            user_ns: x.user_ns.map(Into::into),
+            kernel_ns: x.kernel_ns.map(Into::into),
             breakdown: x.breakdown.map(Into::into),
             breakdown_error: x.breakdown_error,
             breakdown_weights: all(x.breakdown_weights),
@@ -339,17 +339,17 @@ impl From<ProfileSection> for profile::ProfileSection {
             counters: x.counters,
             counting: x.counting.into(),
             phases: all(x.phases),
-            total_task_clock_ns: x.total_task_clock_ns,
-            total_wall_ns: x.total_wall_ns,
+            total_task_clock_ns: x.total_task_clock_ns.map(Into::into),
+            total_wall_ns: x.total_wall_ns.map(Into::into),
             overhead: x.overhead.into(),
             ld_debug: x.ld_debug.map(Into::into),
-            prediction: x.prediction,
+            prediction: x.prediction.map(Into::into),
             endings: x.endings,
             left_out: x.left_out.into_iter().map(Into::into).collect(),
-            children_task_clock_ns: x.children_task_clock_ns,
-            exit_uncounted_ns: x.exit_uncounted_ns,
-            user_ns: x.user_ns,
-            kernel_ns: x.kernel_ns,
+            children_task_clock_ns: x.children_task_clock_ns.map(Into::into),
+            exit_uncounted_ns: x.exit_uncounted_ns.map(Into::into),
+            user_ns: x.user_ns.map(Into::into),
+            kernel_ns: x.kernel_ns.map(Into::into),
             breakdown: x.breakdown.map(Into::into),
             breakdown_error: x.breakdown_error,
             breakdown_weights: all(x.breakdown_weights),
@@ -528,6 +528,50 @@ impl From<LeftOut> for profile::LeftOut {
             why: x.why,
             count: x.count,
             of: x.of,
+        }
+    }
+}
+
+/// What `deps` predicted glibc's LD_DEBUG=statistics would say ([`link_cost::Prediction`]).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Prediction {
+    pub objects: u64,
+    /// Start-up symbol lookups not answered by the cache, plus ld.so's own
+    /// ([`link_cost::RTLD_INTERNAL_LOOKUPS`]).
+    pub lookups: u64,
+    pub cache_hits: u64,
+    /// Sum of DT_RELACOUNT (what LD_DEBUG=statistics calls relative relocations).
+    pub relacount: u64,
+    pub relative_total: u64,
+    pub lazy_deferred: u64,
+    /// Per object: start-up lookups and relocations (path -> (lookups, total)).
+    pub per_object: BTreeMap<String, (u64, u64)>,
+}
+
+impl From<link_cost::Prediction> for Prediction {
+    fn from(x: link_cost::Prediction) -> Self {
+        Prediction {
+            objects: x.objects,
+            lookups: x.lookups,
+            cache_hits: x.cache_hits,
+            relacount: x.relacount,
+            relative_total: x.relative_total,
+            lazy_deferred: x.lazy_deferred,
+            per_object: x.per_object,
+        }
+    }
+}
+
+impl From<Prediction> for link_cost::Prediction {
+    fn from(x: Prediction) -> Self {
+        link_cost::Prediction {
+            objects: x.objects,
+            lookups: x.lookups,
+            cache_hits: x.cache_hits,
+            relacount: x.relacount,
+            relative_total: x.relative_total,
+            lazy_deferred: x.lazy_deferred,
+            per_object: x.per_object,
         }
     }
 }
