@@ -637,10 +637,31 @@ pub fn as_user_binary() -> Result<AsUser, String> {
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755))
         .map_err(|e| format!("chmod {}: {e}", dir.path().display()))?;
     let bin = dir.path().join("ldcost");
-    std::fs::copy(env!("CARGO_BIN_EXE_ldcost"), &bin)
-        .and_then(|_| std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)))
-        .map_err(|e| format!("cannot copy ldcost to {}: {e}", bin.display()))?;
+    install(Path::new(env!("CARGO_BIN_EXE_ldcost")), &bin, 0o755)?;
     Ok(AsUser { dir, bin })
+}
+
+/// Copies `from` to `to` with `mode` in another process (`install`): a copy written by this
+/// process has a write descriptor that a child forked meanwhile by another test thread holds
+/// until it execs, and an exec of the copy then fails with ETXTBSY ("Text file busy").
+fn install(from: &Path, to: &Path, mode: u32) -> Result<(), String> {
+    let out = std::process::Command::new("install")
+        .arg("-m")
+        .arg(format!("{mode:o}"))
+        .arg(from)
+        .arg(to)
+        .output()
+        .map_err(|e| format!("cannot run install: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "cannot copy {} to {}: {}",
+            from.display(),
+            to.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
 }
 
 impl AsUser {
@@ -653,10 +674,9 @@ impl AsUser {
     pub fn copy(&self, file: &Path, name: &str) -> PathBuf {
         use std::os::unix::fs::PermissionsExt;
         let to = self.dir.path().join(name);
-        std::fs::copy(file, &to).expect("copy a fixture for another user");
         let exec = std::fs::metadata(file).expect("stat").permissions().mode() & 0o111 != 0;
         let mode = if exec { 0o755 } else { 0o644 };
-        std::fs::set_permissions(&to, std::fs::Permissions::from_mode(mode)).expect("chmod");
+        install(file, &to, mode).expect("copy a fixture for another user");
         to
     }
 
