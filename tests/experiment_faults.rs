@@ -166,28 +166,6 @@ fn experiment_terminated_while_measuring_exits_130_and_leaves_nothing() {
     );
 }
 
-/// A mounted tmpfs, unmounted on drop.
-struct Tmpfs(tempfile::TempDir);
-
-impl Tmpfs {
-    fn mount(opts: &str) -> Option<Tmpfs> {
-        let d = tempfile::tempdir().ok()?;
-        let ok = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", opts, "none"])
-            .arg(d.path())
-            .status()
-            .ok()?
-            .success();
-        ok.then_some(Tmpfs(d))
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(self.0.path()).status();
-    }
-}
-
 #[test]
 fn a_disk_that_fills_keeps_the_finished_results_and_prints_the_report() {
     const NAME: &str = "a_disk_that_fills_keeps_the_finished_results_and_prints_the_report";
@@ -197,10 +175,10 @@ fn a_disk_that_fills_keeps_the_finished_results_and_prints_the_report() {
     if !tools(NAME, &["cc", "mount"]) {
         return;
     }
-    let Some(fs) = Tmpfs::mount("size=2m") else {
+    let Some(fs) = common::Tmpfs::mount("size=2m") else {
         return skip(NAME, "mount -t tmpfs failed");
     };
-    let out = fs.0.path();
+    let out = fs.path();
     let results = out.join("results.json");
     let child = Command::new(BIN)
         .args([

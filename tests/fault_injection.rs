@@ -131,31 +131,6 @@ fn read_pids(fifo: &Path) -> Vec<i32> {
         .collect()
 }
 
-/// A mounted tmpfs, unmounted on drop.
-struct Tmpfs(tempfile::TempDir);
-
-impl Tmpfs {
-    fn mount(opts: &str) -> Option<Tmpfs> {
-        let d = tempfile::tempdir().ok()?;
-        let ok = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", opts, "none"])
-            .arg(d.path())
-            .status()
-            .ok()?
-            .success();
-        ok.then_some(Tmpfs(d))
-    }
-    fn path(&self) -> &Path {
-        self.0.path()
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(self.0.path()).status();
-    }
-}
-
 fn files_in(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(dir)
         .map(|d| {
@@ -294,7 +269,7 @@ fn a_full_disk_is_exit_7_and_no_partial_report() {
     if !root(NAME) {
         return;
     }
-    let Some(fs) = Tmpfs::mount("size=64k") else {
+    let Some(fs) = common::Tmpfs::mount("size=64k") else {
         common::skip(NAME, "mount -t tmpfs failed");
         return;
     };
@@ -426,7 +401,7 @@ fn every_output_on_a_full_disk_keeps_the_old_file_and_exits_7() {
     }
     let dir = tempfile::tempdir().expect("tempdir");
     let docs = saved_docs(dir.path());
-    let Some(fs) = Tmpfs::mount("size=256k") else {
+    let Some(fs) = common::Tmpfs::mount("size=256k") else {
         common::skip(NAME, "mount -t tmpfs failed");
         return;
     };
@@ -484,7 +459,7 @@ fn a_read_only_directory_is_exit_7_and_no_file() {
     if !root(NAME) {
         return;
     }
-    let Some(fs) = Tmpfs::mount("ro,size=64k") else {
+    let Some(fs) = common::Tmpfs::mount("ro,size=64k") else {
         common::skip(NAME, "mount -t tmpfs -o ro failed");
         return;
     };

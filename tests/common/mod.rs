@@ -699,3 +699,31 @@ impl AsUser {
         c
     }
 }
+
+/// A tmpfs mounted on a fresh temporary directory (root only), unmounted on drop: a small
+/// file system to fill up.
+pub struct Tmpfs(tempfile::TempDir);
+
+impl Tmpfs {
+    /// Mounts with `opts` (`size=2m`); None when the mount is refused.
+    pub fn mount(opts: &str) -> Option<Tmpfs> {
+        let d = tempfile::tempdir().ok()?;
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", opts, "none"])
+            .arg(d.path())
+            .status()
+            .ok()?
+            .success();
+        ok.then_some(Tmpfs(d))
+    }
+
+    pub fn path(&self) -> &Path {
+        self.0.path()
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.0.path()).status();
+    }
+}
