@@ -1,4 +1,4 @@
-//! Stage 4: reports. In: a resolved [`Closure`] (later, profiles). Out: text for people
+//! Stage 4: reports. In: a resolved [`crate::deps::Closure`] (later, profiles). Out: text for people
 //! ([`text`]) and the versioned JSON documents ([`schema`]) for tools and later `diff`.
 //!
 //! The JSON schema is documented in docs/json-schema.md. `schema_version` is bumped only on

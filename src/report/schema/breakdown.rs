@@ -26,7 +26,7 @@ fn count<S: serde::Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
 }
 
 /// A figure estimated from the pooled samples, and its 95% interval from the bootstrap over
-/// units of the same pooled ratio (None: too few units, see [`MIN_UNITS_FOR_INTERVAL`]).
+/// units of the same pooled ratio (None: too few units, see [`crate::attribute::breakdown::MIN_UNITS_FOR_INTERVAL`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Estimate {
     /// Read from schema 1's Summary `median` too.
@@ -53,7 +53,7 @@ pub struct CategoryShare {
     /// above do not derive from it).
     pub share_per_unit: Option<Summary>,
     /// CPU time per exec or per fork (ns): the pooled sample weight over the execs/forks
-    /// covered, or `share` × the measured CPU ([`scale_to_measured`]); same interval.
+    /// covered, or `share` × the measured CPU ([`crate::attribute::breakdown::scale_to_measured`]); same interval.
     pub ns_per_exec_or_fork: Option<Estimate>,
     /// Samples by phase.
     pub phases: BTreeMap<String, u64>,
@@ -65,7 +65,7 @@ pub struct Breakdown {
     pub section: String,
     pub samples: u64,
     pub units: usize,
-    /// Units with at least one sample (intervals need [`MIN_UNITS_FOR_INTERVAL`]).
+    /// Units with at least one sample (intervals need [`crate::attribute::breakdown::MIN_UNITS_FOR_INTERVAL`]).
     #[serde(default)]
     pub units_with_samples: usize,
     /// Samples of the recordings that fell outside every unit (left out of the shares).
@@ -84,10 +84,10 @@ pub struct Breakdown {
     #[serde(default)]
     pub exec_kernel_parts: Vec<ExecPartShare>,
     /// The phase × category table: each span (phase and object) split into categories, by
-    /// the same pooled shares × CPU ([`super::phase_table`]).
+    /// the same pooled shares × CPU ([`crate::attribute::phase_table`]).
     #[serde(default)]
     pub phase_table: Vec<PhaseRow>,
-    /// The measured CPU per exec/fork the times are scaled to ([`scale_to_measured`]): every
+    /// The measured CPU per exec/fork the times are scaled to ([`crate::attribute::breakdown::scale_to_measured`]): every
     /// `ns_per_exec_or_fork` is its share × this; None when they are pooled sample weights.
     #[serde(default)]
     pub cpu_ns_per_unit: Option<f64>,
@@ -108,7 +108,7 @@ pub struct ExecPartShare {
     pub ns_per_exec_or_fork: f64,
 }
 
-/// ldcost's own ptrace stops in the target ([`super::categories::Category::Instrumentation`]): counted, and left
+/// ldcost's own ptrace stops in the target ([`crate::attribute::categories::Category::Instrumentation`]): counted, and left
 /// out of every share and time of the breakdown.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Instrumentation {

@@ -35,7 +35,7 @@ pub struct PhaseStat {
     /// Median share of the run's total task-clock.
     pub share: f64,
     /// The phase is over 5% of the total and its CPU interval is wider than ±3% of its
-    /// median ([`PhaseStat::interval_is_wide`]); false in documents written before it existed.
+    /// median ([`crate::attribute::profile::PhaseStat::interval_is_wide`]); false in documents written before it existed.
     #[serde(default)]
     pub wide_interval: bool,
 }
@@ -66,7 +66,7 @@ pub struct Overhead {
     pub per_object_stops: f64,
     /// CPU cost of one ptrace stop to the target, as the per-object runs are corrected: the
     /// median over runs of each run's own figure (its replayed stops, bounded by its cheapest
-    /// segment per stop: [`per_stop_ns`]).
+    /// segment per stop: [`crate::attribute::profile::per_stop_ns`]).
     pub ns_per_stop: Option<f64>,
     /// The slope of total task-clock against stops across all runs (least squares): shown for
     /// comparison, applied only to recordings without replayed stops.
@@ -128,7 +128,7 @@ pub struct ProfileSection {
     pub breakdown_weights: Vec<PhaseWeight>,
     /// CPU feature detection: its phase and category when significant, why its phase was not
     /// cut, and on a virtual machine that each `cpuid` is a hypervisor exit
-    /// ([`cpu_features::note`]).
+    /// ([`crate::attribute::profile::cpu_features::note`]).
     #[serde(default)]
     pub cpu_features_note: Option<String>,
     /// The exec chain followed to the measured program: the target as given first, the
@@ -153,7 +153,7 @@ pub struct ProfileSection {
 /// One stratum of the phase-weighted shares (JSON `profile.breakdown_weights`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PhaseWeight {
-    /// The span label ("kernel exec", "relocation: libc.so.6"), [`CHILDREN`] or [`OUTSIDE`].
+    /// The span label ("kernel exec", "relocation: libc.so.6"), [`crate::attribute::profile::phase_weighted::CHILDREN`] or [`crate::attribute::profile::phase_weighted::OUTSIDE`].
     pub span: String,
     /// Its CPU per exec in the measured (unsampled) runs, median over them.
     pub cpu_ns: f64,
