@@ -192,6 +192,19 @@ pub struct CompareConfig {
     pub folded_diff: Option<PathBuf>,
 }
 
+impl CompareConfig {
+    /// The files `compare` writes, by option (given or not): what the clash checks compare.
+    pub fn outputs(&self) -> [(&'static str, &Option<PathBuf>); 5] {
+        [
+            ("--json", &self.json),
+            ("--save-base", &self.save_base),
+            ("--save-head", &self.save_head),
+            ("--flamegraph-diff", &self.flamegraph_diff),
+            ("--folded-diff", &self.folded_diff),
+        ]
+    }
+}
+
 /// `ldcost diff`'s options.
 pub fn diff_config(a: crate::cli::DiffArgs) -> DiffConfig {
     DiffConfig {

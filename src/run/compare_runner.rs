@@ -274,16 +274,7 @@ pub fn measure_with_stacks(cfg: &CompareConfig) -> Result<Measured, Error> {
     sweep(1);
     let head = head?;
     for side in [&base, &head] {
-        crate::run::chain_outputs(
-            side.profile.chain.as_deref(),
-            &[
-                ("--json", &cfg.json),
-                ("--save-base", &cfg.save_base),
-                ("--save-head", &cfg.save_head),
-                ("--flamegraph-diff", &cfg.flamegraph_diff),
-                ("--folded-diff", &cfg.folded_diff),
-            ],
-        )?;
+        crate::run::chain_outputs(side.profile.chain.as_deref(), &cfg.outputs())?;
     }
     let sides = [&base, &head];
     let mut docs = Vec::new();

@@ -623,13 +623,7 @@ pub fn compare(cfg: &compare_runner::CompareConfig) -> Result<ExitCode, Error> {
             ("the BASE program", &cfg.base.profile.command.program),
             ("the HEAD program", &cfg.head.profile.command.program),
         ],
-        &[
-            ("--json", &cfg.json),
-            ("--save-base", &cfg.save_base),
-            ("--save-head", &cfg.save_head),
-            ("--flamegraph-diff", &cfg.flamegraph_diff),
-            ("--folded-diff", &cfg.folded_diff),
-        ],
+        &cfg.outputs(),
     )?;
     compare_runner::compare(cfg)
 }
