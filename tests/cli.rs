@@ -425,7 +425,7 @@ fn absurd_option_values_are_usage_errors() {
             &["compare", "--warmup", "1001", "/bin/true", "/bin/true"],
             "0..=1000",
         ),
-        (&["profile", "--fork=0", "/bin/true"], "1..=1000000"),
+        (&["profile", "--fork=0", "/bin/true"], "from 1 to 1000000"),
         (&["profile", "--frequency", "0", "/bin/true"], "1..=1000000"),
         (
             &["compare", "--sample-runs", "0", "/bin/true", "/bin/true"],

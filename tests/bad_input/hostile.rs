@@ -83,11 +83,18 @@ fn untrusted_pt_interp_is_not_executed() {
     let Ok(mut d) = fs::read("/bin/true") else {
         return skip("untrusted_pt_interp_is_not_executed", "no /bin/true");
     };
-    let dir = tmp();
+    // The script's path must fit in /bin/true's PT_INTERP (27 bytes): a short directory under
+    // /tmp, whatever TMPDIR is (a TMPDIR on a mount deep in the tree would not fit).
+    let Ok(dir) = tempfile::Builder::new().prefix("i").tempdir_in("/tmp") else {
+        return skip(
+            "untrusted_pt_interp_is_not_executed",
+            "cannot make a directory in /tmp",
+        );
+    };
     let marker = dir.path().join("ran");
     let script = write(
         dir.path(),
-        "interp",
+        "i",
         format!("#!/bin/sh\ntouch '{}'\n", marker.display()).as_bytes(),
     );
     fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
