@@ -22,6 +22,14 @@ use std::time::{Duration, Instant};
 
 use common::{assert_no_leftovers, cc, processes, skip, tools, write};
 
+/// One compare at a time: the leftover checks count every child of the test process, so a
+/// compare still running for another test would read as left behind.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 const BIN: &str = env!("CARGO_BIN_EXE_ldcost");
 /// The hang guard of each ldcost run.
 const GUARD: Duration = Duration::from_secs(180);
@@ -101,6 +109,7 @@ fn bad_targets(dir: &Path, name: &str) -> Vec<PathBuf> {
 
 #[test]
 fn a_bad_side_gets_profiles_code_and_message_naming_the_side() {
+    let _g = serial();
     const NAME: &str = "a_bad_side_gets_profiles_code_and_message_naming_the_side";
     let tmp = tempfile::tempdir().expect("tempdir");
     for bad in bad_targets(tmp.path(), NAME) {
@@ -207,6 +216,7 @@ fn can_profile(name: &str) -> bool {
 
 #[test]
 fn a_side_that_never_reaches_its_entry_point_is_an_error() {
+    let _g = serial();
     const NAME: &str = "a_side_that_never_reaches_its_entry_point_is_an_error";
     let tmp = tempfile::tempdir().expect("tempdir");
     let dir = tmp.path();
@@ -248,6 +258,7 @@ fn a_side_that_never_reaches_its_entry_point_is_an_error() {
 
 #[test]
 fn a_side_killed_after_its_entry_point_is_a_warning_in_the_report() {
+    let _g = serial();
     const NAME: &str = "a_side_killed_after_its_entry_point_is_a_warning_in_the_report";
     let tmp = tempfile::tempdir().expect("tempdir");
     let dir = tmp.path();
@@ -325,6 +336,7 @@ fn daemons(fixture: &Path) -> usize {
 
 #[test]
 fn compare_of_a_double_forking_target_leaves_no_process() {
+    let _g = serial();
     const NAME: &str = "compare_of_a_double_forking_target_leaves_no_process";
     let tmp = tempfile::tempdir().expect("tempdir");
     let Some(t) = daemon_fixture(NAME, tmp.path(), "dfork-done") else {
@@ -365,6 +377,7 @@ fn compare_of_a_double_forking_target_leaves_no_process() {
 
 #[test]
 fn compare_interrupted_mid_run_leaves_no_process() {
+    let _g = serial();
     const NAME: &str = "compare_interrupted_mid_run_leaves_no_process";
     let tmp = tempfile::tempdir().expect("tempdir");
     let Some(t) = daemon_fixture(NAME, tmp.path(), "dfork-int") else {
@@ -449,6 +462,7 @@ int main(int argc, char **argv) {
 /// run fewer than BASE's, exit 0.
 #[test]
 fn a_head_run_sigkilled_from_outside_is_left_out_and_counted() {
+    let _g = serial();
     const NAME: &str = "a_head_run_sigkilled_from_outside_is_left_out_and_counted";
     if !tools(NAME, &["cc"]) || !can_profile(NAME) {
         return;
