@@ -78,8 +78,10 @@ pub fn supervised(body: impl FnOnce() -> Result<ExitCode, Error>) -> Result<Exit
     crate::trace::install_signal_handlers();
     crate::trace::tree::adopt_orphans();
     crate::trace::tree::watch_interrupts();
+    // Interrupted, whatever the body returned: an error then is the interruption's doing (a
+    // ptrace request on a target the signal handler killed fails with ESRCH).
     let result = match body() {
-        Ok(_) if crate::trace::interrupted() => Err(interrupted()),
+        _ if crate::trace::interrupted() => Err(interrupted()),
         other => other,
     };
     if result.is_err() {
