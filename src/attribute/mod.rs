@@ -7,6 +7,7 @@
 pub mod breakdown;
 pub mod categories;
 pub mod exec_parts;
+pub mod fixes;
 pub mod folded;
 pub mod fork_cost;
 pub mod link_cost;
