@@ -420,7 +420,9 @@ pub struct ProfileArgs {
     #[arg(long, conflicts_with = "show_output")]
     pub quiet_target: bool,
     /// Show the target's stdout and stderr in every run (warm-up, measured, reference,
-    /// sampled), not only in the first measured run.
+    /// sampled), not only in the first measured run. When standard output carries a
+    /// document (`--json -`, `--folded -`, `--flamegraph -`), the target's output goes to
+    /// standard error (without --show-output it is discarded).
     #[arg(long)]
     pub show_output: bool,
     /// Also write the report as JSON to FILE (`-` for standard output).

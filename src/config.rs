@@ -129,9 +129,10 @@ impl ProfileRun {
                     args: a.args,
                     env: Vec::new(),
                     env_remove: Vec::new(),
-                    // With `--json -` the target must not write into the JSON stream.
-                    quiet: a.quiet_target || !text,
-                    stdout_to_stderr: false,
+                    // With `--json -` the target must not write into the JSON stream: its
+                    // output is discarded, or with --show-output sent to standard error.
+                    quiet: a.quiet_target || (!text && !a.show_output),
+                    stdout_to_stderr: !text,
                     // The first measured run reads ldcost's standard input; every other run
                     // gets /dev/null (ProfileConfig::later_command).
                     no_stdin: false,

@@ -483,6 +483,16 @@ impl Error {
                          compare their files here with `ldcost deps --object-only`"
                     ))
                 }
+                // compare (as profile) looks a bare name up in $PATH, unlike deps.
+                Error::Deps(DepsError::Target(ElfError::NotFound { path }))
+                    if !path.as_os_str().as_encoded_bytes().contains(&b'/') =>
+                {
+                    Some(format!(
+                        "no program {} in $PATH: give its path, and quote a command line as \
+                         one argument ('python3 -S -c pass')",
+                        path.display()
+                    ))
+                }
                 other => other.hint(),
             },
             Error::CommandLine { .. } => Some(
