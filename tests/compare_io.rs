@@ -5,7 +5,7 @@
 //! | a target that prints on stdout and stderr in every run: `compare --format json`, `--json -`, `--format markdown`, `profile --json -`, and `diff`/`report` of the saved documents | the output parses as JSON (serde_json) and holds none of the target's lines; the Markdown holds none either |
 //! | `compare --show-output` (and `profile --json - --show-output`) | each of the target's lines is on standard error exactly once per run asked for (sides × rounds), never on standard output |
 //! | BASE and HEAD as quoted command lines, `-- ARGS` appended | the argument vector the target itself prints equals the one `/bin/sh` gives the same words; a path with a space that exists is that file |
-//! | a wrapper script that execs the program, against the program | both sides' static model is the program's: its relocations as `readelf -rW` counts them; no measured row names the program by its file name beside "(target)" |
+//! | a wrapper script that execs the program, against the program through a symlink | both sides' static model is the program's: its relocations as `readelf -rW` counts them; no measured row names the program by its file name beside "(target)" |
 //! | `compare 'python3 -c pass' 'python3 -S -c pass'` | both sides have the static model (no "has no deps section"), HEAD's argv ends in `-S -c pass` |
 //!
 //! The runs need ptrace and perf_event_open: where ldcost is refused (exit 8) those tests
@@ -350,6 +350,10 @@ fn a_wrapper_side_keeps_the_programs_static_model_and_one_name() {
     )
     .expect("write wrapper");
     std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    // HEAD is the program through a symlink: its model is resolved from the link's path,
+    // while the process maps (and its rows name) the file the link points to.
+    let link = dir.join("link");
+    std::os::unix::fs::symlink(&p, &link).expect("symlink");
     let (b, h) = (dir.join("b.json"), dir.join("h.json"));
     let mut args = quick();
     args.extend([
@@ -360,7 +364,7 @@ fn a_wrapper_side_keeps_the_programs_static_model_and_one_name() {
         "--save-head".into(),
         h.display().to_string(),
         wrapper.display().to_string(),
-        p.display().to_string(),
+        link.display().to_string(),
     ]);
     let o = run(&args);
     assert_eq!(o.code, 0, "compare wrapper program: {}", o.stderr);
@@ -402,7 +406,7 @@ fn a_wrapper_side_keeps_the_programs_static_model_and_one_name() {
     for r in phases {
         let label = r.to_string();
         assert!(
-            !label.contains(": printer"),
+            !label.contains(": printer") && !label.contains(": link"),
             "the program under its file name: {label}"
         );
     }
