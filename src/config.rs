@@ -417,6 +417,26 @@ pub fn compare_config(a: crate::cli::CompareArgs) -> Result<CompareConfig, Compa
 mod tests {
     use super::*;
 
+    /// A command line splits as a shell splits it; a string naming an existing file is that
+    /// file; what cannot be split is a usage error naming the side.
+    #[test]
+    fn a_side_is_a_file_or_a_command_line_split_into_words() {
+        let os = |s: &str| std::ffi::OsString::from(s);
+        let (prog, args) = side_command("BASE", &os("python3 -S -c 'import sys'")).unwrap();
+        assert_eq!(prog, PathBuf::from("python3"));
+        assert_eq!(args, [os("-S"), os("-c"), os("import sys")]);
+        let dir = tempfile::tempdir().unwrap();
+        let spaced = dir.path().join("my prog");
+        std::fs::write(&spaced, b"").unwrap();
+        let (prog, args) = side_command("HEAD", spaced.as_os_str()).unwrap();
+        assert_eq!((prog, args.len()), (spaced, 0));
+        for (bad, code) in [("a 'b", 2), ("", 2), ("  ", 2), ("\"\" x", 2)] {
+            let e = side_command("HEAD", &os(bad)).unwrap_err();
+            assert_eq!(e.exit_code().code(), code, "{bad:?}: {e}");
+            assert!(e.to_string().starts_with("HEAD: "), "{e}");
+        }
+    }
+
     #[test]
     fn the_frequency_is_capped_by_the_ceiling_and_the_sysctl() {
         assert_eq!(
