@@ -2,7 +2,7 @@
 //!
 //! | case | oracle |
 //! | --- | --- |
-//! | a target that prints on stdout and stderr in every run: `compare --format json`, `--json -`, `--format markdown`, `profile --json -`, and `diff`/`report` of the saved documents | the output parses as JSON (serde_json) and holds none of the target's lines; the Markdown holds none either |
+//! | a target that prints on stdout and stderr in every run: `compare --format json`, `--json -`, `--format markdown`, `--fork`, `profile --json -`, and `diff`/`report` of the saved documents | the output parses as JSON (serde_json) and holds none of the target's lines; the Markdown holds none either |
 //! | `compare --show-output` (and `profile --json - --show-output`) | each of the target's lines is on standard error exactly once per run asked for (sides × rounds), never on standard output |
 //! | BASE and HEAD as quoted command lines, `-- ARGS` appended | the argument vector the target itself prints equals the one `/bin/sh` gives the same words; a path with a space that exists is that file |
 //! | a wrapper script that execs the program, against the program through a symlink | both sides' static model is the program's: its relocations as `readelf -rW` counts them; no measured row names the program by its file name beside "(target)" |
@@ -146,6 +146,12 @@ fn standard_output_carries_only_the_document() {
         (
             "--format markdown",
             vec!["--format".into(), "markdown".into()],
+        ),
+        (
+            "--fork json (the fork loops' runs, children calling exit)",
+            ["--fork=100", "--child", "exit", "--format", "json"]
+                .map(String::from)
+                .to_vec(),
         ),
         ("text", vec![]),
     ];
