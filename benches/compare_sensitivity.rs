@@ -36,7 +36,7 @@
 
 #[path = "../tests/common/mod.rs"]
 mod common;
-// Only the profile runner and BIN of the shared bench helpers are used here.
+// Of the shared bench helpers only `ldcost_json`, `loadavg` and `BIN` are used here.
 #[allow(dead_code)]
 #[path = "support/targets.rs"]
 mod targets;
@@ -274,7 +274,7 @@ fn main() {
         startup.push(b_start);
     }
     let (ns_per_reloc, startup_ns) = (median(&per_reloc), median(&startup));
-    if !(ns_per_reloc > 0.0) {
+    if ns_per_reloc.is_nan() || ns_per_reloc <= 0.0 {
         println!("FAIL calibration: {CAL_RELOCS} relocations cost no measurable CPU");
         return;
     }
