@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use crate::attribute::fork_cost::ForkSection;
 use crate::attribute::lookups::LookupModel;
 use crate::attribute::profile::ProfileSection;
-use crate::deps::{Closure, FoundBy};
+use crate::deps::{Closure, FoundBy, UnusedDependency};
 use crate::record::{Instrumentation, Phase};
 use crate::stats::{interval95, median, nnls, Singular};
 
@@ -64,7 +64,6 @@ pub struct Fix {
     pub caveat: Option<String>,
 }
 
-
 /// Bootstrap resamples of the per-object runs for each saving's interval.
 pub const RESAMPLES: usize = 200;
 
@@ -80,18 +79,6 @@ const RELA_ENTRY: f64 = 24.0;
 /// Bytes a relative relocation touches in all: its entry read, the 8-byte pointer written.
 const RELA_TOUCHED: f64 = RELA_ENTRY + 8.0;
 
-/// An unused direct dependency, priced: the DT_NEEDED entry and everything dropping it
-/// removes from the closure (its path first, then what only it pulls in).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Unused {
-    /// The path of the object whose DT_NEEDED names it.
-    pub object: String,
-    /// The DT_NEEDED name.
-    pub needed: String,
-    /// The paths of the objects that leave the closure with it.
-    pub removes: Vec<String>,
-}
-
 /// What [`fixes`] reads: all of it held by a saved `profile --json` document.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Inputs<'a> {
@@ -99,8 +86,8 @@ pub struct Inputs<'a> {
     pub fork: Option<&'a ForkSection>,
     pub closure: Option<&'a Closure>,
     pub lookups: Option<&'a LookupModel>,
-    /// The closure's unused direct dependencies.
-    pub unused: &'a [Unused],
+    /// The closure's unused direct dependencies ([`crate::deps::unused_direct`]).
+    pub unused: &'a [UnusedDependency],
 }
 
 /// Each per-object run's CPU (less ldcost's stops), by closure index.
@@ -190,8 +177,9 @@ fn counts(c: &Closure, lk: Option<&LookupModel>) -> Vec<Counts> {
             let l = lk.and_then(|m| m.objects.iter().find(|l| l.path == o.path));
             Counts {
                 relative: r.by_class.relative as f64,
-                lookups: l.map_or(r.startup_lookups.saturating_sub(r.cache_hits), |l| l.lookups)
-                    as f64,
+                lookups: l.map_or(r.startup_lookups.saturating_sub(r.cache_hits), |l| {
+                    l.lookups
+                }) as f64,
                 probes: l.map_or(0, |l| l.probes) as f64,
             }
         })
@@ -240,7 +228,9 @@ fn units(runs: &Runs, counts: &[Counts], pick: Option<&[usize]>) -> Units {
         reloc: fit_reloc(counts, &reloc_of),
         reloc_of,
         init_of,
-        mapping_per_object: median(&maps).filter(|_| mapped > 0).map(|m| m / mapped as f64),
+        mapping_per_object: median(&maps)
+            .filter(|_| mapped > 0)
+            .map(|m| m / mapped as f64),
     }
 }
 
@@ -395,11 +385,7 @@ fn exec_fixes(inp: &Inputs, p: &ProfileSection, c: &Closure) -> Vec<Fix> {
 
     // 1. Unused direct dependencies: what leaves the closure with each.
     for u in inp.unused {
-        let gone: Vec<usize> = u
-            .removes
-            .iter()
-            .filter_map(|r| c.objects.iter().position(|o| &o.path == r))
-            .collect();
+        let gone = removed(c, u);
         if gone.is_empty() {
             continue;
         }
@@ -441,12 +427,12 @@ fn exec_fixes(inp: &Inputs, p: &ProfileSection, c: &Closure) -> Vec<Fix> {
                 share: 0.0,
                 change: format!(
                     "link {} with -Wl,--as-needed, or drop -l{}",
-                    short(&u.object),
+                    u.object,
                     lib_flag(&u.needed)
                 ),
                 reason: format!(
                     "{} needs {} but binds no symbol to it: dropping it removes {} ({} object{}: their measured relocation and initializers, {} of ld.so's search and mapping each{})",
-                    short(&u.object),
+                    u.object,
                     u.needed,
                     removed,
                     gone.len(),
@@ -477,7 +463,11 @@ fn exec_fixes(inp: &Inputs, p: &ProfileSection, c: &Closure) -> Vec<Fix> {
             .collect();
         let price: Pricer = Box::new(move |un: &Units| {
             let f = un.reloc.as_ref()?;
-            Some(-per.iter().map(|(n, pp)| n * (f[2] + pp * f[3])).sum::<f64>())
+            Some(
+                -per.iter()
+                    .map(|(n, pp)| n * (f[2] + pp * f[3]))
+                    .sum::<f64>(),
+            )
         });
         let child = inp
             .fork
@@ -729,11 +719,7 @@ fn fork_fixes(inp: &Inputs, f: &ForkSection, c: &Closure) -> Vec<Fix> {
     });
     if let Some((unit, (lo, hi))) = per_vma {
         for u in inp.unused {
-            let gone: Vec<usize> = u
-                .removes
-                .iter()
-                .filter_map(|r| c.objects.iter().position(|o| &o.path == r))
-                .collect();
+            let gone = removed(c, u);
             let vmas: u64 = gone
                 .iter()
                 .map(|&i| c.objects[i].info.vmas.len() as u64)
@@ -751,7 +737,7 @@ fn fork_fixes(inp: &Inputs, f: &ForkSection, c: &Closure) -> Vec<Fix> {
                 share: v * unit / whole,
                 change: format!(
                     "link {} with -Wl,--as-needed, or drop -l{}",
-                    short(&u.object),
+                    u.object,
                     lib_flag(&u.needed)
                 ),
                 reason: format!(
@@ -803,9 +789,13 @@ fn fork_fixes(inp: &Inputs, f: &ForkSection, c: &Closure) -> Vec<Fix> {
     out
 }
 
-/// The unused direct dependencies of a closure, as [`fixes_of`] prices them.
-pub fn unused(_c: &Closure) -> Vec<Unused> {
-    Vec::new()
+/// The closure indices of what dropping `u` removes (the tables' names of them, matched to
+/// the closure's objects by file name).
+fn removed(c: &Closure, u: &UnusedDependency) -> Vec<usize> {
+    u.removes
+        .iter()
+        .filter_map(|r| c.objects.iter().position(|o| short(&o.path) == r))
+        .collect()
 }
 
 /// The fixes of a profile whose closure and lookup model are at hand (a saved document's
@@ -821,6 +811,37 @@ pub fn of_document(
         fork,
         closure: Some(closure),
         lookups,
-        unused: &unused(closure),
+        unused: &crate::deps::unused_direct(closure),
+    })
+}
+
+/// This run's unit costs, as the exec-side fixes are priced with them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct UnitCosts {
+    /// Relocation CPU per object, per relative relocation, per lookup and per probe (ns),
+    /// fitted across this run's objects.
+    pub per_object: f64,
+    pub per_relative: f64,
+    pub per_lookup: f64,
+    pub per_probe: f64,
+    /// ld.so's search and mapping per object it maps (ns).
+    pub mapping_per_object: Option<f64>,
+}
+
+/// The unit costs [`fixes_of`] prices the exec side with; None without per-object runs or a
+/// fit.
+pub fn unit_costs(
+    profile: &ProfileSection,
+    closure: &Closure,
+    lookups: Option<&LookupModel>,
+) -> Option<UnitCosts> {
+    let u = units(&runs(profile, closure), &counts(closure, lookups), None);
+    let f = u.reloc?;
+    Some(UnitCosts {
+        per_object: f[0],
+        per_relative: f[1],
+        per_lookup: f[2],
+        per_probe: f[3],
+        mapping_per_object: u.mapping_per_object,
     })
 }

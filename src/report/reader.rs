@@ -116,7 +116,12 @@ pub fn text(doc: &Document) -> Option<String> {
         let mut section = doc.profile.as_ref().map(|p| p.section());
         let fork = doc.fork.as_ref().map(|f| f.section());
         if let (Some(s), Some(d)) = (section.as_mut(), doc.deps.as_ref()) {
-            s.fixes = crate::attribute::fixes::of_document(s, fork.as_ref(), &d.closure(), d.lookups().as_ref());
+            s.fixes = crate::attribute::fixes::of_document(
+                s,
+                fork.as_ref(),
+                &d.closure(),
+                d.lookups().as_ref(),
+            );
         }
         return Some(super::profile_report(section.as_ref(), fork.as_ref()));
     }
