@@ -845,3 +845,228 @@ pub fn unit_costs(
         mapping_per_object: u.mapping_per_object,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::attribute::lookups::ObjectLookups;
+    use crate::deps::{Object, SearchRules};
+    use crate::record::{Detail, Run};
+
+    /// Known unit costs: 5,000 ns per object, 10 per relative relocation, 80 per lookup, 20
+    /// per probe.
+    const TRUE: [f64; 4] = [5000.0, 10.0, 80.0, 20.0];
+
+    /// (relative, lookups, probes) of six objects whose counts vary independently.
+    const COUNTS: [(u64, u64, u64); 6] = [
+        (100, 10, 30),
+        (5000, 20, 40),
+        (300, 400, 900),
+        (50, 60, 2000),
+        (1200, 5, 5),
+        (20, 150, 160),
+    ];
+
+    fn counts_of() -> Vec<Counts> {
+        COUNTS
+            .iter()
+            .map(|&(r, l, p)| Counts {
+                relative: r as f64,
+                lookups: l as f64,
+                probes: p as f64,
+            })
+            .collect()
+    }
+
+    fn cost(k: &Counts) -> f64 {
+        TRUE[0] + TRUE[1] * k.relative + TRUE[2] * k.lookups + TRUE[3] * k.probes
+    }
+
+    #[test]
+    fn a_fit_with_known_unit_costs_recovers_them() {
+        let cnt = counts_of();
+        let runs = Runs {
+            reloc: vec![cnt.iter().map(cost).enumerate().collect(); 3],
+            init: vec![BTreeMap::new(); 3],
+            mapping: vec![Some(40_000.0); 3],
+        };
+        let u = units(&runs, &cnt, None);
+        let f = u.reloc.expect("a fit");
+        for (got, want) in f.iter().zip(TRUE) {
+            assert!((got - want).abs() < 1e-6 * want, "{f:?}");
+        }
+        // Search and mapping spread over the four objects ld.so maps (six less the program
+        // and ld.so).
+        assert_eq!(u.mapping_per_object, Some(10_000.0));
+    }
+
+    /// A closure of six objects with [`COUNTS`]: the program (lazy, 100 slots), four
+    /// libraries of the user's (one linked -z now with 50 PLT slots), ld.so last.
+    fn closure() -> Closure {
+        let exe = std::env::current_exe().unwrap();
+        let info = crate::deps::analyze_file(&exe, true).expect("the test binary is ELF");
+        let objects = COUNTS
+            .iter()
+            .enumerate()
+            .map(|(i, &(r, l, _))| {
+                let path = match i {
+                    0 => "/home/u/prog".to_string(),
+                    5 => "/lib64/ld-linux-x86-64.so.2".to_string(),
+                    _ => format!("/home/u/lib/lib{i}.so"),
+                };
+                let mut info = info.clone();
+                info.flags.bind_now = i == 2;
+                let rel = &mut info.relocations;
+                rel.by_class.relative = r;
+                rel.relr = 0;
+                rel.startup_lookups = l;
+                rel.cache_hits = 0;
+                rel.by_class.plt = if i == 2 { 50 } else { 0 };
+                rel.lazy_deferred = if i == 0 { 100 } else { 0 };
+                info.initializers.total = 0;
+                Object {
+                    name: path.rsplit('/').next().unwrap().into(),
+                    path,
+                    found_by: match i {
+                        0 => FoundBy::Target,
+                        5 => FoundBy::Interpreter,
+                        _ => FoundBy::Runpath {
+                            of: "/home/u/prog".into(),
+                        },
+                    },
+                    loaded_by: (i > 0).then_some(0),
+                    depth: (i > 0) as u32,
+                    needed: Vec::new(),
+                    in_scope: true,
+                    info,
+                }
+            })
+            .collect();
+        Closure {
+            rules: SearchRules::built_in("/lib64/ld-linux-x86-64.so.2"),
+            objects,
+            missing: Vec::new(),
+            ld_library_path: None,
+            bind_now_env: false,
+        }
+    }
+
+    fn lookups(c: &Closure) -> LookupModel {
+        LookupModel {
+            objects: c
+                .objects
+                .iter()
+                .zip(COUNTS)
+                .map(|(o, (_, l, p))| ObjectLookups {
+                    path: o.path.clone(),
+                    lookups: l,
+                    probes: p,
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        }
+    }
+
+    /// Five per-object runs whose relocation phases cost exactly [`TRUE`]'s prices, and five
+    /// uninstrumented runs of 1 ms.
+    fn section(c: &Closure) -> ProfileSection {
+        let cnt = counts_of();
+        let seg = |phase: &str, object: Option<&str>, ns: f64| {
+            serde_json::json!({"phase": phase, "object": object, "wall_ns": ns as u64,
+                "counters": {"task_clock_ns": ns as u64}, "stops": 0})
+        };
+        let mut raw: Vec<Run> = Vec::new();
+        for _ in 0..5 {
+            let mut segs = vec![seg("ldso-mapping", None, 40_000.0)];
+            for (o, k) in c.objects.iter().zip(&cnt) {
+                segs.push(seg("relocation", Some(&o.path), cost(k)));
+            }
+            for (inst, segments) in [("per-object", segs), ("none", Vec::new())] {
+                raw.push(
+                    serde_json::from_value(serde_json::json!({
+                        "instrumentation": inst, "segments": segments,
+                        "total": {"task_clock_ns": 1_000_000}, "wall_ns": 1_000_000,
+                        "ending": {"how": "exited", "value": 0}, "stops": 0,
+                    }))
+                    .expect("a run"),
+                );
+            }
+        }
+        crate::attribute::profile::aggregate(
+            vec!["/home/u/prog".into()],
+            0,
+            Detail::Static,
+            raw,
+            None,
+            BTreeMap::new(),
+        )
+    }
+
+    #[test]
+    fn bind_now_is_a_cost_and_dropping_it_a_saving() {
+        let c = closure();
+        let m = lookups(&c);
+        let p = section(&c);
+        let fixes = fixes_of(&Inputs {
+            profile: Some(&p),
+            fork: None,
+            closure: Some(&c),
+            lookups: Some(&m),
+            unused: &[],
+        });
+        // -z now: the program's 100 lazy slots at its 3 probes per lookup.
+        let now = fixes.iter().find(|f| f.kind == FixKind::BindNow).unwrap();
+        let want = -100.0 * (TRUE[2] + 3.0 * TRUE[3]);
+        assert!((now.saving_ns - want).abs() < 1e-6, "{now:#?}");
+        assert!((now.share - want / 1e6).abs() < 1e-9, "{now:#?}");
+        assert!(
+            now.reason.starts_with("a cost at start-up: 100 "),
+            "{now:#?}"
+        );
+        assert_eq!(now.objects, ["prog"]);
+        // Every resample prices the same exact data alike.
+        let (lo, hi) = now.ci95_ns.unwrap();
+        assert!((lo - want).abs() < 1e-6 && (hi - want).abs() < 1e-6);
+        // Dropping -z now from lib2.so: its 50 slots at 2.25 probes per lookup (900 / 400).
+        let lazy = fixes
+            .iter()
+            .find(|f| f.kind == FixKind::LazyBinding)
+            .unwrap();
+        let want = 50.0 * (TRUE[2] + 2.25 * TRUE[3]);
+        assert!((lazy.saving_ns - want).abs() < 1e-6, "{lazy:#?}");
+        assert_eq!(lazy.objects, ["lib2.so"]);
+        // Ranked: the saving first, the cost last.
+        assert_eq!(fixes.last().unwrap().kind, FixKind::BindNow);
+        // lib1.so's 5,000 relative relocations (over RELR_MIN_RELATIVE): 24/32 of 10 ns each.
+        let relr = fixes
+            .iter()
+            .find(|f| f.kind == FixKind::PackRelativeRelocs)
+            .unwrap();
+        assert_eq!(relr.objects, ["lib1.so"]);
+        assert!(
+            (relr.saving_ns - 5000.0 * 10.0 * 0.75).abs() < 1e-6,
+            "{relr:#?}"
+        );
+        assert!(relr.caveat.is_none(), "not a system library: {relr:#?}");
+    }
+
+    #[test]
+    fn ld_so_and_bind_now_objects_have_no_lazy_slots() {
+        let mut c = closure();
+        c.objects[5].info.relocations.lazy_deferred = 7;
+        c.objects[2].info.relocations.lazy_deferred = 9;
+        assert_eq!(lazy_slots(&c, 0), 100);
+        assert_eq!(lazy_slots(&c, 2), 0);
+        assert_eq!(lazy_slots(&c, 5), 0);
+        c.bind_now_env = true;
+        assert_eq!(lazy_slots(&c, 0), 0);
+    }
+
+    #[test]
+    fn lib_flags() {
+        assert_eq!(lib_flag("libfoo.so.1"), "foo");
+        assert_eq!(lib_flag("libm.so"), "m");
+        assert_eq!(lib_flag("odd"), "odd");
+    }
+}
