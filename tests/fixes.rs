@@ -384,6 +384,8 @@ fn a_heavy_constructor_is_named() {
         "{:#?}",
         f[0]
     );
+    // Named by its symbol (the fixture checks with readelf -sW that .symtab has it).
+    assert!(f[0].reason.contains(&pair.facts.constructor), "{:#?}", f[0]);
     assert!(
         of_kind(&fa, FixKind::Constructor, lib).is_empty(),
         "{fa:#?}"

@@ -637,6 +637,10 @@ fn exec_fixes(inp: &Inputs, p: &ProfileSection, c: &Closure) -> Vec<Fix> {
             continue;
         }
         let inits = &c.objects[i].info.initializers;
+        // Read from the object itself: the document keeps no symbol table.
+        let names =
+            crate::elf::init_names::initializer_names(std::path::Path::new(&c.objects[i].path))
+                .unwrap_or_default();
         let price: Pricer = Box::new(move |un: &Units| un.init_of[i]);
         cands.push(Candidate {
             fix: Fix {
@@ -651,11 +655,18 @@ fn exec_fixes(inp: &Inputs, p: &ProfileSection, c: &Closure) -> Vec<Fix> {
                     name(i)
                 ),
                 reason: format!(
-                    "its {} initializer{} (DT_INIT {}, DT_INIT_ARRAY {}) take {} per exec, {:.0}% of the CPU per exec",
+                    "its {} initializer{} ({}) take {} per exec, {:.0}% of the CPU per exec",
                     inits.total,
                     if inits.total == 1 { "" } else { "s" },
-                    if inits.dt_init { "yes" } else { "no" },
-                    inits.init_array,
+                    if names.is_empty() {
+                        format!(
+                            "DT_INIT {}, DT_INIT_ARRAY {}; no symbol names them",
+                            if inits.dt_init { "yes" } else { "no" },
+                            inits.init_array
+                        )
+                    } else {
+                        names.join(", ")
+                    },
                     us(t),
                     100.0 * t / whole
                 ),

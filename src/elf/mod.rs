@@ -12,6 +12,7 @@
 //! precise [`ElfError`].
 
 mod error;
+pub mod init_names;
 pub mod layout;
 mod mapped;
 mod parse;
