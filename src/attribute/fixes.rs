@@ -5,8 +5,14 @@
 //! by predicted saving. A pure function of what a saved document holds, so `report` of the
 //! document gives the same fixes as the `profile` run that wrote it.
 
+use std::collections::BTreeMap;
+
 use crate::attribute::fork_cost::ForkSection;
+use crate::attribute::lookups::LookupModel;
 use crate::attribute::profile::ProfileSection;
+use crate::deps::{Closure, FoundBy, UnusedDependency};
+use crate::record::{Instrumentation, Phase};
+use crate::stats::{interval95, median, nnls, Singular};
 
 /// What kind of change a fix is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -58,11 +64,1023 @@ pub struct Fix {
     pub caveat: Option<String>,
 }
 
-/// The fixes of one profile, most saving first.
+/// Bootstrap resamples of the per-object runs for each saving's interval.
+pub const RESAMPLES: usize = 200;
+
+/// Initializers over this share of the CPU per exec are named as a fix.
+pub const CONSTRUCTOR_SHARE: f64 = 0.05;
+
+/// Relative relocations still in DT_RELA from which packing them is named as a fix: below a
+/// few pages of entries the saving is within any run's noise.
+pub const RELR_MIN_RELATIVE: u64 = 1000;
+
+/// Bytes of one Elf64_Rela entry, which DT_RELR replaces by (almost) nothing.
+const RELA_ENTRY: f64 = 24.0;
+/// Bytes a relative relocation touches in all: its entry read, the 8-byte pointer written.
+const RELA_TOUCHED: f64 = RELA_ENTRY + 8.0;
+
+/// What [`fixes`] reads: all of it held by a saved `profile --json` document.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Inputs<'a> {
+    pub profile: Option<&'a ProfileSection>,
+    pub fork: Option<&'a ForkSection>,
+    pub closure: Option<&'a Closure>,
+    pub lookups: Option<&'a LookupModel>,
+    /// The closure's unused direct dependencies ([`crate::deps::unused_direct`]).
+    pub unused: &'a [UnusedDependency],
+}
+
+/// Each per-object run's CPU (less ldcost's stops), by closure index.
+#[derive(Debug, Clone, Default)]
+struct Runs {
+    reloc: Vec<BTreeMap<usize, f64>>,
+    init: Vec<BTreeMap<usize, f64>>,
+    mapping: Vec<Option<f64>>,
+}
+
+/// Unit costs of one resample of the runs (or of all of them).
+#[derive(Debug, Clone)]
+struct Units {
+    /// Relocation CPU per object ≈ a·object + b·relative + c·lookup + d·probe: [a, b, c, d];
+    /// None when the fit failed.
+    reloc: Option<Vec<f64>>,
+    /// Each object's median relocation and initializers CPU.
+    reloc_of: Vec<Option<f64>>,
+    init_of: Vec<Option<f64>>,
+    /// ld.so's search and mapping per object it maps (the median phase over the objects it
+    /// maps: all but the program and ld.so, which the kernel maps).
+    mapping_per_object: Option<f64>,
+}
+
+fn short(p: &str) -> &str {
+    p.rsplit('/').next().unwrap_or(p)
+}
+
+/// The closure index of a segment's object: its path, or failing that its file name.
+fn index_of(c: &Closure, argv0: Option<&str>, object: &str) -> Option<usize> {
+    if let Some(i) = c.objects.iter().position(|o| o.path == object) {
+        return Some(i);
+    }
+    if argv0 == Some(object) {
+        return Some(0);
+    }
+    c.objects
+        .iter()
+        .position(|o| short(&o.path) == short(object))
+}
+
+fn runs(p: &ProfileSection, c: &Closure) -> Runs {
+    let fallback = p.overhead.ns_per_stop_slope.or(p.overhead.ns_per_stop);
+    let argv0 = p.argv.first().map(|s| s.as_str());
+    let mut out = Runs::default();
+    for r in p
+        .raw
+        .iter()
+        .filter(|r| r.instrumentation == Instrumentation::PerObject)
+        .filter(|r| crate::attribute::profile::lost(r).is_none())
+    {
+        let per_stop = crate::attribute::profile::per_stop_ns(r, fallback).unwrap_or(0.0);
+        let (mut rl, mut it) = (BTreeMap::new(), BTreeMap::new());
+        let mut map = None;
+        for s in &r.segments {
+            let Some(ns) = crate::attribute::profile::corrected(s, per_stop) else {
+                continue;
+            };
+            let obj = s.object.as_deref().and_then(|o| index_of(c, argv0, o));
+            match (s.phase, obj) {
+                (Phase::Relocation, Some(i)) => *rl.entry(i).or_insert(0.0) += ns,
+                (Phase::Initializers, Some(i)) => *it.entry(i).or_insert(0.0) += ns,
+                (Phase::LdsoMapping, _) => *map.get_or_insert(0.0) += ns,
+                _ => {}
+            }
+        }
+        out.reloc.push(rl);
+        out.init.push(it);
+        out.mapping.push(map);
+    }
+    out
+}
+
+/// One object's counts that the relocation fit prices.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct Counts {
+    relative: f64,
+    lookups: f64,
+    probes: f64,
+}
+
+fn counts(c: &Closure, lk: Option<&LookupModel>) -> Vec<Counts> {
+    c.objects
+        .iter()
+        .map(|o| {
+            let r = &o.info.relocations;
+            let l = lk.and_then(|m| m.objects.iter().find(|l| l.path == o.path));
+            Counts {
+                relative: r.by_class.relative as f64,
+                lookups: l.map_or(r.startup_lookups.saturating_sub(r.cache_hits), |l| {
+                    l.lookups
+                }) as f64,
+                probes: l.map_or(0, |l| l.probes) as f64,
+            }
+        })
+        .collect()
+}
+
+fn reloc_row(k: &Counts) -> Vec<f64> {
+    vec![1.0, k.relative, k.lookups, k.probes]
+}
+
+/// Median over the runs in `pick` (all when None) of one object's figure.
+fn median_at(runs: &[BTreeMap<usize, f64>], i: usize, pick: Option<&[usize]>) -> Option<f64> {
+    let v: Vec<f64> = match pick {
+        Some(p) => p.iter().filter_map(|&r| runs[r].get(&i).copied()).collect(),
+        None => runs.iter().filter_map(|r| r.get(&i).copied()).collect(),
+    };
+    median(&v)
+}
+
+/// Relocation CPU fitted across this run's objects with the non-negative least squares
+/// `compare` uses: unit costs below zero are collinearity artefacts, never savings.
+fn fit_reloc(counts: &[Counts], reloc_of: &[Option<f64>]) -> Option<Vec<f64>> {
+    let (mut x, mut y) = (Vec::new(), Vec::new());
+    for (k, m) in counts.iter().zip(reloc_of) {
+        if let Some(m) = m {
+            x.push(reloc_row(k));
+            y.push(*m);
+        }
+    }
+    if x.is_empty() {
+        return None;
+    }
+    nnls(&x, &y, &[], Singular::PivotAtMostOfDiagonal(1e-9))
+}
+
+fn units(runs: &Runs, counts: &[Counts], pick: Option<&[usize]>) -> Units {
+    let n = counts.len();
+    let reloc_of: Vec<Option<f64>> = (0..n).map(|i| median_at(&runs.reloc, i, pick)).collect();
+    let init_of = (0..n).map(|i| median_at(&runs.init, i, pick)).collect();
+    let maps: Vec<f64> = match pick {
+        Some(p) => p.iter().filter_map(|&r| runs.mapping[r]).collect(),
+        None => runs.mapping.iter().flatten().copied().collect(),
+    };
+    let mapped = n.saturating_sub(2);
+    Units {
+        reloc: fit_reloc(counts, &reloc_of),
+        reloc_of,
+        init_of,
+        mapping_per_object: median(&maps)
+            .filter(|_| mapped > 0)
+            .map(|m| m / mapped as f64),
+    }
+}
+
+/// Prices one fix from one set of unit costs; None when they cannot.
+type Pricer<'a> = Box<dyn Fn(&Units) -> Option<f64> + 'a>;
+
+/// A fix before pricing: everything but the saving, and how to price it.
+struct Candidate<'a> {
+    fix: Fix,
+    price: Pricer<'a>,
+}
+
+/// The fixes of one profile, most saving first (see [`fixes_of`]).
 pub fn fixes(
-    _profile: Option<&ProfileSection>,
-    _fork: Option<&ForkSection>,
-    _closure: Option<&crate::deps::Closure>,
+    profile: Option<&ProfileSection>,
+    fork: Option<&ForkSection>,
+    closure: Option<&Closure>,
 ) -> Vec<Fix> {
-    Vec::new()
+    fixes_of(&Inputs {
+        profile,
+        fork,
+        closure,
+        lookups: None,
+        unused: &[],
+    })
+}
+
+/// The fixes of one profile, most saving first. Exec-side fixes need the profile's per-object
+/// runs and the closure; fork-side ones the fork section. Each saving is priced from this
+/// run's own figures and its 95% interval from [`RESAMPLES`] resamples of the per-object runs
+/// (fork-side savings from the fork loop's own intervals).
+pub fn fixes_of(inp: &Inputs) -> Vec<Fix> {
+    let mut out = Vec::new();
+    if let (Some(p), Some(c)) = (inp.profile, inp.closure) {
+        if !c.objects.is_empty() {
+            out.extend(exec_fixes(inp, p, c));
+        }
+    }
+    if let (Some(f), Some(c)) = (inp.fork, inp.closure) {
+        out.extend(fork_fixes(inp, f, c));
+    }
+    out.sort_by(|a, b| {
+        b.saving_ns
+            .partial_cmp(&a.saving_ns)
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then(a.kind.cmp(&b.kind))
+    });
+    out
+}
+
+/// The CPU per exec, exit teardown included: the median of the uninstrumented runs, or of
+/// the per-object runs' totals when there were none.
+fn whole_exec(p: &ProfileSection) -> Option<f64> {
+    let v = crate::attribute::profile::cpu_per_exec(&p.raw);
+    median(&v).or_else(|| {
+        p.total_task_clock_ns
+            .as_ref()
+            .map(|t| t.median + p.exit_uncounted_ns.as_ref().map_or(0.0, |e| e.median))
+    })
+}
+
+/// The CPU per fork: the parent's and the child's.
+fn whole_fork(f: &ForkSection) -> Option<f64> {
+    Some(f.per_fork.parent_cpu_ns.as_ref()?.median + f.per_fork.child_cpu_ns.as_ref()?.median)
+}
+
+fn us(ns: f64) -> String {
+    format!("{:.1} µs", ns / 1000.0)
+}
+
+/// Whether an object lives where the system's libraries do (ld.so's default directories, the
+/// directories ld.so.cache named, the interpreter): not rebuilt by the user.
+fn is_system(c: &Closure, i: usize) -> bool {
+    let o = &c.objects[i];
+    if matches!(
+        o.found_by,
+        FoundBy::LdSoCache | FoundBy::DefaultPath | FoundBy::Interpreter
+    ) {
+        return true;
+    }
+    let dir = o.path.rsplit_once('/').map_or("", |d| d.0);
+    c.rules.system_dirs.iter().any(|d| d == dir)
+        || c.objects.iter().any(|x| {
+            x.found_by == FoundBy::LdSoCache && x.path.rsplit_once('/').map(|d| d.0) == Some(dir)
+        })
+}
+
+fn is_interp(c: &Closure, i: usize) -> bool {
+    c.objects[i].found_by == FoundBy::Interpreter
+}
+
+/// PLT slots ld.so really leaves lazy in an object: its JUMP_SLOTs unless it or the
+/// environment binds now, never ld.so's own.
+fn lazy_slots(c: &Closure, i: usize) -> u64 {
+    let o = &c.objects[i];
+    if is_interp(c, i) || c.bind_now_env || o.info.flags.bind_now {
+        return 0;
+    }
+    o.info.relocations.lazy_deferred
+}
+
+/// Probes per lookup of an object in the lookup model, or over the whole model.
+fn probes_per_lookup(k: &Counts, all: &[Counts]) -> f64 {
+    if k.lookups > 0.0 {
+        return k.probes / k.lookups;
+    }
+    let (l, p) = all
+        .iter()
+        .fold((0.0, 0.0), |(l, p), k| (l + k.lookups, p + k.probes));
+    if l > 0.0 {
+        p / l
+    } else {
+        1.0
+    }
+}
+
+fn exec_fixes(inp: &Inputs, p: &ProfileSection, c: &Closure) -> Vec<Fix> {
+    let Some(whole) = whole_exec(p).filter(|w| *w > 0.0) else {
+        return Vec::new();
+    };
+    let runs = runs(p, c);
+    if runs.reloc.iter().all(|m| m.is_empty()) {
+        return Vec::new();
+    }
+    let cnt = counts(c, inp.lookups);
+    let full = units(&runs, &cnt, None);
+    let mut cands: Vec<Candidate> = Vec::new();
+    let name = |i: usize| short(&c.objects[i].path).to_string();
+    let system_caveat = |objs: &[usize]| -> Option<String> {
+        let sys: Vec<String> = objs
+            .iter()
+            .filter(|&&i| is_system(c, i))
+            .map(|&i| name(i))
+            .collect();
+        (!sys.is_empty()).then(|| {
+            format!(
+                "{} {} a system library: rebuilt only by its distribution",
+                sys.join(", "),
+                if sys.len() == 1 { "is" } else { "are" }
+            )
+        })
+    };
+    let unit_text = |u: &Units| -> String {
+        match &u.reloc {
+            Some(f) => format!(
+                "this run's fit: {:.0} ns per relative relocation, {:.0} per lookup, {:.0} per probe",
+                f[1], f[2], f[3]
+            ),
+            None => "no relocation fit".into(),
+        }
+    };
+
+    // 1. Unused direct dependencies: what leaves the closure with each.
+    for u in inp.unused {
+        let gone = removed(c, u);
+        if gone.is_empty() {
+            continue;
+        }
+        // The scope gets shorter: every lookup answered behind a removed object (or by no
+        // object) probes one object fewer per removed object before its answer.
+        let pos = |path: &str| c.objects.iter().position(|o| o.path == path);
+        let mut probes_saved = 0.0;
+        if let Some(m) = inp.lookups {
+            for l in &m.objects {
+                if pos(&l.path).is_some_and(|i| gone.contains(&i)) {
+                    continue;
+                }
+                for (ans, n) in &l.resolved_in {
+                    if let Some(a) = pos(ans) {
+                        probes_saved += *n as f64 * gone.iter().filter(|&&g| g < a).count() as f64;
+                    }
+                }
+                probes_saved += l.unresolved as f64 * gone.len() as f64;
+            }
+        }
+        let g = gone.clone();
+        let price: Pricer = Box::new(move |un: &Units| {
+            let mut t = 0.0;
+            for &i in &g {
+                t += un.reloc_of[i].unwrap_or(0.0) + un.init_of[i].unwrap_or(0.0);
+                t += un.mapping_per_object?;
+            }
+            t += probes_saved * un.reloc.as_ref().map_or(0.0, |f| f[3]);
+            Some(t)
+        });
+        let removed = gone.iter().map(|&i| name(i)).collect::<Vec<_>>().join(", ");
+        cands.push(Candidate {
+            fix: Fix {
+                kind: FixKind::UnusedDependency,
+                side: FixSide::Exec,
+                objects: gone.iter().map(|&i| name(i)).collect(),
+                saving_ns: 0.0,
+                ci95_ns: None,
+                share: 0.0,
+                change: format!(
+                    "link {} with -Wl,--as-needed, or drop -l{}",
+                    u.object,
+                    lib_flag(&u.needed)
+                ),
+                reason: format!(
+                    "{} needs {} but binds no symbol to it: dropping it removes {} ({} object{}: their measured relocation and initializers, {} of ld.so's search and mapping each{})",
+                    u.object,
+                    u.needed,
+                    removed,
+                    gone.len(),
+                    if gone.len() == 1 { "" } else { "s" },
+                    full.mapping_per_object.map_or("nothing".into(), us),
+                    if probes_saved > 0.0 {
+                        format!(", and {probes_saved:.0} probes of the other objects' lookups")
+                    } else {
+                        String::new()
+                    }
+                ),
+                caveat: Some(
+                    "the mapping per object is ld.so's search-and-mapping phase over the objects it maps, its own start-up included (an upper bound); the exit teardown of the mappings is not priced"
+                        .into(),
+                ),
+            },
+            price,
+        });
+    }
+
+    // 2a. -z now: every lazy slot becomes a start-up lookup.
+    let lazy: Vec<(usize, u64)> = (0..c.objects.len())
+        .map(|i| (i, lazy_slots(c, i)))
+        .filter(|(_, n)| *n > 0)
+        .collect();
+    if !lazy.is_empty() {
+        let total: u64 = lazy.iter().map(|l| l.1).sum();
+        let per: Vec<(f64, f64)> = lazy
+            .iter()
+            .map(|&(i, n)| (n as f64, probes_per_lookup(&cnt[i], &cnt)))
+            .collect();
+        let price: Pricer = Box::new(move |un: &Units| {
+            let f = un.reloc.as_ref()?;
+            Some(
+                -per.iter()
+                    .map(|(n, pp)| n * (f[2] + pp * f[3]))
+                    .sum::<f64>(),
+            )
+        });
+        let child = inp
+            .fork
+            .and_then(|f| f.lazy_binding.as_ref())
+            .and_then(|l| l.cost_ns);
+        cands.push(Candidate {
+            fix: Fix {
+                kind: FixKind::BindNow,
+                side: FixSide::Exec,
+                objects: lazy.iter().map(|&(i, _)| name(i)).collect(),
+                saving_ns: 0.0,
+                ci95_ns: None,
+                share: 0.0,
+                change: "link with -Wl,-z,now (or run with LD_BIND_NOW=1)".into(),
+                reason: format!(
+                    "a cost at start-up: {total} lazily bound PLT slots ({}) become start-up lookups, each priced at {}",
+                    lazy.iter()
+                        .map(|&(i, n)| format!("{} {n}", name(i)))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    unit_text(&full)
+                ),
+                caveat: Some(match child {
+                    Some(ns) => format!(
+                        "worth it only when forked children call lazily bound functions: each such first call costs a child {} (measured)",
+                        us(ns)
+                    ),
+                    None => "worth it only when forked children call lazily bound functions (measured by --fork --child exit)".into(),
+                }),
+            },
+            price,
+        });
+    }
+
+    // 2b. Dropping -z now: the PLT slots of objects bound at start-up become lazy.
+    let now: Vec<(usize, u64)> = (0..c.objects.len())
+        .filter(|&i| !is_interp(c, i) && !c.bind_now_env && c.objects[i].info.flags.bind_now)
+        .map(|i| (i, c.objects[i].info.relocations.by_class.plt))
+        .filter(|(_, n)| *n > 0)
+        .collect();
+    for &(i, n) in &now {
+        let pp = probes_per_lookup(&cnt[i], &cnt);
+        let price: Pricer = Box::new(move |un: &Units| {
+            let f = un.reloc.as_ref()?;
+            Some(n as f64 * (f[2] + pp * f[3]))
+        });
+        let child = inp
+            .fork
+            .and_then(|f| f.lazy_binding.as_ref())
+            .and_then(|l| l.cost_ns);
+        let mut caveat = vec![
+            "the GOT no longer becomes read-only after start-up (full RELRO is lost)".to_string(),
+            match child {
+                Some(ns) => format!(
+                    "each function a forked child calls first then costs it {} (measured)",
+                    us(ns)
+                ),
+                None => "each function a forked child calls first then costs it a lookup".into(),
+            },
+        ];
+        caveat.extend(system_caveat(&[i]));
+        cands.push(Candidate {
+            fix: Fix {
+                kind: FixKind::LazyBinding,
+                side: FixSide::Exec,
+                objects: vec![name(i)],
+                saving_ns: 0.0,
+                ci95_ns: None,
+                share: 0.0,
+                change: format!("link {} without -z now (-Wl,-z,lazy)", name(i)),
+                reason: format!(
+                    "{} is linked BIND_NOW: its {n} PLT slots are bound at start-up at {:.1} probes per lookup; {}",
+                    name(i),
+                    pp,
+                    unit_text(&full)
+                ),
+                caveat: Some(caveat.join("; ")),
+            },
+            price,
+        });
+    }
+
+    // 3. DT_RELR for objects with many relative relocations still in RELA.
+    for (i, o) in c.objects.iter().enumerate() {
+        let r = &o.info.relocations;
+        let unpacked = r.by_class.relative.saturating_sub(r.relr);
+        if unpacked < RELR_MIN_RELATIVE || is_interp(c, i) {
+            continue;
+        }
+        let price: Pricer = Box::new(move |un: &Units| {
+            let f = un.reloc.as_ref()?;
+            Some(unpacked as f64 * f[1] * RELA_ENTRY / RELA_TOUCHED)
+        });
+        cands.push(Candidate {
+            fix: Fix {
+                kind: FixKind::PackRelativeRelocs,
+                side: FixSide::Exec,
+                objects: vec![name(i)],
+                saving_ns: 0.0,
+                ci95_ns: None,
+                share: 0.0,
+                change: format!(
+                    "link {} with -Wl,-z,pack-relative-relocs (binutils ≥ 2.38, glibc ≥ 2.36)",
+                    name(i)
+                ),
+                reason: format!(
+                    "{unpacked} relative relocations in RELA ({} KiB of 24-byte entries): priced as the 24 of the 32 bytes each one touches that RELR removes, at {:.0} ns per relative relocation (this run's fit); the 8-byte pointer writes and their page faults are kept",
+                    unpacked * 24 / 1024,
+                    full.reloc.as_ref().map_or(0.0, |f| f[1])
+                ),
+                caveat: system_caveat(&[i]),
+            },
+            price,
+        });
+    }
+
+    // 4. Lookups an object answers itself, in objects the user builds.
+    if let Some(m) = inp.lookups {
+        for (i, o) in c.objects.iter().enumerate() {
+            if is_system(c, i) || is_interp(c, i) {
+                continue;
+            }
+            let Some(l) = m.objects.iter().find(|l| l.path == o.path) else {
+                continue;
+            };
+            let own = l.resolved_in.get(&o.path).copied().unwrap_or(0);
+            if own == 0 {
+                continue;
+            }
+            // Each walks the scope up to the object itself.
+            let scope_pos = c.objects[..=i].iter().filter(|x| x.in_scope).count() as f64;
+            let price: Pricer = Box::new(move |un: &Units| {
+                let f = un.reloc.as_ref()?;
+                Some(own as f64 * (f[2] + scope_pos * f[3]))
+            });
+            cands.push(Candidate {
+                fix: Fix {
+                    kind: FixKind::SelfBinding,
+                    side: FixSide::Exec,
+                    objects: vec![name(i)],
+                    saving_ns: 0.0,
+                    ci95_ns: None,
+                    share: 0.0,
+                    change: format!(
+                        "build {} with -fvisibility=hidden (exporting only its API), or link it -Wl,-Bsymbolic",
+                        name(i)
+                    ),
+                    reason: format!(
+                        "{own} of its {} start-up lookups bind to its own definitions, each probing {scope_pos:.0} object{}; {}",
+                        l.lookups,
+                        if scope_pos == 1.0 { "" } else { "s" },
+                        unit_text(&full)
+                    ),
+                    caveat: (i == 0).then(|| {
+                        "a symbol the program must let a library or LD_PRELOAD interpose keeps its lookup".into()
+                    }),
+                },
+                price,
+            });
+        }
+    }
+
+    // 5. Expensive constructors.
+    for i in 0..c.objects.len() {
+        let Some(t) = full.init_of[i] else { continue };
+        if t <= CONSTRUCTOR_SHARE * whole {
+            continue;
+        }
+        let inits = &c.objects[i].info.initializers;
+        // Read from the object itself: the document keeps no symbol table.
+        let names =
+            crate::elf::init_names::initializer_names(std::path::Path::new(&c.objects[i].path))
+                .unwrap_or_default();
+        let price: Pricer = Box::new(move |un: &Units| un.init_of[i]);
+        cands.push(Candidate {
+            fix: Fix {
+                kind: FixKind::Constructor,
+                side: FixSide::Exec,
+                objects: vec![name(i)],
+                saving_ns: 0.0,
+                ci95_ns: None,
+                share: 0.0,
+                change: format!(
+                    "defer the work of {}'s constructors to first use (or drop the library that runs them)",
+                    name(i)
+                ),
+                reason: format!(
+                    "its {} initializer{} ({}) take {} per exec, {:.0}% of the CPU per exec",
+                    inits.total,
+                    if inits.total == 1 { "" } else { "s" },
+                    if names.is_empty() {
+                        format!(
+                            "DT_INIT {}, DT_INIT_ARRAY {}; no symbol names them",
+                            if inits.dt_init { "yes" } else { "no" },
+                            inits.init_array
+                        )
+                    } else {
+                        names.join(", ")
+                    },
+                    us(t),
+                    100.0 * t / whole
+                ),
+                caveat: system_caveat(&[i]),
+            },
+            price,
+        });
+    }
+
+    // Price each on all runs, and its interval on resamples of them.
+    let n = runs.reloc.len();
+    let mut draws: Vec<Vec<f64>> = vec![Vec::new(); cands.len()];
+    if n > 1 {
+        let mut next = crate::stats::draws();
+        for _ in 0..RESAMPLES {
+            let pick: Vec<usize> = (0..n).map(|_| crate::stats::pick(&mut next, n)).collect();
+            let u = units(&runs, &cnt, Some(&pick));
+            for (d, k) in draws.iter_mut().zip(&cands) {
+                if let Some(v) = (k.price)(&u) {
+                    d.push(v);
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (k, mut d) in cands.into_iter().zip(draws) {
+        let Some(s) = (k.price)(&full) else { continue };
+        if s == 0.0 {
+            continue;
+        }
+        let mut fix = k.fix;
+        fix.saving_ns = s;
+        fix.share = s / whole;
+        // Percentiles over some resamples only would not mean what they say.
+        fix.ci95_ns = (d.len() == RESAMPLES).then(|| interval95(&mut d)).flatten();
+        out.push(fix);
+    }
+    out
+}
+
+/// `-lNAME` for `libNAME.so[.N]`, else the name itself.
+fn lib_flag(needed: &str) -> String {
+    let base = needed.strip_prefix("lib").unwrap_or(needed);
+    match base.find(".so") {
+        Some(i) => base[..i].to_string(),
+        None => base.to_string(),
+    }
+}
+
+fn fork_fixes(inp: &Inputs, f: &ForkSection, c: &Closure) -> Vec<Fix> {
+    let mut out = Vec::new();
+    let Some(whole) = whole_fork(f).filter(|w| *w > 0.0) else {
+        return out;
+    };
+    // The parent's fork CPU spread over the VMAs it duplicates: the whole call is charged to
+    // them, so this is the most a VMA can cost, not a fitted slope.
+    let per_vma = f.footprint.as_ref().and_then(|fp| {
+        let n = fp.vmas.total as f64;
+        let p = f.per_fork.parent_cpu_ns.as_ref()?;
+        (n > 0.0).then(|| (p.median / n, (p.ci95.0 / n, p.ci95.1 / n)))
+    });
+    if let Some((unit, (lo, hi))) = per_vma {
+        for u in inp.unused {
+            let gone = removed(c, u);
+            let vmas: u64 = gone
+                .iter()
+                .map(|&i| c.objects[i].info.vmas.len() as u64)
+                .sum();
+            if vmas == 0 {
+                continue;
+            }
+            let v = vmas as f64;
+            out.push(Fix {
+                kind: FixKind::UnusedDependency,
+                side: FixSide::Fork,
+                objects: gone.iter().map(|&i| short(&c.objects[i].path).to_string()).collect(),
+                saving_ns: v * unit,
+                ci95_ns: Some((v * lo, v * hi)),
+                share: v * unit / whole,
+                change: format!(
+                    "link {} with -Wl,--as-needed, or drop -l{}",
+                    u.object,
+                    lib_flag(&u.needed)
+                ),
+                reason: format!(
+                    "{vmas} of the {} VMAs each fork duplicates leave with {}, at {:.0} ns each (the parent's fork CPU over its VMAs)",
+                    f.footprint.as_ref().map_or(0, |fp| fp.vmas.total),
+                    u.needed,
+                    unit
+                ),
+                caveat: Some(
+                    "an upper bound: the fork's fixed cost is spread over the VMAs too".into(),
+                ),
+            });
+        }
+    }
+    // -z now for the children: the binding each child's first call of a lazy function costs.
+    let lazy: u64 = (0..c.objects.len()).map(|i| lazy_slots(c, i)).sum();
+    if let Some(l) = f.lazy_binding.as_ref().filter(|_| lazy > 0) {
+        if let (Some(cost), Some(got), Some(direct)) = (
+            l.cost_ns,
+            l.through_got_child_cpu_ns.as_ref(),
+            l.direct_child_cpu_ns.as_ref(),
+        ) {
+            if cost > 0.0 {
+                out.push(Fix {
+                    kind: FixKind::BindNow,
+                    side: FixSide::Fork,
+                    objects: Vec::new(),
+                    saving_ns: cost,
+                    // Conservative: the difference of the two medians' intervals.
+                    ci95_ns: Some((got.ci95.0 - direct.ci95.1, got.ci95.1 - direct.ci95.0)),
+                    share: cost / whole,
+                    change: "link with -Wl,-z,now (or run with LD_BIND_NOW=1)".into(),
+                    reason: format!(
+                        "each child's first call of a lazily bound function (exit here) costs it {} of CPU (measured: {} through the GOT, {} direct, {} children); {lazy} slots are lazy",
+                        us(cost),
+                        us(got.median),
+                        us(direct.median),
+                        l.iterations
+                    ),
+                    caveat: Some(if l.significant {
+                        "per lazily bound function a child calls; -z now costs every exec its lazy slots at start-up".into()
+                    } else {
+                        "the two intervals overlap: the saving is not established; -z now costs every exec its lazy slots at start-up".into()
+                    }),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The closure indices of what dropping `u` removes (the tables' names of them, matched to
+/// the closure's objects by file name).
+fn removed(c: &Closure, u: &UnusedDependency) -> Vec<usize> {
+    u.removes
+        .iter()
+        .filter_map(|r| c.objects.iter().position(|o| short(&o.path) == r))
+        .collect()
+}
+
+/// The fixes of a profile whose closure and lookup model are at hand (a saved document's
+/// `deps` section, or the `profile` run's own).
+pub fn of_document(
+    profile: &ProfileSection,
+    fork: Option<&ForkSection>,
+    closure: &Closure,
+    lookups: Option<&LookupModel>,
+) -> Vec<Fix> {
+    fixes_of(&Inputs {
+        profile: Some(profile),
+        fork,
+        closure: Some(closure),
+        lookups,
+        unused: &crate::deps::unused_direct(closure),
+    })
+}
+
+/// This run's unit costs, as the exec-side fixes are priced with them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct UnitCosts {
+    /// Relocation CPU per object, per relative relocation, per lookup and per probe (ns),
+    /// fitted across this run's objects.
+    pub per_object: f64,
+    pub per_relative: f64,
+    pub per_lookup: f64,
+    pub per_probe: f64,
+    /// ld.so's search and mapping per object it maps (ns).
+    pub mapping_per_object: Option<f64>,
+}
+
+/// The unit costs [`fixes_of`] prices the exec side with; None without per-object runs or a
+/// fit.
+pub fn unit_costs(
+    profile: &ProfileSection,
+    closure: &Closure,
+    lookups: Option<&LookupModel>,
+) -> Option<UnitCosts> {
+    let u = units(&runs(profile, closure), &counts(closure, lookups), None);
+    let f = u.reloc?;
+    Some(UnitCosts {
+        per_object: f[0],
+        per_relative: f[1],
+        per_lookup: f[2],
+        per_probe: f[3],
+        mapping_per_object: u.mapping_per_object,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::attribute::lookups::ObjectLookups;
+    use crate::deps::{Object, SearchRules};
+    use crate::record::{Detail, Run};
+
+    /// Known unit costs: 5,000 ns per object, 10 per relative relocation, 80 per lookup, 20
+    /// per probe.
+    const TRUE: [f64; 4] = [5000.0, 10.0, 80.0, 20.0];
+
+    /// (relative, lookups, probes) of six objects whose counts vary independently.
+    const COUNTS: [(u64, u64, u64); 6] = [
+        (100, 10, 30),
+        (5000, 20, 40),
+        (300, 400, 900),
+        (50, 60, 2000),
+        (1200, 5, 5),
+        (20, 150, 160),
+    ];
+
+    fn counts_of() -> Vec<Counts> {
+        COUNTS
+            .iter()
+            .map(|&(r, l, p)| Counts {
+                relative: r as f64,
+                lookups: l as f64,
+                probes: p as f64,
+            })
+            .collect()
+    }
+
+    fn cost(k: &Counts) -> f64 {
+        TRUE[0] + TRUE[1] * k.relative + TRUE[2] * k.lookups + TRUE[3] * k.probes
+    }
+
+    #[test]
+    fn a_fit_with_known_unit_costs_recovers_them() {
+        let cnt = counts_of();
+        let runs = Runs {
+            reloc: vec![cnt.iter().map(cost).enumerate().collect(); 3],
+            init: vec![BTreeMap::new(); 3],
+            mapping: vec![Some(40_000.0); 3],
+        };
+        let u = units(&runs, &cnt, None);
+        let f = u.reloc.expect("a fit");
+        for (got, want) in f.iter().zip(TRUE) {
+            assert!((got - want).abs() < 1e-6 * want, "{f:?}");
+        }
+        // Search and mapping spread over the four objects ld.so maps (six less the program
+        // and ld.so).
+        assert_eq!(u.mapping_per_object, Some(10_000.0));
+    }
+
+    /// A closure of six objects with [`COUNTS`]: the program (lazy, 100 slots), four
+    /// libraries of the user's (one linked -z now with 50 PLT slots), ld.so last.
+    fn closure() -> Closure {
+        let exe = std::env::current_exe().unwrap();
+        let info = crate::deps::analyze_file(&exe, true).expect("the test binary is ELF");
+        let objects = COUNTS
+            .iter()
+            .enumerate()
+            .map(|(i, &(r, l, _))| {
+                let path = match i {
+                    0 => "/home/u/prog".to_string(),
+                    5 => "/lib64/ld-linux-x86-64.so.2".to_string(),
+                    _ => format!("/home/u/lib/lib{i}.so"),
+                };
+                let mut info = info.clone();
+                info.flags.bind_now = i == 2;
+                let rel = &mut info.relocations;
+                rel.by_class.relative = r;
+                rel.relr = 0;
+                rel.startup_lookups = l;
+                rel.cache_hits = 0;
+                rel.by_class.plt = if i == 2 { 50 } else { 0 };
+                rel.lazy_deferred = if i == 0 { 100 } else { 0 };
+                info.initializers.total = 0;
+                Object {
+                    name: path.rsplit('/').next().unwrap().into(),
+                    path,
+                    found_by: match i {
+                        0 => FoundBy::Target,
+                        5 => FoundBy::Interpreter,
+                        _ => FoundBy::Runpath {
+                            of: "/home/u/prog".into(),
+                        },
+                    },
+                    loaded_by: (i > 0).then_some(0),
+                    depth: (i > 0) as u32,
+                    needed: Vec::new(),
+                    in_scope: true,
+                    info,
+                }
+            })
+            .collect();
+        Closure {
+            rules: SearchRules::built_in("/lib64/ld-linux-x86-64.so.2"),
+            objects,
+            missing: Vec::new(),
+            ld_library_path: None,
+            bind_now_env: false,
+        }
+    }
+
+    fn lookups(c: &Closure) -> LookupModel {
+        LookupModel {
+            objects: c
+                .objects
+                .iter()
+                .zip(COUNTS)
+                .map(|(o, (_, l, p))| ObjectLookups {
+                    path: o.path.clone(),
+                    lookups: l,
+                    probes: p,
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        }
+    }
+
+    /// Five per-object runs whose relocation phases cost exactly [`TRUE`]'s prices, and five
+    /// uninstrumented runs of 1 ms.
+    fn section(c: &Closure) -> ProfileSection {
+        let cnt = counts_of();
+        let seg = |phase: &str, object: Option<&str>, ns: f64| {
+            serde_json::json!({"phase": phase, "object": object, "wall_ns": ns as u64,
+                "counters": {"task_clock_ns": ns as u64}, "stops": 0})
+        };
+        let mut raw: Vec<Run> = Vec::new();
+        for _ in 0..5 {
+            let mut segs = vec![seg("ldso-mapping", None, 40_000.0)];
+            for (o, k) in c.objects.iter().zip(&cnt) {
+                segs.push(seg("relocation", Some(&o.path), cost(k)));
+            }
+            for (inst, segments) in [("per-object", segs), ("none", Vec::new())] {
+                raw.push(
+                    serde_json::from_value(serde_json::json!({
+                        "instrumentation": inst, "segments": segments,
+                        "total": {"task_clock_ns": 1_000_000}, "wall_ns": 1_000_000,
+                        "ending": {"how": "exited", "value": 0}, "stops": 0,
+                    }))
+                    .expect("a run"),
+                );
+            }
+        }
+        crate::attribute::profile::aggregate(
+            vec!["/home/u/prog".into()],
+            0,
+            Detail::Static,
+            raw,
+            None,
+            BTreeMap::new(),
+        )
+    }
+
+    #[test]
+    fn bind_now_is_a_cost_and_dropping_it_a_saving() {
+        let c = closure();
+        let m = lookups(&c);
+        let p = section(&c);
+        let fixes = fixes_of(&Inputs {
+            profile: Some(&p),
+            fork: None,
+            closure: Some(&c),
+            lookups: Some(&m),
+            unused: &[],
+        });
+        // -z now: the program's 100 lazy slots at its 3 probes per lookup.
+        let now = fixes.iter().find(|f| f.kind == FixKind::BindNow).unwrap();
+        let want = -100.0 * (TRUE[2] + 3.0 * TRUE[3]);
+        assert!((now.saving_ns - want).abs() < 1e-6, "{now:#?}");
+        assert!((now.share - want / 1e6).abs() < 1e-9, "{now:#?}");
+        assert!(
+            now.reason.starts_with("a cost at start-up: 100 "),
+            "{now:#?}"
+        );
+        assert_eq!(now.objects, ["prog"]);
+        // Every resample prices the same exact data alike.
+        let (lo, hi) = now.ci95_ns.unwrap();
+        assert!((lo - want).abs() < 1e-6 && (hi - want).abs() < 1e-6);
+        // Dropping -z now from lib2.so: its 50 slots at 2.25 probes per lookup (900 / 400).
+        let lazy = fixes
+            .iter()
+            .find(|f| f.kind == FixKind::LazyBinding)
+            .unwrap();
+        let want = 50.0 * (TRUE[2] + 2.25 * TRUE[3]);
+        assert!((lazy.saving_ns - want).abs() < 1e-6, "{lazy:#?}");
+        assert_eq!(lazy.objects, ["lib2.so"]);
+        // Ranked: the saving first, the cost last.
+        assert_eq!(fixes.last().unwrap().kind, FixKind::BindNow);
+        // lib1.so's 5,000 relative relocations (over RELR_MIN_RELATIVE): 24/32 of 10 ns each.
+        let relr = fixes
+            .iter()
+            .find(|f| f.kind == FixKind::PackRelativeRelocs)
+            .unwrap();
+        assert_eq!(relr.objects, ["lib1.so"]);
+        assert!(
+            (relr.saving_ns - 5000.0 * 10.0 * 0.75).abs() < 1e-6,
+            "{relr:#?}"
+        );
+        assert!(relr.caveat.is_none(), "not a system library: {relr:#?}");
+    }
+
+    #[test]
+    fn ld_so_and_bind_now_objects_have_no_lazy_slots() {
+        let mut c = closure();
+        c.objects[5].info.relocations.lazy_deferred = 7;
+        c.objects[2].info.relocations.lazy_deferred = 9;
+        assert_eq!(lazy_slots(&c, 0), 100);
+        assert_eq!(lazy_slots(&c, 2), 0);
+        assert_eq!(lazy_slots(&c, 5), 0);
+        c.bind_now_env = true;
+        assert_eq!(lazy_slots(&c, 0), 0);
+    }
+
+    #[test]
+    fn lib_flags() {
+        assert_eq!(lib_flag("libfoo.so.1"), "foo");
+        assert_eq!(lib_flag("libm.so"), "m");
+        assert_eq!(lib_flag("odd"), "odd");
+    }
 }

@@ -27,6 +27,7 @@ mod error;
 mod parallel;
 mod resolver;
 pub mod rules;
+mod unused;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -36,6 +37,7 @@ pub use cache::LdCache;
 pub use error::DepsError;
 use resolver::{file_id, origin_of, Loaded, Resolver};
 pub use rules::{RulesSource, SearchRules};
+pub use unused::{unused_direct, unused_direct_of_target, UnusedDependency};
 
 /// Which rule found an object (the "how" column of the tree).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -12,6 +12,7 @@
 //! precise [`ElfError`].
 
 mod error;
+pub mod init_names;
 pub mod layout;
 mod mapped;
 mod parse;
@@ -142,6 +143,10 @@ pub struct ObjectInfo {
     /// one-entry cache's hits: found while counting relocations, kept so the lookup model
     /// need not read the tables again. `None` when not computed (a deserialized report).
     pub lookup_keys: Option<Vec<(u32, u8)>>,
+    /// The PLT slots left to lazy binding as (dynamic symbol index, type class): the lookups
+    /// binding them all at start-up (LD_BIND_NOW, `ldd -r`) would add. `None` as for
+    /// `lookup_keys`.
+    pub deferred_keys: Option<Vec<(u32, u8)>>,
 }
 
 /// Parses `bytes` (the contents of `path`) into an [`ObjectInfo`].
@@ -280,6 +285,7 @@ pub fn analyze(bytes: &[u8], path: &Path, lazy: bool) -> Result<ObjectInfo, ElfE
 
     let tables = reloc::Tables::locate(&elf, bytes, &dyn_vals).map_err(malformed)?;
     let mut lookup_keys = Vec::new();
+    let mut deferred_keys = Vec::new();
     let relocations = reloc::count(
         bytes,
         &tables,
@@ -287,6 +293,7 @@ pub fn analyze(bytes: &[u8], path: &Path, lazy: bool) -> Result<ObjectInfo, ElfE
         header.e_machine,
         lazy && !flags.bind_now,
         Some(&mut lookup_keys),
+        Some(&mut deferred_keys),
     )
     .map_err(malformed)?;
 
@@ -311,6 +318,7 @@ pub fn analyze(bytes: &[u8], path: &Path, lazy: bool) -> Result<ObjectInfo, ElfE
         initializers,
         relocations,
         lookup_keys: Some(lookup_keys),
+        deferred_keys: Some(deferred_keys),
     })
 }
 

@@ -386,7 +386,9 @@ fn needs_lookup(bytes: &[u8], symtab: Option<usize>, sym: u32) -> bool {
     }
 }
 
-/// Counts every relocation of `tables`.
+/// Counts every relocation of `tables`. `lookups` receives the start-up lookups' keys (less
+/// the one-entry cache's hits), `deferred` the keys of the PLT slots left to lazy binding
+/// (the lookups LD_BIND_NOW would add: what `ldd -r` binds).
 pub(crate) fn count(
     bytes: &[u8],
     tables: &Tables,
@@ -394,6 +396,7 @@ pub(crate) fn count(
     machine: u16,
     lazy: bool,
     mut lookups: Option<&mut Vec<(u32, u8)>>,
+    mut deferred: Option<&mut Vec<(u32, u8)>>,
 ) -> Result<Relocations, String> {
     let mut types = TypeCounter::new();
     let mut out = Relocations {
@@ -459,6 +462,11 @@ pub(crate) fn count(
                     };
                     if t.role == Role::Plt && lazy && class == RelocClass::Plt {
                         out.lazy_deferred += 1;
+                        if let Some(d) = deferred.as_deref_mut() {
+                            if needs_lookup(bytes, tables.symtab, sym) {
+                                d.push((sym, type_class(machine, ty)));
+                            }
+                        }
                     }
                     if lookups_now
                         && class != RelocClass::Relative

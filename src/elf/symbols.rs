@@ -408,6 +408,7 @@ pub fn startup_lookup_keys<'a>(
         elf.header.e_machine,
         lazy && !bind_now,
         Some(&mut keys),
+        None,
     )
     .map_err(malformed)?;
     Ok(Some((keys, SymbolNames(syms))))

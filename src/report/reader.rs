@@ -113,8 +113,16 @@ pub enum StdinFailure {
 /// has no section to show (it was written by neither `profile` nor `deps`).
 pub fn text(doc: &Document) -> Option<String> {
     if doc.profile.is_some() || doc.fork.is_some() {
-        let section = doc.profile.as_ref().map(|p| p.section());
+        let mut section = doc.profile.as_ref().map(|p| p.section());
         let fork = doc.fork.as_ref().map(|f| f.section());
+        if let (Some(s), Some(d)) = (section.as_mut(), doc.deps.as_ref()) {
+            s.fixes = crate::attribute::fixes::of_document(
+                s,
+                fork.as_ref(),
+                &d.closure(),
+                d.lookups().as_ref(),
+            );
+        }
         return Some(super::profile_report(section.as_ref(), fork.as_ref()));
     }
     let deps = doc.deps.as_ref()?;

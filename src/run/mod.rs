@@ -396,8 +396,11 @@ fn profile_inner(
         Some(exe) => deps::resolve(exe, &deps::ResolveOptions::from_env()).ok(),
         None => closure,
     };
+    let model = closure.as_ref().map(crate::attribute::lookups::model);
     if let Some(c) = &closure {
         section.prediction = Some(crate::attribute::link_cost::prediction(c));
+        section.fixes =
+            crate::attribute::fixes::of_document(&section, fork.as_ref(), c, model.as_ref());
     }
     folded.extend(std::mem::take(&mut section.folded));
     write_graphs(cfg, &folded, fork.as_ref(), section.breakdown.as_ref())?;
@@ -420,10 +423,7 @@ fn profile_inner(
         .contains(&crate::trace::launch::Ending::TimedOut);
     if let Some(path) = &cfg.json {
         let mut doc = match closure {
-            Some(c) => {
-                let m = crate::attribute::lookups::model(&c);
-                Document::deps(&target.to_string_lossy(), c, Some(m))
-            }
+            Some(c) => Document::deps(&target.to_string_lossy(), c, model),
             None => Document::empty(&target.to_string_lossy()),
         };
         doc.command = "profile".into();

@@ -13,6 +13,9 @@ pub mod skips;
 #[allow(unused_imports)]
 pub use skips::{require_all, skip};
 
+/// Fixture pairs (before and after a fix) for each kind of fix `profile` predicts.
+pub mod fix_fixtures;
+
 /// Whether `cmd` can be run.
 pub fn have(cmd: &str) -> bool {
     Command::new("sh")

@@ -395,6 +395,7 @@ impl From<ObjectInfo> for elf::ObjectInfo {
             relocations: i.relocations.into(),
             // Found while reading the file; a saved document does not keep them.
             lookup_keys: None,
+            deferred_keys: None,
         }
     }
 }

@@ -359,6 +359,8 @@ impl From<ProfileSection> for profile::ProfileSection {
             raw: x.raw,
             // The stacks go to --folded/--flamegraph, never into the document.
             folded: Vec::new(),
+            // Recomputed from the document's sections by whoever has its closure.
+            fixes: Vec::new(),
         }
     }
 }

@@ -1,0 +1,458 @@
+//! The fixes `profile` predicts, on saved `profile --json` documents of the fixture pairs
+//! (tests/common/fix_fixtures.rs): each kind appears on the build that needs it and not on the
+//! build that has it made, naming the right object, with counts checked against oracles other
+//! than ldcost: `readelf -d`/`-rW` (lazy slots, BIND_NOW, relative relocations), glibc's
+//! `LD_DEBUG=bindings` (the lookups a library answers itself), and, on /bin/ls, the JUMP_SLOTs
+//! of its objects without BIND_NOW. The fixes are computed by the library from the document,
+//! as `report` computes them, so a saved document gives the same fixes as the run.
+//!
+//! Needs cc, readelf, ptrace and ld.so's debug symbols (per-object relocation and initializer
+//! phases); each test prints `SKIP` with the reason elsewhere.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::fix_fixtures::{self as fx, Pair};
+use common::*;
+use ldcost::attribute::fixes::{of_document, unit_costs, Fix, FixKind, FixSide, UnitCosts};
+use ldcost::report::Document;
+
+const BIN: &str = env!("CARGO_BIN_EXE_ldcost");
+
+/// Builds a pair into a fresh temporary directory, or skips with the builder's reason.
+fn build<F>(
+    name: &str,
+    f: fn(&Path) -> Result<Pair<F>, String>,
+) -> Option<(tempfile::TempDir, Pair<F>)> {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    match f(dir.path()) {
+        Ok(pair) => Some((dir, pair)),
+        Err(reason) => {
+            skip(name, &reason);
+            None
+        }
+    }
+}
+
+/// `ldcost profile -n 3 --quiet-target --json FILE [OPTIONS] TARGET`, loaded; None (a SKIP
+/// printed) when profile is refused here or ld.so's debug symbols are missing.
+fn profile(name: &str, target: &Path, options: &[&str]) -> Option<Document> {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let json = dir.path().join("p.json");
+    let mut args: Vec<String> = ["profile", "-n", "3", "--warmup", "1", "--quiet-target"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    args.extend(["--no-progress".into(), "--timeout".into(), "60".into()]);
+    args.extend(options.iter().map(|s| s.to_string()));
+    args.extend(["--json".into(), json.display().to_string()]);
+    args.push(target.display().to_string());
+    let out = Command::new(BIN).args(&args).output().expect("run ldcost");
+    if out.status.code() == Some(8) {
+        skip(
+            name,
+            &format!(
+                "profile is refused here: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ),
+        );
+        return None;
+    }
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "ldcost {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Document = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let per_object = doc.profile.as_ref().is_some_and(|p| {
+        p.raw.iter().any(|r| {
+            r.segments
+                .iter()
+                .any(|s| s.phase == ldcost::record::Phase::Relocation)
+        })
+    });
+    if !per_object {
+        skip(
+            name,
+            "no per-object relocation phases: ld.so's debug symbols (libc6-dbg) are not installed",
+        );
+        return None;
+    }
+    Some(doc)
+}
+
+/// The fixes of a saved document, as `report` computes them.
+fn fixes(doc: &Document) -> Vec<Fix> {
+    let p = doc.profile.as_ref().expect("a profile section").section();
+    let f = doc.fork.as_ref().map(|f| f.section());
+    let d = doc.deps.as_ref().expect("a deps section");
+    of_document(&p, f.as_ref(), &d.closure(), d.lookups().as_ref())
+}
+
+fn unit_costs_of(doc: &Document) -> Option<UnitCosts> {
+    let p = doc.profile.as_ref()?.section();
+    let d = doc.deps.as_ref()?;
+    unit_costs(&p, &d.closure(), d.lookups().as_ref())
+}
+
+fn of_kind<'a>(fixes: &'a [Fix], kind: FixKind, object: &str) -> Vec<&'a Fix> {
+    fixes
+        .iter()
+        .filter(|f| f.kind == kind && f.objects.iter().any(|o| o == object))
+        .collect()
+}
+
+/// The first integer in `text` after `after`.
+fn number_after(text: &str, after: &str) -> Option<u64> {
+    let rest = &text[text.find(after)? + after.len()..];
+    let digits: String = rest
+        .trim_start()
+        .chars()
+        .take_while(|c| c.is_ascii_digit())
+        .collect();
+    digits.parse().ok()
+}
+
+/// A well-formed fix: ranked by saving, a share of the whole, an interval around it.
+fn check_ranked(fixes: &[Fix]) {
+    for w in fixes.windows(2) {
+        assert!(w[0].saving_ns >= w[1].saving_ns, "not ranked: {fixes:#?}");
+    }
+    for f in fixes {
+        assert!(f.saving_ns.is_finite() && f.saving_ns != 0.0, "{f:#?}");
+        assert!(f.share.signum() == f.saving_ns.signum(), "{f:#?}");
+        assert!(!f.change.is_empty() && !f.reason.is_empty(), "{f:#?}");
+    }
+}
+
+/// JUMP_SLOT relocations of `path` per `readelf -rW`, and whether `readelf -d` shows BIND_NOW
+/// (DT_BIND_NOW, DF_BIND_NOW or DF_1_NOW).
+fn readelf_slots(path: &str) -> (u64, bool) {
+    let slots = readelf_reloc_counts(Path::new(path))
+        .iter()
+        .filter(|(k, _)| k.ends_with("_JUMP_SLOT"))
+        .map(|(_, v)| *v)
+        .sum();
+    let d = stdout_of("readelf", &["-dW", path]);
+    let now = d.lines().any(|l| {
+        l.contains("(BIND_NOW)")
+            || (l.contains("(FLAGS)") && l.contains("BIND_NOW"))
+            || (l.contains("(FLAGS_1)") && l.contains(" NOW"))
+    });
+    (slots, now)
+}
+
+#[test]
+fn ls_lazy_slots_are_the_jump_slots_of_objects_without_bind_now() {
+    const NAME: &str = "ls_lazy_slots_are_the_jump_slots_of_objects_without_bind_now";
+    if !tools(NAME, &["readelf"]) {
+        return;
+    }
+    let Some(doc) = profile(NAME, Path::new("/bin/ls"), &[]) else {
+        return;
+    };
+    let d = doc.deps.as_ref().unwrap();
+    let c = d.closure();
+    // The oracle: readelf on each object of the closure but ld.so (its own slots are never
+    // lazy), counting those without BIND_NOW.
+    let mut want = 0;
+    let mut lazy_objects = Vec::new();
+    for o in c.objects.iter().filter(|o| o.path != c.rules.interpreter) {
+        let (slots, now) = readelf_slots(&o.path);
+        if !now && slots > 0 {
+            want += slots;
+            lazy_objects.push(o.path.rsplit('/').next().unwrap().to_string());
+        }
+    }
+    let fixes = fixes(&doc);
+    check_ranked(&fixes);
+    let bind_now: Vec<&Fix> = fixes
+        .iter()
+        .filter(|f| f.kind == FixKind::BindNow && f.side == FixSide::Exec)
+        .collect();
+    if want == 0 {
+        assert!(bind_now.is_empty(), "{bind_now:#?}");
+        return;
+    }
+    assert_eq!(bind_now.len(), 1, "{fixes:#?}");
+    let f = bind_now[0];
+    assert_eq!(
+        number_after(&f.reason, "a cost at start-up:"),
+        Some(want),
+        "{f:#?}"
+    );
+    lazy_objects.sort();
+    let mut named = f.objects.clone();
+    named.sort();
+    assert_eq!(named, lazy_objects);
+    // -z now only costs at start-up: a negative saving, said to be a cost.
+    assert!(f.saving_ns < 0.0 && f.reason.contains("cost"), "{f:#?}");
+    // `report` of the same document gives the same fixes.
+    let again = fixes_of_reread(&doc);
+    assert_eq!(again, fixes);
+}
+
+/// The document written back and read again, its fixes recomputed.
+fn fixes_of_reread(doc: &Document) -> Vec<Fix> {
+    let text = serde_json::to_string(doc).unwrap();
+    let back: Document = serde_json::from_str(&text).unwrap();
+    fixes(&back)
+}
+
+#[test]
+fn bind_now_and_lazy_binding_appear_on_the_build_that_needs_each() {
+    const NAME: &str = "bind_now_and_lazy_binding_appear_on_the_build_that_needs_each";
+    let Some((_dir, pair)) = build(NAME, fx::bind_now_pair) else {
+        return;
+    };
+    let Some(before) = profile(NAME, &pair.before, &[]) else {
+        return;
+    };
+    let after = profile(NAME, &pair.after, &[]).expect("profiled once already");
+    let (fb, fa) = (fixes(&before), fixes(&after));
+    check_ranked(&fb);
+    check_ranked(&fa);
+    let prog = "fx_bind";
+    let (slots, now) = readelf_slots(pair.before.to_str().unwrap());
+    assert!(!now);
+    // Lazy build: -z now would cost its slots at start-up; nothing to gain by dropping it.
+    // Priced only when this run's objects separate a lookup's cost from the rest (their
+    // lookups vary enough for the fit to give it a cost).
+    let cost = of_kind(&fb, FixKind::BindNow, prog);
+    let u = unit_costs_of(&before).expect("a relocation fit");
+    if u.per_lookup + u.per_probe == 0.0 {
+        assert!(cost.is_empty(), "{fb:#?}");
+        eprintln!("{NAME}: the lazy build's fit gives lookups no cost ({u:?}): -z now not priced");
+    } else {
+        assert_eq!(cost.len(), 1, "{fb:#?}");
+    }
+    for cost in cost {
+        assert!(cost.saving_ns < 0.0, "{cost:#?}");
+        assert!(
+            cost.reason.contains(&format!("{prog} {slots}")),
+            "{cost:#?} (readelf: {slots} JUMP_SLOTs)"
+        );
+    }
+    assert!(
+        of_kind(&fb, FixKind::LazyBinding, prog).is_empty(),
+        "{fb:#?}"
+    );
+    // -z now build: its slots are bound at start-up, dropping -z now saves them.
+    let (slots_after, now_after) = readelf_slots(pair.after.to_str().unwrap());
+    assert!(now_after);
+    let save = of_kind(&fa, FixKind::LazyBinding, prog);
+    assert_eq!(save.len(), 1, "{fa:#?}");
+    assert!(save[0].saving_ns > 0.0, "{:#?}", save[0]);
+    assert_eq!(
+        number_after(&save[0].reason, "linked BIND_NOW: its"),
+        Some(slots_after),
+        "{:#?}",
+        save[0]
+    );
+    assert!(of_kind(&fa, FixKind::BindNow, prog).is_empty(), "{fa:#?}");
+}
+
+#[test]
+fn relr_appears_for_the_unpacked_library_only() {
+    const NAME: &str = "relr_appears_for_the_unpacked_library_only";
+    let Some((_dir, pair)) = build(NAME, fx::relr_pair) else {
+        return;
+    };
+    let Some(before) = profile(NAME, &pair.before, &[]) else {
+        return;
+    };
+    let after = profile(NAME, &pair.after, &[]).expect("profiled once already");
+    let (fb, fa) = (fixes(&before), fixes(&after));
+    check_ranked(&fb);
+    let lib = &pair.facts.library;
+    let f = of_kind(&fb, FixKind::PackRelativeRelocs, lib);
+    assert_eq!(f.len(), 1, "{fb:#?}");
+    // readelf -rW: the RELATIVE entries of the unpacked library.
+    let relative: u64 = pair
+        .facts
+        .relocs_before
+        .iter()
+        .filter(|(k, _)| k.ends_with("_RELATIVE"))
+        .map(|(_, v)| *v)
+        .sum();
+    assert_eq!(
+        number_after(&f[0].reason, ""),
+        Some(relative),
+        "{:#?}",
+        f[0]
+    );
+    assert!(f[0].saving_ns > 0.0 && f[0].reason.contains("kept"));
+    assert!(
+        of_kind(&fa, FixKind::PackRelativeRelocs, lib).is_empty(),
+        "{fa:#?}"
+    );
+}
+
+/// `LD_DEBUG=bindings` lines before control passes to the program where `lib` binds to itself.
+fn self_bindings(prog: &Path, lib: &str) -> u64 {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let base = dir.path().join("ld");
+    let status = Command::new(prog)
+        .env("LD_DEBUG", "bindings")
+        .env("LD_DEBUG_OUTPUT", &base)
+        .env_remove("LD_BIND_NOW")
+        .env_remove("LD_LIBRARY_PATH")
+        .status()
+        .expect("run the fixture");
+    assert!(status.success());
+    let file = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("ld."))
+        .expect("LD_DEBUG_OUTPUT wrote its file");
+    let text = std::fs::read_to_string(file).unwrap();
+    let mut n = 0;
+    for l in text.lines() {
+        if l.contains("transferring control") {
+            break;
+        }
+        // "binding file /d/libfxself.so [0] to /d/libfxself.so [0]: normal symbol `fxs_v1'"
+        if let Some(rest) = l.split("binding file ").nth(1) {
+            let mut parts = rest.split(" to ");
+            let from = parts.next().unwrap_or("");
+            let to = parts.next().unwrap_or("");
+            let file = |s: &str| s.split_whitespace().next().unwrap_or("").to_string();
+            if file(from).ends_with(&format!("/{lib}")) && file(from) == file(to) {
+                n += 1;
+            }
+        }
+    }
+    n
+}
+
+#[test]
+fn self_binding_appears_for_the_default_visibility_build_only() {
+    const NAME: &str = "self_binding_appears_for_the_default_visibility_build_only";
+    let Some((_dir, pair)) = build(NAME, fx::self_binding_pair) else {
+        return;
+    };
+    let Some(before) = profile(NAME, &pair.before, &[]) else {
+        return;
+    };
+    let after = profile(NAME, &pair.after, &[]).expect("profiled once already");
+    let (fb, fa) = (fixes(&before), fixes(&after));
+    check_ranked(&fb);
+    let lib = &pair.facts.library;
+    let f = of_kind(&fb, FixKind::SelfBinding, lib);
+    assert_eq!(f.len(), 1, "{fb:#?}");
+    let want = self_bindings(&pair.before, lib);
+    assert!(want >= fx::SELF_SYMBOLS as u64, "LD_DEBUG=bindings: {want}");
+    assert_eq!(number_after(&f[0].reason, ""), Some(want), "{:#?}", f[0]);
+    assert!(f[0].saving_ns > 0.0);
+    assert_eq!(self_bindings(&pair.after, lib), 0);
+    assert!(
+        of_kind(&fa, FixKind::SelfBinding, lib).is_empty(),
+        "{fa:#?}"
+    );
+    // System libraries are never named: the user does not build them.
+    for f in fb.iter().filter(|f| f.kind == FixKind::SelfBinding) {
+        assert!(
+            !f.objects.iter().any(|o| o.starts_with("libc.so")),
+            "{f:#?}"
+        );
+    }
+}
+
+#[test]
+fn a_heavy_constructor_is_named() {
+    const NAME: &str = "a_heavy_constructor_is_named";
+    let Some((_dir, pair)) = build(NAME, fx::constructor_pair) else {
+        return;
+    };
+    let Some(before) = profile(NAME, &pair.before, &[]) else {
+        return;
+    };
+    let after = profile(NAME, &pair.after, &[]).expect("profiled once already");
+    let (fb, fa) = (fixes(&before), fixes(&after));
+    check_ranked(&fb);
+    let lib = &pair.facts.library;
+    let f = of_kind(&fb, FixKind::Constructor, lib);
+    assert_eq!(f.len(), 1, "{fb:#?}");
+    // The constructor spins for 2 ms of its thread's CPU: the saving is at least that (less
+    // the clock's granularity), and over 5% of the whole.
+    assert!(
+        f[0].saving_ns >= 0.9 * fx::CTOR_CPU_NS as f64 && f[0].share > 0.05,
+        "{:#?}",
+        f[0]
+    );
+    // Named by its symbol (the fixture checks with readelf -sW that .symtab has it).
+    assert!(f[0].reason.contains(&pair.facts.constructor), "{:#?}", f[0]);
+    assert!(
+        of_kind(&fa, FixKind::Constructor, lib).is_empty(),
+        "{fa:#?}"
+    );
+}
+
+/// `ldd -u -r PROG`: the file names of the unused direct dependencies it lists.
+fn ldd_unused(prog: &Path) -> Vec<String> {
+    let out = Command::new("ldd")
+        .args(["-u", "-r"])
+        .arg(prog)
+        .env_remove("LD_LIBRARY_PATH")
+        .output()
+        .expect("run ldd");
+    let mut v: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with('/'))
+        .map(|l| l.rsplit('/').next().unwrap().to_string())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn unused_dependencies_are_priced_at_exec_and_fork() {
+    const NAME: &str = "unused_dependencies_are_priced_at_exec_and_fork";
+    if !tools(NAME, &["ldd"]) {
+        return;
+    }
+    let Some((_dir, pair)) = build(NAME, fx::unused_dependency) else {
+        return;
+    };
+    let fork = ["--fork=200"];
+    let Some(before) = profile(NAME, &pair.before, &fork) else {
+        return;
+    };
+    let after = profile(NAME, &pair.after, &fork).expect("profiled once already");
+    let (fb, fa) = (fixes(&before), fixes(&after));
+    check_ranked(&fb);
+    let want = ldd_unused(&pair.before);
+    assert_eq!(want.len(), 3, "ldd -u -r: {want:?}");
+    for side in [FixSide::Exec, FixSide::Fork] {
+        let mut named: Vec<String> = fb
+            .iter()
+            .filter(|f| f.kind == FixKind::UnusedDependency && f.side == side)
+            .map(|f| f.objects[0].clone())
+            .collect();
+        named.sort();
+        assert_eq!(named, want, "{side:?}: {fb:#?}");
+        assert!(
+            !fa.iter()
+                .any(|f| f.kind == FixKind::UnusedDependency && f.side == side),
+            "{fa:#?}"
+        );
+    }
+    // Dropping the library that alone pulls in another removes both.
+    let only = &pair.facts.only_via[0];
+    let with_only: Vec<&Fix> = fb
+        .iter()
+        .filter(|f| f.kind == FixKind::UnusedDependency && f.objects.contains(only))
+        .collect();
+    assert_eq!(with_only.len(), 2, "{fb:#?}");
+    for f in fb.iter().filter(|f| f.kind == FixKind::UnusedDependency) {
+        assert!(
+            f.saving_ns > 0.0 && f.change.contains("--as-needed"),
+            "{f:#?}"
+        );
+    }
+}
