@@ -67,6 +67,8 @@ pub struct ProfileRun {
     pub folded: Option<PathBuf>,
     pub json: Option<PathBuf>,
     pub text: bool,
+    /// `--detail`: the text report's long form.
+    pub detail: bool,
 }
 
 impl ProfileRun {
@@ -151,6 +153,7 @@ impl ProfileRun {
             },
             json: a.json,
             text,
+            detail: a.detail,
         }
     }
 }
@@ -250,6 +253,8 @@ pub struct ReportConfig {
     pub file: PathBuf,
     /// `Text` or `Markdown` (the command line offers no other).
     pub format: Format,
+    /// `--detail`: the long form of a profile document's report.
+    pub detail: bool,
 }
 
 /// `ldcost report`'s options.
@@ -260,6 +265,7 @@ pub fn report_config(a: crate::cli::ReportArgs) -> ReportConfig {
             crate::cli::ReportFormatArg::Text => Format::Text,
             crate::cli::ReportFormatArg::Markdown => Format::Markdown,
         },
+        detail: a.detail,
     }
 }
 
