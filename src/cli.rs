@@ -225,7 +225,7 @@ pub struct ReportArgs {
     #[arg(long, value_enum, default_value_t = ReportFormatArg::Text)]
     pub format: ReportFormatArg,
     /// Also show what `profile --detail` shows: how the figures were taken, the per-run min
-    /// and max, the instrumentation's own cost, the cross-checks with glibc, the phase ×
+    /// and max, the instrumentation's own cost, the cross-checks with glibc, the phase by
     /// category table.
     #[arg(short = 'v', long)]
     pub detail: bool,
@@ -496,7 +496,7 @@ pub struct ProfileArgs {
     pub folded: Option<PathBuf>,
     /// After the summary and the phase and object tables, also show how the figures were
     /// taken, the per-run min and max, the exit and whole-process lines, the instrumentation's
-    /// own cost, the cross-checks with glibc and the phase × category table (the JSON always
+    /// own cost, the cross-checks with glibc and the phase by category table (the JSON always
     /// has them).
     #[arg(short = 'v', long)]
     pub detail: bool,

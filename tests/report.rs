@@ -104,7 +104,14 @@ fn round_trip(test: &str, args: &[&str], must_contain: &[&str]) {
 fn report_of_a_plain_profile_equals_profiles_text() {
     round_trip(
         "report_of_a_plain_profile_equals_profiles_text",
-        &["profile", "/bin/true", "-n", "2", "--quiet-target", "--detail"],
+        &[
+            "profile",
+            "/bin/true",
+            "-n",
+            "2",
+            "--quiet-target",
+            "--detail",
+        ],
         &[
             "Phases, in order",
             "Instrumentation's own cost",

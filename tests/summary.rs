@@ -112,7 +112,10 @@ fn profile(test: &str, extra: &[&str]) -> Option<Run> {
     args.extend(["--json", path.to_str().unwrap()]);
     let o = ldcost(&args);
     if o.code == 8 {
-        skip(test, "ldcost profile is refused here (exit 8: ptrace or perf)");
+        skip(
+            test,
+            "ldcost profile is refused here (exit 8: ptrace or perf)",
+        );
         return None;
     }
     assert_eq!(o.code, 0, "ldcost {}: {}", args.join(" "), o.stderr);
@@ -140,7 +143,12 @@ fn summary_lines(text: &str) -> Vec<String> {
         if l.is_empty() {
             break;
         }
-        out.push(l.strip_prefix("Summary: ").unwrap_or(l).trim_start().to_string());
+        out.push(
+            l.strip_prefix("Summary: ")
+                .unwrap_or(l)
+                .trim_start()
+                .to_string(),
+        );
     }
     out
 }
@@ -216,7 +224,10 @@ fn the_summary_comes_first_and_is_made_of_the_tables_numbers() {
         .split(" ms")
         .next()
         .unwrap());
-    assert!((printed_wall - wall).abs() <= 0.005, "wall {printed_wall} vs {wall}");
+    assert!(
+        (printed_wall - wall).abs() <= 0.005,
+        "wall {printed_wall} vs {wall}"
+    );
 
     // The top objects: their rows of the object table, costliest first.
     let objects = table(text, "Objects, by cost (relocation and initializers)");
@@ -249,7 +260,9 @@ fn the_summary_comes_first_and_is_made_of_the_tables_numbers() {
         last = ms;
         for (o, x) in &sums {
             assert!(
-                o == name || *x <= ms + 0.0011 || tops.iter().any(|t| t.contains(&format!(": {o}: "))),
+                o == name
+                    || *x <= ms + 0.0011
+                    || tops.iter().any(|t| t.contains(&format!(": {o}: "))),
                 "{o} ({x} ms) costs more than top object {name} ({ms} ms)"
             );
         }
@@ -285,12 +298,18 @@ fn the_summary_comes_first_and_is_made_of_the_tables_numbers() {
 
     // The JSON's summary, at the printed precision.
     let e = &run.doc["summary"]["exec"];
-    assert_eq!(format!("{:.3}", e["cpu_ns"].as_f64().unwrap() / 1e6), format!("{cpu:.3}"));
+    assert_eq!(
+        format!("{:.3}", e["cpu_ns"].as_f64().unwrap() / 1e6),
+        format!("{cpu:.3}")
+    );
     let jparts = e["parts"].as_array().unwrap();
     assert_eq!(jparts.len(), all.len());
     for (j, (label, ms, share)) in jparts.iter().zip(&all) {
         assert_eq!(j["label"], label.as_str());
-        assert_eq!(format!("{:.3}", j["ns"].as_f64().unwrap() / 1e6), format!("{ms:.3}"));
+        assert_eq!(
+            format!("{:.3}", j["ns"].as_f64().unwrap() / 1e6),
+            format!("{ms:.3}")
+        );
         assert_eq!(
             format!("{:.1}", j["share"].as_f64().unwrap() * 100.0),
             format!("{share:.1}")
@@ -313,7 +332,8 @@ fn the_summary_comes_first_and_is_made_of_the_tables_numbers() {
     // No fix found: an empty list, and one line saying what was looked for.
     assert_eq!(run.doc["fixes"], serde_json::json!([]));
     assert!(
-        s.iter().any(|l| l.starts_with("fixes: none found (checked: unused direct dependencies")),
+        s.iter()
+            .any(|l| l.starts_with("fixes: none found (checked: unused direct dependencies")),
         "{s:?}"
     );
 }
@@ -350,8 +370,16 @@ fn detail_shows_the_moved_sections() {
         "exec runs pinned",
     ];
     for m in moved {
-        assert!(!plain.text.contains(m), "{m:?} without --detail:\n{}", plain.text);
-        assert!(detail.text.contains(m), "{m:?} not with -v:\n{}", detail.text);
+        assert!(
+            !plain.text.contains(m),
+            "{m:?} without --detail:\n{}",
+            plain.text
+        );
+        assert!(
+            detail.text.contains(m),
+            "{m:?} not with -v:\n{}",
+            detail.text
+        );
         assert!(
             report(&plain.path, &["--detail"]).contains(m),
             "{m:?} not in report --detail"
@@ -406,7 +434,11 @@ fn the_sections_validate_and_report_prints_the_same_summary() {
     let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let v = jsonschema::draft202012::new(&schema).unwrap();
     let errors = |d: &Value| v.iter_errors(d).map(|e| e.to_string()).collect::<Vec<_>>();
-    assert!(run.doc["summary"]["exec"].is_object(), "{}", run.doc["summary"]);
+    assert!(
+        run.doc["summary"]["exec"].is_object(),
+        "{}",
+        run.doc["summary"]
+    );
     assert!(errors(&run.doc).is_empty(), "{:?}", errors(&run.doc));
     let mut doc = run.doc.clone();
     let fixes: Vec<ldcost::report::schema::summary::Fix> = [FixSide::Exec, FixSide::Fork]
@@ -429,7 +461,10 @@ fn the_sections_validate_and_report_prints_the_same_summary() {
     doc["fixes"] = serde_json::to_value(&fixes).unwrap();
     assert!(errors(&doc).is_empty(), "{:?}", errors(&doc));
     doc["fixes"][0]["kind"] = "guess".into();
-    assert!(!errors(&doc).is_empty(), "a kind the docs do not list passes");
+    assert!(
+        !errors(&doc).is_empty(),
+        "a kind the docs do not list passes"
+    );
 
     assert_eq!(report(&run.path, &[]), run.text);
     let mut old = run.doc.clone();
@@ -439,5 +474,9 @@ fn the_sections_validate_and_report_prints_the_same_summary() {
     o.remove("fixes");
     let old_path = run.path.with_file_name("v2.json");
     std::fs::write(&old_path, serde_json::to_string(&old).unwrap()).unwrap();
-    assert_eq!(report(&old_path, &[]), run.text, "report of a version-2 document");
+    assert_eq!(
+        report(&old_path, &[]),
+        run.text,
+        "report of a version-2 document"
+    );
 }

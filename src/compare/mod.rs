@@ -128,8 +128,9 @@ pub fn parse_value(text: &[u8], path: &Path) -> Result<serde_json::Value, Compar
             };
             return Err(CompareError::BadDocument { path: p, what });
         }
-        Some(v) if !(crate::report::schema::OLDEST_READABLE as u64..=SCHEMA_VERSION as u64)
-            .contains(&v) =>
+        Some(v)
+            if !(crate::report::schema::OLDEST_READABLE as u64..=SCHEMA_VERSION as u64)
+                .contains(&v) =>
         {
             return Err(CompareError::SchemaVersion {
                 path: p,

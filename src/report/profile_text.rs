@@ -110,17 +110,17 @@ pub fn profile(p: &ProfileSection, detail: bool) -> String {
     // Said by default only when ld.so's internals could not be cut per object.
     if detail || !matches!(p.detail, Detail::DebugSymbols { .. }) {
         let _ = writeln!(
-        s,
-        "detail: {}",
-        match &p.detail {
-            Detail::DebugSymbols { debug_file } => format!(
-                "ld.so debug symbols ({debug_file}): relocation and initializers per object"
-            ),
-            Detail::Exported { why } =>
-                format!("exported symbols only ({why}): mapping vs relocation+initializers"),
-            Detail::Static => "static program: no ld.so".to_string(),
-        }
-    );
+            s,
+            "detail: {}",
+            match &p.detail {
+                Detail::DebugSymbols { debug_file } => format!(
+                    "ld.so debug symbols ({debug_file}): relocation and initializers per object"
+                ),
+                Detail::Exported { why } =>
+                    format!("exported symbols only ({why}): mapping vs relocation+initializers"),
+                Detail::Static => "static program: no ld.so".to_string(),
+            }
+        );
     }
     if let Some(line) = pinning(p.pinned_cpu).filter(|_| detail) {
         let _ = writeln!(s, "{line}");

@@ -66,11 +66,7 @@ pub fn fix_line(f: &Fix) -> String {
     }
     s.push(')');
     match f.ci95_ns {
-        Some((lo, hi)) => s.push_str(&format!(
-            ", 95% CI [{:.1}, {:.1}] µs",
-            lo / 1e3,
-            hi / 1e3
-        )),
+        Some((lo, hi)) => s.push_str(&format!(", 95% CI [{:.1}, {:.1}] µs", lo / 1e3, hi / 1e3)),
         None => s.push_str(", no interval"),
     }
     s.push_str(&format!(", predicted: {}", super::text::clean(&f.change)));
@@ -204,10 +200,7 @@ pub fn lines(sum: &Summary, fixes: &[Fix]) -> Vec<String> {
                 kinds.push(c);
             }
         }
-        out.push(format!(
-            "fixes: none found (checked: {})",
-            kinds.join(", ")
-        ));
+        out.push(format!("fixes: none found (checked: {})", kinds.join(", ")));
     }
     let mut n = [0usize; 2];
     for f in ranked {
@@ -304,7 +297,11 @@ mod tests {
         let fx: Vec<&String> = l.iter().filter(|x| x.contains(" fix ")).collect();
         assert_eq!(fx.len(), 3, "{l:?}");
         assert!(fx[0].starts_with("exec fix 1: saves 50.0 µs per exec (6.5%), 95% CI [40.0, 60.0] µs, predicted: -Wl,--as-needed [libfoo.so.1]"), "{}", fx[0]);
-        assert!(fx[1].starts_with("exec fix 2: saves 12.3 µs per exec (1.6%)"), "{}", fx[1]);
+        assert!(
+            fx[1].starts_with("exec fix 2: saves 12.3 µs per exec (1.6%)"),
+            "{}",
+            fx[1]
+        );
         assert!(
             fx[2].starts_with(
                 "fork fix 1: saves 3.0 µs per fork (3.0%, 3.0 ms per 1000 forks), 95% CI [2.4, 3.6] µs, predicted"
@@ -312,7 +309,12 @@ mod tests {
             "{}",
             fx[2]
         );
-        assert!(l[0].starts_with("fork: CPU per fork 100.0 µs = parent 40.0 µs 40.0% + child 60.0 µs 60.0%"), "{l:?}");
+        assert!(
+            l[0].starts_with(
+                "fork: CPU per fork 100.0 µs = parent 40.0 µs 40.0% + child 60.0 µs 60.0%"
+            ),
+            "{l:?}"
+        );
     }
 
     /// A change that costs is said so, and without an interval the line says it has none.
@@ -322,7 +324,10 @@ mod tests {
         f.ci95_ns = None;
         f.caveat = Some("a system library".into());
         let l = fix_line(&f);
-        assert!(l.starts_with("costs 2.0 µs per exec (1.0%), no interval, predicted: "), "{l}");
+        assert!(
+            l.starts_with("costs 2.0 µs per exec (1.0%), no interval, predicted: "),
+            "{l}"
+        );
         assert!(l.ends_with("; a system library"), "{l}");
     }
 

@@ -428,7 +428,8 @@ fn profile_inner(
             None => Document::empty(&target.to_string_lossy()),
         };
         doc.command = "profile".into();
-        doc.summary = Some(crate::attribute::summary::summary(Some(&section), fork.as_ref()).into());
+        doc.summary =
+            Some(crate::attribute::summary::summary(Some(&section), fork.as_ref()).into());
         doc.fixes = Some(fixes.into_iter().map(Into::into).collect());
         doc.profile = Some(section.into());
         doc.fork = fork.map(Into::into);
