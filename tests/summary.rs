@@ -480,3 +480,78 @@ fn the_sections_validate_and_report_prints_the_same_summary() {
         "report of a version-2 document"
     );
 }
+
+/// With `--fork`, the fork line's parent and child CPU are the per-fork table's medians, their
+/// shares and the CPU per fork follow from them, and the JSON holds the same.
+#[test]
+fn the_fork_line_is_the_per_fork_tables_cpu() {
+    let test = "the_fork_line_is_the_per_fork_tables_cpu";
+    let Some(run) = profile(test, &["-n", "2", "--fork=300"]) else {
+        return;
+    };
+    let text = &run.text;
+    let s = summary_lines(text);
+    let line = s
+        .iter()
+        .find(|l| l.starts_with("fork: CPU per fork "))
+        .unwrap_or_else(|| panic!("no fork line: {s:?}"));
+    let row = |name: &str| -> String {
+        let l = text
+            .lines()
+            .find(|l| l.trim_start().starts_with(name))
+            .unwrap_or_else(|| panic!("no row {name:?} in:\n{text}"));
+        cells(l)[1].clone()
+    };
+    let (parent, child) = (row("parent CPU"), row("child CPU (incl. exit teardown)"));
+    let (p, c) = (num(&parent), num(&child));
+    let total = p + c;
+    let expect = format!(
+        "= parent {parent} µs {:.1}% + child {child} µs {:.1}%",
+        p / total * 100.0,
+        c / total * 100.0
+    );
+    // The shares come from the unrounded medians: allow the last digit.
+    let got = line.split(" (incl.").next().unwrap();
+    assert!(
+        got.ends_with(&expect) || {
+            let shares: Vec<f64> = got
+                .split_whitespace()
+                .filter(|w| w.ends_with('%'))
+                .map(num)
+                .collect();
+            shares.len() == 2
+                && (shares[0] - p / total * 100.0).abs() <= 0.2
+                && (shares[1] - c / total * 100.0).abs() <= 0.2
+                && got.contains(&format!("parent {parent} µs "))
+                && got.contains(&format!("child {child} µs "))
+        },
+        "{line} vs the table's parent {parent} µs, child {child} µs"
+    );
+    let whole = num(line
+        .strip_prefix("fork: CPU per fork ")
+        .unwrap()
+        .split(" µs")
+        .next()
+        .unwrap());
+    assert!(
+        (whole - total).abs() <= 0.11,
+        "{whole} vs {parent} + {child}"
+    );
+    assert!(
+        line.contains(&format!("; {whole:.1} ms per 1000 forks")),
+        "{line}"
+    );
+    let f = &run.doc["summary"]["fork"];
+    assert_eq!(
+        format!("{:.1}", f["cpu_ns"].as_f64().unwrap() / 1e3),
+        format!("{whole:.1}")
+    );
+    assert_eq!(
+        format!("{:.1}", f["parent_cpu_ns"].as_f64().unwrap() / 1e3),
+        parent
+    );
+    assert_eq!(
+        format!("{:.1}", f["child_cpu_ns"].as_f64().unwrap() / 1e3),
+        child
+    );
+}

@@ -14,7 +14,7 @@ fn checked(kind: FixKind) -> &'static str {
         FixKind::PackRelativeRelocs => "DT_RELR",
         FixKind::SelfBinding => "self-binding symbol lookups",
         FixKind::Constructor => "constructors over 5%",
-        FixKind::Spawn => "fork vs vfork/posix_spawn (with --fork)",
+        FixKind::Spawn => "fork vs vfork/posix_spawn",
     }
 }
 
