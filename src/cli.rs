@@ -225,6 +225,11 @@ pub struct ReportArgs {
     /// How the report is printed: text (as `profile` printed it) or markdown.
     #[arg(long, value_enum, default_value_t = ReportFormatArg::Text)]
     pub format: ReportFormatArg,
+    /// Also show what `profile --detail` shows: how the figures were taken, the per-run min
+    /// and max, the instrumentation's own cost, the cross-checks with glibc, the phase by
+    /// category table.
+    #[arg(short = 'v', long)]
+    pub detail: bool,
 }
 
 /// `--format` of `report`.
@@ -502,6 +507,12 @@ pub struct ProfileArgs {
     /// for standard output, which then carries only the stacks).
     #[arg(long, value_name = "FILE")]
     pub folded: Option<PathBuf>,
+    /// After the summary and the phase and object tables, also show how the figures were
+    /// taken, the per-run min and max, the exit and whole-process lines, the instrumentation's
+    /// own cost, the cross-checks with glibc and the phase by category table (the JSON always
+    /// has them).
+    #[arg(short = 'v', long)]
+    pub detail: bool,
 }
 
 fn parse_child(s: &str) -> Result<crate::trace::fork::ChildSpec, String> {

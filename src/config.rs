@@ -67,6 +67,8 @@ pub struct ProfileRun {
     pub folded: Option<PathBuf>,
     pub json: Option<PathBuf>,
     pub text: bool,
+    /// `--detail`: the text report's long form.
+    pub detail: bool,
 }
 
 impl ProfileRun {
@@ -153,6 +155,7 @@ impl ProfileRun {
             },
             json: a.json,
             text,
+            detail: a.detail,
         }
     }
 }
@@ -252,6 +255,8 @@ pub struct ReportConfig {
     pub file: PathBuf,
     /// `Text` or `Markdown` (the command line offers no other).
     pub format: Format,
+    /// `--detail`: the long form of a profile document's report.
+    pub detail: bool,
 }
 
 /// `ldcost report`'s options.
@@ -262,6 +267,7 @@ pub fn report_config(a: crate::cli::ReportArgs) -> ReportConfig {
             crate::cli::ReportFormatArg::Text => Format::Text,
             crate::cli::ReportFormatArg::Markdown => Format::Markdown,
         },
+        detail: a.detail,
     }
 }
 

@@ -164,6 +164,7 @@ fn no_ld_debug_leaves_out_the_glibc_cross_check() {
     let json = dir.path().join("ls.json");
     let out = ldcost(&[
         "profile",
+        "--detail",
         "/bin/ls",
         "-n",
         "1",

@@ -68,6 +68,7 @@ fn profile(prog: &Path, options: &[&str], tag: &str) -> (String, Value) {
     let out = std::process::Command::new(BIN)
         .args([
             "profile",
+            "--detail",
             "--warmup",
             "0",
             "--no-ld-debug",

@@ -128,6 +128,7 @@ fn exec_figures(dir: &Path, argv: &[&str], sample_runs: &str) -> ExecFigures {
     let (json_s, folded_s) = (json.to_str().unwrap(), folded.to_str().unwrap());
     let mut args = vec![
         "profile",
+        "--detail",
         "-n",
         "7",
         "--no-reference",

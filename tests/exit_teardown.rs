@@ -76,7 +76,8 @@ fn profile(prog: &Path, args: &[&str]) -> (Value, String) {
     let dir = workdir();
     let json = dir.join(format!("profile-{}.json", args.join("-")));
     let out = Command::new(BIN)
-        .args(["profile", "-n", "3", "--warmup", "0", "--no-reference"])
+        .args(["profile", "--detail", "-n", "3", "--warmup", "0"])
+        .arg("--no-reference")
         .args(["--no-ld-debug", "--quiet-target", "--json"])
         .arg(&json)
         .arg("--")

@@ -259,6 +259,7 @@ fn no_reference_says_what_was_done_instead() {
     }
     let out = ldcost(&[
         "profile",
+        "--detail",
         "-n",
         "2",
         "--no-reference",

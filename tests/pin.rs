@@ -48,6 +48,7 @@ fn profile_grep(extra: &[&str]) -> Option<Pinned> {
     let mut args = extra.to_vec();
     args.extend([
         "profile",
+        "--detail",
         "-n",
         "1",
         "--no-reference",
@@ -159,7 +160,7 @@ fn documents_without_the_field_still_read() {
     let dir = tempfile::tempdir().unwrap();
     let old = dir.path().join("old.json");
     std::fs::write(&old, serde_json::to_string(&p.doc).unwrap()).unwrap();
-    let out = ldcost(&["report", old.to_str().unwrap()]);
+    let out = ldcost(&["report", "--detail", old.to_str().unwrap()]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(out.stdout.contains("ldcost profile"), "{}", out.stdout);
     assert!(

@@ -243,18 +243,22 @@ struct Candidate<'a> {
     price: Pricer<'a>,
 }
 
-/// The fixes of one profile, most saving first (see [`fixes_of`]).
+/// The fixes of one profile, most saving first (see [`fixes_of`]): the lookups model and the
+/// unused direct dependencies are derived from the closure, as `profile` and `report` both
+/// need them, so the two cannot rank different fixes for one document.
 pub fn fixes(
     profile: Option<&ProfileSection>,
     fork: Option<&ForkSection>,
     closure: Option<&Closure>,
 ) -> Vec<Fix> {
+    let lookups = closure.map(crate::attribute::lookups::model);
+    let unused = closure.map(crate::deps::unused_direct).unwrap_or_default();
     fixes_of(&Inputs {
         profile,
         fork,
         closure,
-        lookups: None,
-        unused: &[],
+        lookups: lookups.as_ref(),
+        unused: &unused,
     })
 }
 

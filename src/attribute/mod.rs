@@ -15,5 +15,6 @@ pub mod lookups;
 pub mod phase_table;
 pub mod profile;
 pub mod stats;
+pub mod summary;
 
 pub use folded::FoldedStack;

@@ -129,7 +129,10 @@ pub fn parse_value(text: &[u8], path: &Path) -> Result<serde_json::Value, Compar
             };
             return Err(CompareError::BadDocument { path: p, what });
         }
-        Some(v) if v != SCHEMA_VERSION as u64 => {
+        Some(v)
+            if !(crate::report::schema::OLDEST_READABLE as u64..=SCHEMA_VERSION as u64)
+                .contains(&v) =>
+        {
             return Err(CompareError::SchemaVersion {
                 path: p,
                 found: v,

@@ -16,6 +16,7 @@ pub mod output;
 pub mod profile_text;
 pub mod reader;
 pub mod schema;
+pub mod summary_text;
 pub mod text;
 
 use std::path::Path;
@@ -23,20 +24,39 @@ use std::path::Path;
 pub use error::ReportError;
 pub use schema::{DepsSection, Document, Tool, SCHEMA_VERSION};
 
-/// The text `profile` prints: the exec section (phases, instrumentation, cross-checks), its
-/// category breakdown and phase table (or why there is none), then the fork section. `report`
-/// re-renders a saved document with the same function, so the two cannot drift apart.
+/// The text `profile` prints: the summary ([`summary_text`]: the CPU per exec and where it
+/// goes, the costliest objects, `fixes`), then [`profile_body`]. `report` re-renders a saved
+/// document with the same function, so the two cannot drift apart.
 pub fn profile_report(
     profile: Option<&crate::attribute::profile::ProfileSection>,
     fork: Option<&crate::attribute::fork_cost::ForkSection>,
+    fixes: &[crate::attribute::fixes::Fix],
+    detail: bool,
+) -> String {
+    let summary = crate::attribute::summary::summary(profile, fork);
+    let mut text = summary_text::text(&summary, fixes);
+    text.push('\n');
+    text.push_str(&profile_body(profile, fork, detail));
+    text
+}
+
+/// The report after its summary: the exec section (phases, objects; with `detail` also the
+/// instrumentation's cost and the cross-checks), its category breakdown (with `detail` also
+/// the phase table) or why there is none, then the fork section.
+pub fn profile_body(
+    profile: Option<&crate::attribute::profile::ProfileSection>,
+    fork: Option<&crate::attribute::fork_cost::ForkSection>,
+    detail: bool,
 ) -> String {
     let mut text = String::new();
     if let Some(section) = profile {
-        text.push_str(&profile_text::profile(section));
+        text.push_str(&profile_text::profile(section, detail));
         if let Some(b) = &section.breakdown {
             text.push('\n');
             text.push_str(&breakdown_text::breakdown(b, "exec"));
-            text.push_str(&profile_text::phase_table(b));
+            if detail {
+                text.push_str(&profile_text::phase_table(b));
+            }
         } else if let Some(e) = &section.breakdown_error {
             text.push_str(&format!("\nexec cost by category: not available ({e})\n"));
         }

@@ -62,8 +62,13 @@ fn pinning(cpu: Option<Option<usize>>) -> Option<String> {
     })
 }
 
-/// The full `profile` report.
-pub fn profile(p: &ProfileSection) -> String {
+/// What the default report leaves to `--detail`, said on its last line.
+pub const MORE: &str = "--detail (-v) adds: where and how the figures were taken, the per-run min and max, the exit and whole-process lines, the instrumentation's own cost and the cross-checks with glibc";
+
+/// The `profile` report of the exec side; with `detail`, also how the figures were taken, the
+/// per-run min and max, the instrumentation's own cost and the cross-checks (the JSON always
+/// has them).
+pub fn profile(p: &ProfileSection, detail: bool) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -102,19 +107,22 @@ pub fn profile(p: &ProfileSection) -> String {
             reference_ms(p, &None, Instrumentation::PerObject)
         );
     }
-    let _ = writeln!(
-        s,
-        "detail: {}",
-        match &p.detail {
-            Detail::DebugSymbols { debug_file } => format!(
-                "ld.so debug symbols ({debug_file}): relocation and initializers per object"
-            ),
-            Detail::Exported { why } =>
-                format!("exported symbols only ({why}): mapping vs relocation+initializers"),
-            Detail::Static => "static program: no ld.so".to_string(),
-        }
-    );
-    if let Some(line) = pinning(p.pinned_cpu) {
+    // Said by default only when ld.so's internals could not be cut per object.
+    if detail || !matches!(p.detail, Detail::DebugSymbols { .. }) {
+        let _ = writeln!(
+            s,
+            "detail: {}",
+            match &p.detail {
+                Detail::DebugSymbols { debug_file } => format!(
+                    "ld.so debug symbols ({debug_file}): relocation and initializers per object"
+                ),
+                Detail::Exported { why } =>
+                    format!("exported symbols only ({why}): mapping vs relocation+initializers"),
+                Detail::Static => "static program: no ld.so".to_string(),
+            }
+        );
+    }
+    if let Some(line) = pinning(p.pinned_cpu).filter(|_| detail) {
         let _ = writeln!(s, "{line}");
     }
     for line in p.counting.header_lines() {
@@ -126,7 +134,7 @@ pub fn profile(p: &ProfileSection) -> String {
         .filter(|(_, v)| !v.is_available())
         .map(|(k, _)| k.clone())
         .collect();
-    if !unavailable.is_empty() {
+    if detail && !unavailable.is_empty() {
         let _ = writeln!(
             s,
             "not available on this machine: {}",
@@ -148,11 +156,13 @@ pub fn profile(p: &ProfileSection) -> String {
     } else {
         "median of the runs with a 95% bootstrap CI".to_string()
     };
-    let _ = writeln!(
-        s,
-        "figures: CPU time of the target process {} {correction}, {of_runs}; wall time excludes ldcost's own work at stops; threads and children are not included",
-        p.counting.cpu_source()
-    );
+    if detail {
+        let _ = writeln!(
+            s,
+            "figures: CPU time of the target process {} {correction}, {of_runs}; wall time excludes ldcost's own work at stops; threads and children are not included",
+            p.counting.cpu_source()
+        );
+    }
     s.push('\n');
 
     let _ = writeln!(s, "Phases, in order");
@@ -227,11 +237,13 @@ pub fn profile(p: &ProfileSection) -> String {
     if any_wide {
         let _ = writeln!(s, "{WIDE_NOTE}");
     }
-    if let Some(a) = p.raw.iter().find_map(|r| r.exec) {
-        let _ = writeln!(s, "{}", a.describe());
-    }
-    if let Some(n) = &p.cpu_features_note {
-        let _ = writeln!(s, "{n}");
+    if detail {
+        if let Some(a) = p.raw.iter().find_map(|r| r.exec) {
+            let _ = writeln!(s, "{}", a.describe());
+        }
+        if let Some(n) = &p.cpu_features_note {
+            let _ = writeln!(s, "{n}");
+        }
     }
 
     let mut per_obj: Vec<_> = p
@@ -251,17 +263,12 @@ pub fn profile(p: &ProfileSection) -> String {
         let _ = writeln!(s, "\nObjects, by cost (relocation and initializers)");
         // glibc's column only when its run was made (not with --no-ld-debug).
         let glibc = p.ld_debug.as_ref();
-        let mut header = vec![
-            "object",
-            "phase",
-            "cpu ms",
-            "95% CI",
-            "min",
-            "max",
-            "faults",
-            "relocations",
-            "lookups (deps)",
-        ];
+        // The per-run extremes only with --detail.
+        let mut header = vec!["object", "phase", "cpu ms", "95% CI"];
+        if detail {
+            header.extend(["min", "max"]);
+        }
+        header.extend(["faults", "relocations", "lookups (deps)"]);
         if glibc.is_some() {
             header.push("bindings (glibc)");
         }
@@ -279,14 +286,22 @@ pub fn profile(p: &ProfileSection) -> String {
                 r.phase.label().to_string(),
                 ms(&r.task_clock_ns),
                 ci(&r.task_clock_ns),
-                r.task_clock_ns
-                    .as_ref()
-                    .map(|s| format!("{:.3}", s.min / 1e6))
-                    .unwrap_or_default(),
-                r.task_clock_ns
-                    .as_ref()
-                    .map(|s| format!("{:.3}", s.max / 1e6))
-                    .unwrap_or_default(),
+            ];
+            if detail {
+                row.push(
+                    r.task_clock_ns
+                        .as_ref()
+                        .map(|s| format!("{:.3}", s.min / 1e6))
+                        .unwrap_or_default(),
+                );
+                row.push(
+                    r.task_clock_ns
+                        .as_ref()
+                        .map(|s| format!("{:.3}", s.max / 1e6))
+                        .unwrap_or_default(),
+                );
+            }
+            row.extend([
                 r.page_faults
                     .as_ref()
                     .map(|s| format!("{:.0}", s.median))
@@ -301,7 +316,7 @@ pub fn profile(p: &ProfileSection) -> String {
                 } else {
                     String::new()
                 },
-            ];
+            ]);
             if let Some(g) = glibc {
                 row.push(if r.phase == Phase::Relocation {
                     g.bindings
@@ -321,7 +336,17 @@ pub fn profile(p: &ProfileSection) -> String {
         }
         let _ = writeln!(s, "{t}");
     }
+    if detail {
+        details(&mut s, p);
+    } else {
+        let _ = writeln!(s, "{MORE}");
+    }
+    s
+}
 
+/// What `--detail` adds after the tables: the whole process, the exit, the instrumentation's
+/// own cost, the cross-checks.
+fn details(s: &mut String, p: &ProfileSection) {
     let _ = writeln!(s);
     match (&p.user_ns, &p.kernel_ns) {
         (Some(u), Some(k)) => {
@@ -419,9 +444,8 @@ pub fn profile(p: &ProfileSection) -> String {
     }
 
     if p.ld_debug.is_some() || p.prediction.is_some() {
-        cross_check(&mut s, p);
+        cross_check(s, p);
     }
-    s
 }
 
 /// glibc's own account (LD_DEBUG=statistics) beside `deps`' prediction. Without glibc's run
@@ -646,7 +670,7 @@ mod tests {
     #[test]
     fn runs_left_out_are_said_in_the_text() {
         let s = crate::attribute::profile::tests::left_out_section();
-        let text = crate::report::profile_report(Some(&s), None);
+        let text = crate::report::profile_report(Some(&s), None, &[], true);
         assert!(
             text.contains(
                 "without ptrace 0.000 ms; boundaries only not measured (1 of 1 boundaries-only run timed out: left out); per object "

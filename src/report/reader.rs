@@ -111,19 +111,16 @@ pub enum StdinFailure {
 
 /// The text the command that wrote `doc` printed (without colour), or `None` when the document
 /// has no section to show (it was written by neither `profile` nor `deps`).
-pub fn text(doc: &Document) -> Option<String> {
+pub fn text(doc: &Document, detail: bool) -> Option<String> {
     if doc.profile.is_some() || doc.fork.is_some() {
-        let mut section = doc.profile.as_ref().map(|p| p.section());
+        let section = doc.profile.as_ref().map(|p| p.section());
         let fork = doc.fork.as_ref().map(|f| f.section());
-        if let (Some(s), Some(d)) = (section.as_mut(), doc.deps.as_ref()) {
-            s.fixes = crate::attribute::fixes::of_document(
-                s,
-                fork.as_ref(),
-                &d.closure(),
-                d.lookups().as_ref(),
-            );
-        }
-        return Some(super::profile_report(section.as_ref(), fork.as_ref()));
+        return Some(super::profile_report(
+            section.as_ref(),
+            fork.as_ref(),
+            &doc.fixes(),
+            detail,
+        ));
     }
     let deps = doc.deps.as_ref()?;
     if deps.closure.objects.is_empty() {
@@ -137,8 +134,9 @@ pub fn text(doc: &Document) -> Option<String> {
 }
 
 /// The same report as Markdown: a heading naming the document's command, target and machine,
-/// and the text report in a fenced block (its tables are aligned for a fixed-width font).
-pub fn markdown(doc: &Document, text: &str) -> String {
+/// for a profile document its summary as a list, and the text report (after the summary) in a
+/// fenced block (its tables are aligned for a fixed-width font).
+pub fn markdown(doc: &Document, text: &str, detail: bool) -> String {
     let mut s = format!(
         "# ldcost {} {}\n\n",
         doc.command,
@@ -157,7 +155,17 @@ pub fn markdown(doc: &Document, text: &str) -> String {
             super::text::clean(&m.glibc)
         ));
     }
-    s.push_str(".\n\n```text\n");
+    s.push_str(".\n\n");
+    let mut text = text.to_string();
+    if doc.profile.is_some() || doc.fork.is_some() {
+        // The summary as Markdown of its own, the rest as the text report shows it.
+        let section = doc.profile.as_ref().map(|p| p.section());
+        let fork = doc.fork.as_ref().map(|f| f.section());
+        let summary = crate::attribute::summary::summary(section.as_ref(), fork.as_ref());
+        s.push_str(&super::summary_text::markdown(&summary, &doc.fixes()));
+        text = super::profile_body(section.as_ref(), fork.as_ref(), detail);
+    }
+    s.push_str("```text\n");
     // A line of backticks in a target's name must not close the fence early.
     s.push_str(&text.replace("```", "`\u{200b}``"));
     if !text.ends_with('\n') {

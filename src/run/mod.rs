@@ -399,13 +399,12 @@ fn profile_inner(
     let model = closure.as_ref().map(crate::attribute::lookups::model);
     if let Some(c) = &closure {
         section.prediction = Some(crate::attribute::link_cost::prediction(c));
-        section.fixes =
-            crate::attribute::fixes::of_document(&section, fork.as_ref(), c, model.as_ref());
     }
+    let fixes = crate::attribute::fixes::fixes(Some(&section), fork.as_ref(), closure.as_ref());
     folded.extend(std::mem::take(&mut section.folded));
     write_graphs(cfg, &folded, fork.as_ref(), section.breakdown.as_ref())?;
     if cfg.text {
-        let mut text = report::profile_report(Some(&section), fork.as_ref());
+        let mut text = report::profile_report(Some(&section), fork.as_ref(), &fixes, cfg.detail);
         if let Some(why) = &fork_lost {
             text.push_str(&format!("\nfork cost: not measured ({why})\n"));
         }
@@ -427,6 +426,9 @@ fn profile_inner(
             None => Document::empty(&target.to_string_lossy()),
         };
         doc.command = "profile".into();
+        doc.summary =
+            Some(crate::attribute::summary::summary(Some(&section), fork.as_ref()).into());
+        doc.fixes = Some(fixes.into_iter().map(Into::into).collect());
         doc.profile = Some(section.into());
         doc.fork = fork.map(Into::into);
         doc.fork_not_measured = fork_lost;
@@ -456,7 +458,8 @@ fn fork_only(
 ) -> Result<ExitCode, Error> {
     let target = cfg.profile.command.program.to_string_lossy().to_string();
     if cfg.text && fork.is_some() {
-        let mut text = report::profile_report(None, fork.as_ref());
+        let fixes = crate::attribute::fixes::fixes(None, fork.as_ref(), None);
+        let mut text = report::profile_report(None, fork.as_ref(), &fixes, cfg.detail);
         if report::color::wanted() {
             text = report::color::paint(&text);
         }
@@ -465,6 +468,13 @@ fn fork_only(
     if let Some(path) = &cfg.json {
         let mut doc = Document::empty(&target);
         doc.command = "profile".into();
+        doc.summary = Some(crate::attribute::summary::summary(None, fork.as_ref()).into());
+        doc.fixes = Some(
+            crate::attribute::fixes::fixes(None, fork.as_ref(), None)
+                .into_iter()
+                .map(Into::into)
+                .collect(),
+        );
         doc.fork = fork.map(Into::into);
         doc.machine = Some(crate::record::Machine::current());
         report::write_json(&doc, path)?;
@@ -597,14 +607,14 @@ pub fn report(cfg: &crate::config::ReportConfig) -> Result<ExitCode, Error> {
     } else {
         let doc: Document = serde_json::from_value(value)
             .map_err(|e| bad(format!("not an ldcost document ({e})")))?;
-        let text = report::reader::text(&doc).ok_or_else(|| {
+        let text = report::reader::text(&doc, cfg.detail && !markdown).ok_or_else(|| {
             bad(format!(
                 "a `{}` document with nothing to show (no profile, fork or deps section)",
                 doc.command
             ))
         })?;
         if markdown {
-            report::reader::markdown(&doc, &text)
+            report::reader::markdown(&doc, &text, cfg.detail)
         } else {
             text
         }

@@ -173,7 +173,6 @@ pub fn aggregate(
         prediction: None,
         followed: Vec::new(),
         pinned_cpu: None,
-        fixes: Vec::new(),
         // Every measured run's ending, the ones left out too (the report says why).
         endings: raw
             .iter()

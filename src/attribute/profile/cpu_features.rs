@@ -159,7 +159,6 @@ mod tests {
             cpu_features_note: None,
             followed: vec![],
             pinned_cpu: None,
-            fixes: Vec::new(),
             folded: vec![],
             raw: serde_json::from_value(raw).unwrap(),
         }

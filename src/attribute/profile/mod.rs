@@ -178,10 +178,6 @@ pub struct ProfileSection {
     /// or the kernel refused the mask); `None` in documents written before the field existed
     /// (not written back).
     pub pinned_cpu: Option<Option<usize>>,
-    /// The fixes, ranked ([`crate::attribute::fixes`]): set where the closure is known (the
-    /// `profile` driver, `report` of a document with a `deps` section); a pure function of
-    /// the document's sections, so recomputed from them rather than read back.
-    pub fixes: Vec<crate::attribute::fixes::Fix>,
     /// The sampled stacks, for --folded/--flamegraph (not in the JSON).
     pub folded: Vec<FoldedStack>,
     /// Every run, raw.

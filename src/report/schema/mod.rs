@@ -19,6 +19,7 @@ pub mod deps;
 pub mod experiment;
 pub mod fork;
 pub mod profile;
+pub mod summary;
 #[cfg(test)]
 pub(crate) mod tests;
 
@@ -29,7 +30,12 @@ pub use deps::DepsSection;
 
 /// Version of the JSON document. 1: the `deps` section. 2: a breakdown category's
 /// `ns_per_exec_or_fork` is an Estimate (`value`, `ci95`: pooled share × CPU, one bootstrap).
-pub const SCHEMA_VERSION: u32 = 2;
+/// 3: a profile document has `summary` and `fixes`.
+pub const SCHEMA_VERSION: u32 = 3;
+
+/// The oldest version `report` and `diff` read: a version-2 document differs only in lacking
+/// `summary` and `fixes`, which are computed from its `profile`, `fork` and `deps` sections.
+pub const OLDEST_READABLE: u32 = 2;
 
 /// The tool that wrote a document.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -63,9 +69,29 @@ pub struct Document {
     /// `diff` checks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub machine: Option<crate::record::Machine>,
+    /// Written by `profile` (version 3): what the report opens with
+    /// ([`crate::attribute::summary`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<summary::Summary>,
+    /// Written by `profile` (version 3): the predicted fixes, ranked
+    /// ([`crate::attribute::fixes`]); an empty list when none was found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fixes: Option<Vec<summary::Fix>>,
 }
 
 impl Document {
+    /// The fixes of this document: those it stores, or for a document written before they
+    /// were stored (version 2), the ones its sections give.
+    pub fn fixes(&self) -> Vec<crate::attribute::fixes::Fix> {
+        if let Some(f) = &self.fixes {
+            return f.iter().cloned().map(Into::into).collect();
+        }
+        let profile = self.profile.as_ref().map(|p| p.section());
+        let fork = self.fork.as_ref().map(|f| f.section());
+        let closure = self.deps.as_ref().map(|d| d.closure());
+        crate::attribute::fixes::fixes(profile.as_ref(), fork.as_ref(), closure.as_ref())
+    }
+
     pub fn deps(
         target: &str,
         closure: crate::deps::Closure,
@@ -84,6 +110,8 @@ impl Document {
             fork: None,
             fork_not_measured: None,
             machine: None,
+            summary: None,
+            fixes: None,
         }
     }
 
@@ -102,6 +130,8 @@ impl Document {
             fork: None,
             fork_not_measured: None,
             machine: None,
+            summary: None,
+            fixes: None,
         }
     }
 }

@@ -360,7 +360,6 @@ impl From<ProfileSection> for profile::ProfileSection {
             // The stacks go to --folded/--flamegraph, never into the document.
             folded: Vec::new(),
             // Recomputed from the document's sections by whoever has its closure.
-            fixes: Vec::new(),
         }
     }
 }

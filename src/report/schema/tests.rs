@@ -59,6 +59,19 @@ fn key_paths(v: &Value, at: &str, out: &mut BTreeSet<String>) {
     }
 }
 
+/// A stored version-2 document as `profile` writes it now (version 3): its `summary` and
+/// `fixes` computed from its sections, as `report` computes them for a version-2 document.
+fn upgraded(text: &str) -> Document {
+    let mut doc: Document = serde_json::from_str(text).unwrap();
+    let profile = doc.profile.as_ref().map(|p| p.section());
+    let fork = doc.fork.as_ref().map(|f| f.section());
+    let summary = crate::attribute::summary::summary(profile.as_ref(), fork.as_ref());
+    doc.fixes = Some(doc.fixes().into_iter().map(Into::into).collect());
+    doc.summary = Some(summary.into());
+    doc.schema_version = super::SCHEMA_VERSION;
+    doc
+}
+
 fn differing(a: &Value, b: &Value) -> Vec<String> {
     let (mut ka, mut kb) = (BTreeSet::new(), BTreeSet::new());
     key_paths(a, "", &mut ka);
@@ -89,10 +102,12 @@ fn comparison_read_and_written_again_is_the_same_json() {
 #[test]
 fn what_the_types_write_matches_the_schema_files() {
     for text in [PROFILE, PLAIN] {
-        let doc: Document = serde_json::from_str(text).unwrap();
+        let doc = upgraded(text);
         assert_valid("profile.schema.json", &serde_json::to_value(&doc).unwrap());
     }
-    let cmp: Comparison = serde_json::from_str(COMPARISON).unwrap();
+    // A comparison is the same in versions 2 and 3.
+    let mut cmp: Comparison = serde_json::from_str(COMPARISON).unwrap();
+    cmp.schema_version = super::SCHEMA_VERSION;
     assert_valid(
         "comparison.schema.json",
         &serde_json::to_value(&cmp).unwrap(),
@@ -121,9 +136,20 @@ fn keys(v: &Value) -> BTreeSet<String> {
 fn each_section_writes_exactly_the_keys_its_schema_lists() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/profile.schema.json");
     let s = value(&std::fs::read_to_string(path).unwrap());
-    let doc: Document = serde_json::from_str(PROFILE).unwrap();
+    let doc = upgraded(PROFILE);
     let v = serde_json::to_value(&doc).unwrap();
     for (section, pointer) in [
+        ("/summary", "/$defs/ReportSummary"),
+        ("/summary/exec", "/$defs/ExecSummary"),
+        (
+            "/summary/exec/parts/0",
+            "/$defs/ExecSummary/properties/parts/items",
+        ),
+        (
+            "/summary/exec/top_objects/0",
+            "/$defs/ExecSummary/properties/top_objects/items",
+        ),
+        ("/summary/fork", "/$defs/ForkSummary"),
         ("", ""),
         ("/deps", "/$defs/DepsSection"),
         ("/deps/objects/0", "/$defs/Object"),

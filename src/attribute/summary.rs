@@ -1,0 +1,260 @@
+//! The answer first: what `profile`'s report opens with. In: the profile's measured section and,
+//! with `--fork`, the fork section. Out: the CPU per exec and where it goes, as parts that add
+//! up to it, the costliest objects with the counts behind them, and the fork side's whole.
+//!
+//! Every figure here is made of the figures the tables print (the phase medians, the exit
+//! teardown lines, the per-fork medians), added up, never measured again, so the summary and
+//! the tables cannot disagree. A pure function of what a saved document holds: `report` of the
+//! document gives the summary the `profile` run printed.
+
+use crate::attribute::fork_cost::ForkSection;
+use crate::attribute::profile::{PhaseStat, ProfileSection};
+use crate::record::Phase;
+
+/// How many objects the summary names.
+pub const TOP_OBJECTS: usize = 3;
+
+/// One part of the CPU per exec: phases of the table added up.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Part {
+    /// "kernel exec", "ld.so search & mapping", ...
+    pub label: String,
+    /// The table's rows it is made of ("ld.so other", "CPU after the last stop", ...).
+    pub made_of: Vec<String>,
+    /// Nanoseconds per exec: the sum of those rows' medians.
+    pub ns: f64,
+    /// `ns` over the whole.
+    pub share: f64,
+}
+
+/// One of the costliest objects at start-up (relocation and initializers).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TopObject {
+    /// The object, as the tables name it (its path).
+    pub object: String,
+    /// Its relocation and initializers rows added up (ns per exec).
+    pub ns: f64,
+    /// The larger of its rows: its phase's label and median.
+    pub dominant_phase: String,
+    pub dominant_ns: f64,
+    /// The static reason, from `deps`' prediction: its relocations and start-up symbol lookups.
+    pub relocations: Option<u64>,
+    pub lookups: Option<u64>,
+}
+
+/// The exec side.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExecSummary {
+    /// The CPU per exec: every part added up (the phase medians, the CPU after the last stop
+    /// and the exit teardown no counter sees).
+    pub cpu_ns: f64,
+    /// 95% interval of the runs' phase totals, shifted by the exit parts' medians; None with
+    /// fewer than two runs.
+    pub ci95_ns: Option<(f64, f64)>,
+    pub runs: usize,
+    /// Wall time of the phases: the sum of their wall medians (the phase table's column).
+    pub wall_ns: Option<f64>,
+    /// The parts, in the order they happen; their shares add up to 1.
+    pub parts: Vec<Part>,
+    /// At most [`TOP_OBJECTS`], costliest first.
+    pub top_objects: Vec<TopObject>,
+}
+
+/// The fork side: the CPU per fork as the per-fork table's parent and child rows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ForkSummary {
+    pub spawn: String,
+    pub parent_cpu_ns: f64,
+    pub child_cpu_ns: f64,
+    /// Parent and child added up: the whole a fork-side fix's share is of.
+    pub cpu_ns: f64,
+    pub round_trip_ns: Option<f64>,
+}
+
+/// What the report opens with.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Summary {
+    pub exec: Option<ExecSummary>,
+    pub fork: Option<ForkSummary>,
+}
+
+/// The parts of the CPU per exec: (label, its phases, the one it is named after first).
+/// "ld.so other" (TLS set-up, version checks, bookkeeping between the objects) is ld.so's own
+/// work and goes with its search and mapping; "entry to main" (libc's start-up, the
+/// executable's constructors) is the program's.
+const PARTS: [(&str, &[Phase]); 6] = [
+    ("kernel exec", &[Phase::KernelExec]),
+    ("CPU feature detection", &[Phase::CpuFeatures]),
+    (
+        "ld.so search & mapping",
+        &[Phase::LdsoMapping, Phase::LdsoOther],
+    ),
+    (
+        "relocation & symbol lookup",
+        &[Phase::Relocation, Phase::RelocationAndInit],
+    ),
+    ("constructors", &[Phase::Initializers]),
+    (
+        "the program (entry → exit)",
+        &[Phase::MainToExit, Phase::EntryToMain],
+    ),
+];
+
+/// The label of the last part: what the target's exit costs after its last stop.
+pub const EXIT_TEARDOWN: &str = "exit teardown";
+/// The rows of the exit teardown part, as the report's lines name them.
+pub const AFTER_LAST_STOP: &str = "CPU after the last stop";
+pub const UNCOUNTED_EXIT: &str = "exit teardown after the counters stop";
+
+fn median(s: &Option<crate::attribute::stats::Summary>) -> Option<f64> {
+    s.as_ref().map(|s| s.median)
+}
+
+/// The summary of one profile.
+pub fn summary(profile: Option<&ProfileSection>, fork: Option<&ForkSection>) -> Summary {
+    Summary {
+        exec: profile.and_then(exec),
+        fork: fork.and_then(fork_side),
+    }
+}
+
+fn exec(p: &ProfileSection) -> Option<ExecSummary> {
+    let mut parts = Vec::new();
+    for (label, phases) in PARTS {
+        let rows: Vec<&PhaseStat> = p
+            .phases
+            .iter()
+            .filter(|r| phases.contains(&r.phase))
+            .collect();
+        if rows.is_empty() {
+            continue;
+        }
+        let mut made_of: Vec<String> = Vec::new();
+        for ph in phases {
+            if rows.iter().any(|r| r.phase == *ph) {
+                made_of.push(ph.label().to_string());
+            }
+        }
+        parts.push(Part {
+            label: label.to_string(),
+            made_of,
+            ns: rows.iter().filter_map(|r| median(&r.task_clock_ns)).sum(),
+            share: 0.0,
+        });
+    }
+    if parts.is_empty() {
+        return None;
+    }
+    let after = median(&p.children_task_clock_ns);
+    let uncounted = median(&p.exit_uncounted_ns);
+    if after.is_some() || uncounted.is_some() {
+        let mut made_of = Vec::new();
+        if after.is_some() {
+            made_of.push(AFTER_LAST_STOP.to_string());
+        }
+        if uncounted.is_some() {
+            made_of.push(UNCOUNTED_EXIT.to_string());
+        }
+        parts.push(Part {
+            label: EXIT_TEARDOWN.to_string(),
+            made_of,
+            ns: after.unwrap_or(0.0) + uncounted.unwrap_or(0.0),
+            share: 0.0,
+        });
+    }
+    let cpu_ns: f64 = parts.iter().map(|x| x.ns).sum();
+    for x in &mut parts {
+        x.share = if cpu_ns > 0.0 { x.ns / cpu_ns } else { 0.0 };
+    }
+    let exit_ns = after.unwrap_or(0.0) + uncounted.unwrap_or(0.0);
+    let ci95_ns = p
+        .total_task_clock_ns
+        .as_ref()
+        .filter(|s| s.n >= 2)
+        .map(|s| (s.ci95.0 + exit_ns, s.ci95.1 + exit_ns));
+    Some(ExecSummary {
+        cpu_ns,
+        ci95_ns,
+        runs: p.runs,
+        wall_ns: Some(p.phases.iter().filter_map(|r| median(&r.wall_ns)).sum()),
+        parts,
+        top_objects: top_objects(p),
+    })
+}
+
+/// The objects whose relocation and initializers cost most, with their larger phase.
+fn top_objects(p: &ProfileSection) -> Vec<TopObject> {
+    let mut by_object: Vec<TopObject> = Vec::new();
+    for r in &p.phases {
+        let (Some(o), Some(ns)) = (&r.object, median(&r.task_clock_ns)) else {
+            continue;
+        };
+        if !matches!(
+            r.phase,
+            Phase::Relocation | Phase::Initializers | Phase::RelocationAndInit
+        ) {
+            continue;
+        }
+        let i = match by_object.iter().position(|t| &t.object == o) {
+            Some(i) => i,
+            None => {
+                let pred = p.prediction.as_ref().and_then(|pr| pr.per_object.get(o));
+                by_object.push(TopObject {
+                    object: o.clone(),
+                    ns: 0.0,
+                    dominant_phase: String::new(),
+                    dominant_ns: f64::NEG_INFINITY,
+                    relocations: pred.map(|x| x.1),
+                    lookups: pred.map(|x| x.0),
+                });
+                by_object.len() - 1
+            }
+        };
+        let t = &mut by_object[i];
+        t.ns += ns;
+        if ns > t.dominant_ns {
+            t.dominant_ns = ns;
+            t.dominant_phase = r.phase.label().to_string();
+        }
+    }
+    by_object.sort_by(|a, b| b.ns.total_cmp(&a.ns));
+    by_object.truncate(TOP_OBJECTS);
+    by_object
+}
+
+fn fork_side(f: &ForkSection) -> Option<ForkSummary> {
+    let parent = median(&f.per_fork.parent_cpu_ns)?;
+    let child = median(&f.per_fork.child_cpu_ns)?;
+    Some(ForkSummary {
+        spawn: f.spawn.label().to_string(),
+        parent_cpu_ns: parent,
+        child_cpu_ns: child,
+        cpu_ns: parent + child,
+        round_trip_ns: median(&f.per_fork.round_trip_ns),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The parts add up to the whole, ld.so other and entry to main land where the labels
+    /// say, and the exit rows are a part of their own.
+    #[test]
+    fn parts_add_up_to_the_cpu_per_exec() {
+        let p = crate::attribute::profile::tests::left_out_section();
+        let s = summary(Some(&p), None).exec.expect("exec side");
+        let sum: f64 = s.parts.iter().map(|x| x.ns).sum();
+        assert!((sum - s.cpu_ns).abs() < 1e-6, "{s:?}");
+        let shares: f64 = s.parts.iter().map(|x| x.share).sum();
+        assert!((shares - 1.0).abs() < 1e-9 || s.cpu_ns == 0.0, "{s:?}");
+        let phases: f64 = p
+            .phases
+            .iter()
+            .filter_map(|r| r.task_clock_ns.as_ref().map(|s| s.median))
+            .sum();
+        let exit = p.children_task_clock_ns.as_ref().map_or(0.0, |s| s.median)
+            + p.exit_uncounted_ns.as_ref().map_or(0.0, |s| s.median);
+        assert!((s.cpu_ns - (phases + exit)).abs() < 1e-6, "{s:?}");
+    }
+}

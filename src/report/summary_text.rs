@@ -1,0 +1,344 @@
+//! The summary `profile`'s report opens with ([`crate::attribute::summary`]) and its fixes
+//! ([`crate::attribute::fixes`]), as lines: indented under a title in the text report, a list
+//! in Markdown. Figures are printed at the tables' precision (ms with three decimals, shares
+//! with one), so a reader can find each in the tables below.
+
+use crate::attribute::fixes::{Fix, FixKind, FixSide};
+use crate::attribute::summary::Summary;
+
+/// What the fixes are looked for, in the order [`FixKind`] lists them: said when none is found.
+fn checked(kind: FixKind) -> &'static str {
+    match kind {
+        FixKind::UnusedDependency => "unused direct dependencies",
+        FixKind::BindNow | FixKind::LazyBinding => "lazy vs immediate binding",
+        FixKind::PackRelativeRelocs => "DT_RELR",
+        FixKind::SelfBinding => "self-binding symbol lookups",
+        FixKind::Constructor => "constructors over 5%",
+        FixKind::Spawn => "fork vs vfork/posix_spawn",
+    }
+}
+
+const ALL_KINDS: [FixKind; 7] = [
+    FixKind::UnusedDependency,
+    FixKind::BindNow,
+    FixKind::LazyBinding,
+    FixKind::PackRelativeRelocs,
+    FixKind::SelfBinding,
+    FixKind::Constructor,
+    FixKind::Spawn,
+];
+
+/// A count with thousands separators: 1,339.
+pub fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn short(p: &str) -> String {
+    super::text::clean(p.rsplit('/').next().unwrap_or(p))
+}
+
+/// One fix, one line: the saving and its share, the interval, "predicted", the change.
+pub fn fix_line(f: &Fix) -> String {
+    let per = match f.side {
+        FixSide::Exec => "per exec",
+        FixSide::Fork => "per fork",
+    };
+    let verb = if f.saving_ns < 0.0 { "costs" } else { "saves" };
+    let mut s = format!(
+        "{verb} {:.1} µs {per} ({:.1}%",
+        f.saving_ns.abs() / 1e3,
+        f.share.abs() * 100.0
+    );
+    if f.side == FixSide::Fork {
+        // Per 1000 forks: µs per fork × 1000 = ms.
+        s.push_str(&format!(
+            ", {:.1} ms per 1000 forks",
+            f.saving_ns.abs() / 1e3
+        ));
+    }
+    s.push(')');
+    match f.ci95_ns {
+        Some((lo, hi)) => s.push_str(&format!(", 95% CI [{:.1}, {:.1}] µs", lo / 1e3, hi / 1e3)),
+        None => s.push_str(", no interval"),
+    }
+    s.push_str(&format!(", predicted: {}", super::text::clean(&f.change)));
+    let objects: Vec<String> = f.objects.iter().map(|o| short(o)).collect();
+    if !objects.is_empty() {
+        s.push_str(&format!(" [{}]", objects.join(", ")));
+    }
+    if !f.reason.is_empty() {
+        s.push_str(&format!(" ({})", super::text::clean(&f.reason)));
+    }
+    if let Some(c) = &f.caveat {
+        s.push_str(&format!("; {}", super::text::clean(c)));
+    }
+    s
+}
+
+/// The summary's lines, without indentation or title.
+pub fn lines(sum: &Summary, fixes: &[Fix]) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(e) = &sum.exec {
+        let ci = match e.ci95_ns {
+            Some((lo, hi)) => format!("95% CI [{:.3}, {:.3}]", lo / 1e6, hi / 1e6),
+            None => format!("no interval from {} run", e.runs),
+        };
+        let wall = e
+            .wall_ns
+            .map(|w| format!("; the phases' wall time {:.3} ms", w / 1e6))
+            .unwrap_or_default();
+        out.push(format!(
+            "CPU per exec {:.3} ms, {ci} (the phases below plus the exit teardown){wall}",
+            e.cpu_ns / 1e6
+        ));
+        let parts: Vec<String> = e
+            .parts
+            .iter()
+            .map(|p| format!("{} {:.3} ms {:.1}%", p.label, p.ns / 1e6, p.share * 100.0))
+            .collect();
+        // Two lines: ld.so's start-up, then the program and its exit.
+        let split = e
+            .parts
+            .iter()
+            .position(|p| p.label.starts_with("the program"))
+            .unwrap_or(parts.len());
+        if split > 0 {
+            out.push(format!("start-up: {}", parts[..split].join(" · ")));
+        }
+        if split < parts.len() {
+            // Where the phases without a part of their own are counted (the exit teardown's
+            // rows are --detail's lines).
+            let folded: Vec<String> = e
+                .parts
+                .iter()
+                .filter(|p| p.label != crate::attribute::summary::EXIT_TEARDOWN)
+                .flat_map(|p| {
+                    p.made_of
+                        .iter()
+                        .skip(1)
+                        .map(move |m| format!("{m} counted in {}", p.label))
+                })
+                .collect();
+            out.push(format!(
+                "then: {}{}",
+                parts[split..].join(" · "),
+                if folded.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", folded.join(", "))
+                }
+            ));
+        }
+        for (i, t) in e.top_objects.iter().enumerate() {
+            let mut why = Vec::new();
+            if let Some(r) = t.relocations {
+                why.push(format!("{} relocations", thousands(r)));
+            }
+            if let Some(l) = t.lookups {
+                why.push(format!("{} lookups", thousands(l)));
+            }
+            out.push(format!(
+                "top object {}: {}: {:.3} ms, most in {} {:.3} ms{}",
+                i + 1,
+                short(&t.object),
+                t.ns / 1e6,
+                t.dominant_phase,
+                t.dominant_ns / 1e6,
+                if why.is_empty() {
+                    String::new()
+                } else {
+                    format!(", {}", why.join(", "))
+                }
+            ));
+        }
+    }
+    if let Some(f) = &sum.fork {
+        let share = |x: f64| {
+            if f.cpu_ns > 0.0 {
+                x * 100.0 / f.cpu_ns
+            } else {
+                0.0
+            }
+        };
+        out.push(format!(
+            "fork: CPU per {} {:.1} µs = parent {:.1} µs {:.1}% + child {:.1} µs {:.1}% (incl. its exit teardown); {:.1} ms per 1000 forks{}",
+            f.spawn,
+            f.cpu_ns / 1e3,
+            f.parent_cpu_ns / 1e3,
+            share(f.parent_cpu_ns),
+            f.child_cpu_ns / 1e3,
+            share(f.child_cpu_ns),
+            f.cpu_ns / 1e3,
+            f.round_trip_ns
+                .map(|r| format!("; round trip {:.1} µs wall", r / 1e3))
+                .unwrap_or_default()
+        ));
+    }
+    let mut ranked: Vec<&Fix> = fixes.iter().collect();
+    // Exec side first, then fork; each by saving, largest first.
+    ranked.sort_by(|a, b| {
+        (a.side == FixSide::Fork)
+            .cmp(&(b.side == FixSide::Fork))
+            .then(b.saving_ns.total_cmp(&a.saving_ns))
+    });
+    if ranked.is_empty() {
+        let mut kinds: Vec<&str> = Vec::new();
+        for k in ALL_KINDS {
+            if k == FixKind::Spawn && sum.fork.is_none() {
+                continue;
+            }
+            let c = checked(k);
+            if !kinds.contains(&c) {
+                kinds.push(c);
+            }
+        }
+        out.push(format!("fixes: none found (checked: {})", kinds.join(", ")));
+    }
+    let mut n = [0usize; 2];
+    for f in ranked {
+        let (i, side) = match f.side {
+            FixSide::Exec => (0, "exec"),
+            FixSide::Fork => (1, "fork"),
+        };
+        n[i] += 1;
+        out.push(format!("{side} fix {}: {}", n[i], fix_line(f)));
+    }
+    out
+}
+
+/// The summary as the text report opens with it: its first line after "Summary: ", the
+/// others indented under it.
+pub fn text(sum: &Summary, fixes: &[Fix]) -> String {
+    let mut s = String::from("Summary: ");
+    for (i, l) in lines(sum, fixes).iter().enumerate() {
+        if i > 0 {
+            s.push_str("  ");
+        }
+        s.push_str(l);
+        s.push('\n');
+    }
+    s
+}
+
+/// The summary as Markdown: a heading and a list, one item per line.
+pub fn markdown(sum: &Summary, fixes: &[Fix]) -> String {
+    let mut s = String::from("## Summary\n\n");
+    for l in lines(sum, fixes) {
+        // Markdown's own characters in a path or a change stay literal.
+        let escaped: String = l
+            .chars()
+            .flat_map(|c| match c {
+                '*' | '_' | '`' | '[' | ']' | '<' | '>' | '\\' | '#' => vec!['\\', c],
+                c => vec![c],
+            })
+            .collect();
+        s.push_str("- ");
+        s.push_str(&escaped);
+        s.push('\n');
+    }
+    s.push('\n');
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::attribute::summary::{ForkSummary, Summary};
+
+    fn fix(side: FixSide, saving_ns: f64, share: f64) -> Fix {
+        Fix {
+            kind: FixKind::UnusedDependency,
+            side,
+            objects: vec!["/usr/lib/libfoo.so.1".into()],
+            saving_ns,
+            ci95_ns: Some((saving_ns * 0.8, saving_ns * 1.2)),
+            share,
+            change: "-Wl,--as-needed".into(),
+            reason: "no relocation binds to it".into(),
+            caveat: None,
+        }
+    }
+
+    #[test]
+    fn thousands_separators() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1339), "1,339");
+        assert_eq!(thousands(1234567), "1,234,567");
+    }
+
+    /// Ranked by saving, exec before fork, each numbered on its side; a fork fix per 1000.
+    #[test]
+    fn fixes_are_ranked_and_sided() {
+        let sum = Summary {
+            exec: None,
+            fork: Some(ForkSummary {
+                spawn: "fork".into(),
+                parent_cpu_ns: 40_000.0,
+                child_cpu_ns: 60_000.0,
+                cpu_ns: 100_000.0,
+                round_trip_ns: None,
+            }),
+        };
+        let fixes = vec![
+            fix(FixSide::Fork, 3_000.0, 0.03),
+            fix(FixSide::Exec, 12_345.0, 0.016),
+            fix(FixSide::Exec, 50_000.0, 0.065),
+        ];
+        let l = lines(&sum, &fixes);
+        let fx: Vec<&String> = l.iter().filter(|x| x.contains(" fix ")).collect();
+        assert_eq!(fx.len(), 3, "{l:?}");
+        assert!(fx[0].starts_with("exec fix 1: saves 50.0 µs per exec (6.5%), 95% CI [40.0, 60.0] µs, predicted: -Wl,--as-needed [libfoo.so.1]"), "{}", fx[0]);
+        assert!(
+            fx[1].starts_with("exec fix 2: saves 12.3 µs per exec (1.6%)"),
+            "{}",
+            fx[1]
+        );
+        assert!(
+            fx[2].starts_with(
+                "fork fix 1: saves 3.0 µs per fork (3.0%, 3.0 ms per 1000 forks), 95% CI [2.4, 3.6] µs, predicted"
+            ),
+            "{}",
+            fx[2]
+        );
+        assert!(
+            l[0].starts_with(
+                "fork: CPU per fork 100.0 µs = parent 40.0 µs 40.0% + child 60.0 µs 60.0%"
+            ),
+            "{l:?}"
+        );
+    }
+
+    /// A change that costs is said so, and without an interval the line says it has none.
+    #[test]
+    fn a_cost_and_no_interval() {
+        let mut f = fix(FixSide::Exec, -2_000.0, -0.01);
+        f.ci95_ns = None;
+        f.caveat = Some("a system library".into());
+        let l = fix_line(&f);
+        assert!(
+            l.starts_with("costs 2.0 µs per exec (1.0%), no interval, predicted: "),
+            "{l}"
+        );
+        assert!(l.ends_with("; a system library"), "{l}");
+    }
+
+    /// No fix: one line naming what was looked for (the fork kind only with --fork).
+    #[test]
+    fn none_found_says_what_was_checked() {
+        let l = lines(&Summary::default(), &[]);
+        assert_eq!(l.len(), 1);
+        assert_eq!(
+            l[0],
+            "fixes: none found (checked: unused direct dependencies, lazy vs immediate binding, DT_RELR, self-binding symbol lookups, constructors over 5%)"
+        );
+    }
+}
