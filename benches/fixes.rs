@@ -18,7 +18,7 @@
 //!
 //! Run with `cargo bench --bench fixes` (root or ptrace and perf_event_open allowed, cc).
 //! Environment: `LDCOST_FIXES_RUNS` (compare rounds, default 20), `LDCOST_FIXES_PROFILE_RUNS`
-//! (profile -n, default 10), `LDCOST_FIXES_RELR_ROUNDS` (default 3), `LDCOST_FIXES_ONLY`
+//! (profile -n, default 10), `LDCOST_FIXES_RELR_ROUNDS` (default 5), `LDCOST_FIXES_ONLY`
 //! (comma-separated kinds: unused, bind-now, relr, self-binding, constructor).
 
 #[path = "../tests/common/mod.rs"]
@@ -201,6 +201,16 @@ fn verdict(pred: Saving, meas: Saving) -> bool {
     inside || (meas.ns - pred.ns).abs() <= TOLERANCE * pred.ns.abs()
 }
 
+/// A measured phase's median CPU ns (BASE, HEAD) from compare's factors, by its label.
+fn compare_phase(cmp: &Value, label: &str) -> Option<(f64, f64)> {
+    let row = cmp
+        .pointer("/factors/phases")?
+        .as_array()?
+        .iter()
+        .find(|r| r.get("name").and_then(Value::as_str) == Some(label))?;
+    Some((row.get("base")?.as_f64()?, row.get("head")?.as_f64()?))
+}
+
 /// The relocation phase of `lib` in a profile document: median CPU ns, its interval, faults.
 fn relocation_of(doc: &Value, lib: &str) -> Option<(f64, (f64, f64), f64)> {
     doc.pointer("/profile/phases")?
@@ -235,7 +245,7 @@ fn relr_unit(pair: &fx::Pair<fx::RelrFacts>, runs: &str, rounds: usize) -> Resul
         "{:>5}  {:>22}  {:>7}  {:>22}  {:>7}  {:>12}",
         "round", "before µs [95%]", "faults", "after µs [95%]", "faults", "ns per entry"
     );
-    let mut units = Vec::new();
+    let (mut units, mut shares) = (Vec::new(), Vec::new());
     for r in 0..rounds {
         let mut got = Vec::new();
         for prog in [&pair.before, &pair.after] {
@@ -257,6 +267,7 @@ fn relr_unit(pair: &fx::Pair<fx::RelrFacts>, runs: &str, rounds: usize) -> Resul
         let (b, a) = (got[0], got[1]);
         let unit = (b.0 - a.0) / relative_before as f64;
         units.push(unit);
+        shares.push((b.0 - a.0) / b.0);
         println!(
             "{:>5}  {:>8.1} [{:>5.1}, {:>5.1}]  {:>7}  {:>8.1} [{:>5.1}, {:>5.1}]  {:>7}  {:>12.2}",
             r + 1,
@@ -270,20 +281,19 @@ fn relr_unit(pair: &fx::Pair<fx::RelrFacts>, runs: &str, rounds: usize) -> Resul
             a.2,
             unit
         );
-        if r == 0 {
-            println!(
-                "       (before: {:.2} ns per relative relocation in all, faults included)",
-                b.0 / relative_before as f64
-            );
-        }
     }
     units.sort_by(f64::total_cmp);
+    shares.sort_by(f64::total_cmp);
     println!(
-        "DT_RELR saves {:.2} ns per RELA entry removed (median of {} rounds; range {:.2} to {:.2})",
+        "DT_RELR saves {:.2} ns per RELA entry removed (median of {} rounds; range {:.2} to {:.2}), \
+         {:.0}% of the library's relocation CPU before (range {:.0}% to {:.0}%)",
         units[units.len() / 2],
         units.len(),
         units[0],
-        units[units.len() - 1]
+        units[units.len() - 1],
+        100.0 * shares[shares.len() / 2],
+        100.0 * shares[0],
+        100.0 * shares[shares.len() - 1]
     );
     Ok(())
 }
@@ -291,7 +301,7 @@ fn relr_unit(pair: &fx::Pair<fx::RelrFacts>, runs: &str, rounds: usize) -> Resul
 fn main() {
     let runs = env("LDCOST_FIXES_RUNS", 20).to_string();
     let profile_runs = env("LDCOST_FIXES_PROFILE_RUNS", 10).to_string();
-    let relr_rounds = env("LDCOST_FIXES_RELR_ROUNDS", 3);
+    let relr_rounds = env("LDCOST_FIXES_RELR_ROUNDS", 5);
     let only: Option<Vec<String>> = std::env::var("LDCOST_FIXES_ONLY")
         .ok()
         .map(|v| v.split(',').map(|s| s.trim().to_string()).collect());
@@ -382,6 +392,7 @@ fn main() {
         "fix", "objects", "predicted", "µs [95%]", "measured", "µs [95%]", "p"
     );
     let (mut pass, mut fail, mut unavailable) = (0, 0, 0);
+    let mut relr_from_compare = None;
     for case in &cases {
         let objects = case.objects.join(",");
         let objects = if objects.len() > 22 {
@@ -422,6 +433,10 @@ fn main() {
             "--format",
             "json",
         ]);
+        if let (Some(pair), Ok(c)) = (relr.as_ref().filter(|_| case.name == "relr"), &cmp) {
+            relr_from_compare = compare_phase(c, &format!("relocation: {}", pair.facts.library))
+                .map(|(b, h)| (b, h, pair.facts.rela_removed));
+        }
         let meas = match cmp {
             Ok(c) => measured(&c),
             Err(RunError::Refused(e)) | Err(RunError::Failed(e)) => Err(e),
@@ -466,6 +481,18 @@ fn main() {
         "\n{pass} PASS, {fail} FAIL, {unavailable} without a prediction, of {} fixes",
         cases.len()
     );
+    if let Some((b, h, n)) = relr_from_compare {
+        println!(
+            "\nDT_RELR unit from the compare above (interleaved): relocation of the library \
+             {:.1} → {:.1} µs: {:.2} ns per RELA entry removed, {:.0}% of BEFORE's {:.2} ns per \
+             relative relocation",
+            b / 1e3,
+            h / 1e3,
+            (b - h) / n as f64,
+            100.0 * (b - h) / b,
+            b / n as f64
+        );
+    }
     if let Some(pair) = &relr {
         if relr_rounds > 0 {
             if let Err(RunError::Refused(e) | RunError::Failed(e)) =
