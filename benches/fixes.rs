@@ -1,0 +1,528 @@
+//! The fixes `profile` predicts, verified by rebuilding: for each kind of fix, a program built
+//! before and after the fix (tests/common/fix_fixtures.rs, generated C built with cc), then
+//! - predicted: `ldcost profile --json -` of BEFORE alone; the `fixes` array's entries of the
+//!   matching kind that name one of the pair's objects (summed when there are several, e.g.
+//!   one per unused library) give the predicted saving (`saving_ns`) and its interval
+//!   (`ci95_ns`);
+//! - measured: `ldcost compare BEFORE AFTER --format json`, interleaved rounds with compare's
+//!   own statistics: the start-up CPU (execve to main) of BEFORE less AFTER's, its interval
+//!   from compare's 95% interval of the ratio.
+//!
+//! PASS when the measured saving lies within the prediction's interval or within 25% of the
+//! predicted saving; FAIL otherwise. When the document has no `fixes` array (a build without
+//! the fixes), the line says "prediction not available" and the measurement is still printed.
+//!
+//! The DT_RELR pair also gives the unit cost of what packing removes: `profile` of both builds
+//! (interleaved, `LDCOST_FIXES_RELR_ROUNDS` rounds), the library's relocation phase CPU
+//! before less after, over the RELA entries removed (readelf). What packing keeps, the
+//! pointer writes and the faults on the pages they write, is in both builds.
+//!
+//! Run with `cargo bench --bench fixes` (root or ptrace and perf_event_open allowed, cc).
+//! Environment: `LDCOST_FIXES_RUNS` (compare rounds, default 20), `LDCOST_FIXES_PROFILE_RUNS`
+//! (profile -n, default 10), `LDCOST_FIXES_RELR_ROUNDS` (default 5), `LDCOST_FIXES_ONLY`
+//! (comma-separated kinds: unused, bind-now, relr, self-binding, constructor).
+
+#[path = "../tests/common/mod.rs"]
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use common::fix_fixtures as fx;
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_ldcost");
+/// How far from the prediction a measurement may be, as a share of the prediction.
+const TOLERANCE: f64 = 0.25;
+
+fn env(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// One pair to verify.
+struct Case {
+    /// Short name (`LDCOST_FIXES_ONLY`).
+    name: &'static str,
+    /// The fix kinds, normalised (lower case, letters only), that count as this one.
+    kinds: &'static [&'static str],
+    before: PathBuf,
+    after: PathBuf,
+    objects: Vec<String>,
+}
+
+/// Why ldcost could not run: the system refuses (exit 8) or anything else.
+enum RunError {
+    Refused(String),
+    Failed(String),
+}
+
+/// `ldcost ARGS`, its standard output read as JSON.
+fn ldcost_json(args: &[&str]) -> Result<Value, RunError> {
+    let out = Command::new(BIN)
+        .args(args)
+        .env_remove("LD_LIBRARY_PATH")
+        .env_remove("LD_BIND_NOW")
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| RunError::Failed(format!("cannot run {BIN}: {e}")))?;
+    let err = String::from_utf8_lossy(&out.stderr).trim().to_string();
+    match out.status.code() {
+        Some(0) => {}
+        Some(8) => return Err(RunError::Refused(err)),
+        _ => {
+            return Err(RunError::Failed(format!(
+                "ldcost {}: {}: {err}",
+                args.join(" "),
+                out.status
+            )))
+        }
+    }
+    serde_json::from_slice(&out.stdout).map_err(|e| RunError::Failed(format!("JSON: {e}")))
+}
+
+fn path(p: &Path) -> &str {
+    p.to_str().expect("a UTF-8 temporary path")
+}
+
+/// A saving and its 95% interval, in ns.
+#[derive(Clone, Copy)]
+struct Saving {
+    ns: f64,
+    ci: Option<(f64, f64)>,
+}
+
+fn normalise(kind: &str) -> String {
+    kind.chars()
+        .filter(|c| c.is_ascii_alphabetic())
+        .map(|c| c.to_ascii_lowercase())
+        .collect()
+}
+
+/// The `fixes` array wherever the document keeps it.
+fn fixes_of(doc: &Value) -> Option<&Vec<Value>> {
+    ["/fixes", "/profile/fixes", "/summary/fixes"]
+        .iter()
+        .find_map(|p| doc.pointer(p).and_then(Value::as_array))
+}
+
+/// The predicted saving of `case`'s kind on the exec side, summed over its entries.
+fn prediction(doc: &Value, case: &Case) -> Result<Saving, String> {
+    let Some(fixes) = fixes_of(doc) else {
+        return Err("prediction not available: the profile document has no `fixes` array".into());
+    };
+    let mut found = Vec::new();
+    for f in fixes {
+        let kind = f.get("kind").and_then(Value::as_str).unwrap_or("");
+        let side = f.get("side").and_then(Value::as_str).unwrap_or("exec");
+        // A fix of the same kind on another object (libc's own self-binding, say) is not
+        // this pair's: only entries naming one of the pair's objects count.
+        let ours = f
+            .get("objects")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .any(|o| {
+                let base = o.rsplit('/').next().unwrap_or(o);
+                case.objects.iter().any(|x| x == base)
+            });
+        if case.kinds.contains(&normalise(kind).as_str()) && normalise(side) == "exec" && ours {
+            found.push(f);
+        }
+    }
+    if found.is_empty() {
+        let kinds: Vec<String> = fixes
+            .iter()
+            .map(|f| {
+                format!(
+                    "{} {}",
+                    f.get("kind").and_then(Value::as_str).unwrap_or("?"),
+                    f.get("objects").map(Value::to_string).unwrap_or_default()
+                )
+            })
+            .collect();
+        return Err(format!(
+            "not predicted for these objects (fixes: {})",
+            kinds.join("; ")
+        ));
+    }
+    let mut s = Saving {
+        ns: 0.0,
+        ci: Some((0.0, 0.0)),
+    };
+    for f in found {
+        s.ns += f
+            .get("saving_ns")
+            .and_then(Value::as_f64)
+            .unwrap_or(f64::NAN);
+        let ci = f
+            .get("ci95_ns")
+            .and_then(Value::as_array)
+            .and_then(|a| Some((a.first()?.as_f64()?, a.get(1)?.as_f64()?)));
+        s.ci = match (s.ci, ci) {
+            (Some((a, b)), Some((c, d))) => Some((a + c, b + d)),
+            _ => None,
+        };
+    }
+    Ok(s)
+}
+
+/// compare's start-up CPU: BEFORE less AFTER, with compare's 95% interval of the ratio turned
+/// into ns at BEFORE's median; also the p-value.
+fn measured(cmp: &Value) -> Result<(Saving, f64), String> {
+    let metrics = cmp
+        .pointer("/verdict/metrics")
+        .and_then(Value::as_array)
+        .ok_or("no verdict metrics in compare's JSON")?;
+    let m = metrics
+        .iter()
+        .find(|m| m.get("key").and_then(Value::as_str) == Some("startup_cpu"))
+        .ok_or("no start-up CPU metric")?;
+    let c = m.get("change").filter(|c| !c.is_null()).ok_or_else(|| {
+        format!(
+            "no start-up CPU change: {}",
+            m.get("missing").and_then(Value::as_str).unwrap_or("?")
+        )
+    })?;
+    let f = |k: &str| c.get(k).and_then(Value::as_f64).ok_or(format!("no {k}"));
+    let (base, head, p) = (f("base_median")?, f("head_median")?, f("p_value")?);
+    let ci = c
+        .get("ci95_pct")
+        .and_then(Value::as_array)
+        .and_then(|a| Some((a.first()?.as_f64()?, a.get(1)?.as_f64()?)))
+        .map(|(lo, hi)| (-base * hi / 100.0, -base * lo / 100.0));
+    Ok((
+        Saving {
+            ns: base - head,
+            ci,
+        },
+        p,
+    ))
+}
+
+fn us(ns: f64) -> String {
+    format!("{:+.1}", ns / 1e3)
+}
+
+fn interval(ci: Option<(f64, f64)>) -> String {
+    match ci {
+        Some((a, b)) => format!("[{}, {}]", us(a), us(b)),
+        None => "[n/a]".into(),
+    }
+}
+
+/// PASS when the measured saving is inside the predicted interval or within 25% of the
+/// prediction.
+fn verdict(pred: Saving, meas: Saving) -> bool {
+    let inside = pred
+        .ci
+        .is_some_and(|(lo, hi)| meas.ns >= lo.min(hi) && meas.ns <= lo.max(hi));
+    inside || (meas.ns - pred.ns).abs() <= TOLERANCE * pred.ns.abs()
+}
+
+/// A measured phase's median CPU ns (BASE, HEAD) from compare's factors, by its label.
+fn compare_phase(cmp: &Value, label: &str) -> Option<(f64, f64)> {
+    let row = cmp
+        .pointer("/factors/phases")?
+        .as_array()?
+        .iter()
+        .find(|r| r.get("name").and_then(Value::as_str) == Some(label))?;
+    Some((row.get("base")?.as_f64()?, row.get("head")?.as_f64()?))
+}
+
+/// The relocation phase of `lib` in a profile document: median CPU ns, its interval, faults.
+fn relocation_of(doc: &Value, lib: &str) -> Option<(f64, (f64, f64), f64)> {
+    doc.pointer("/profile/phases")?
+        .as_array()?
+        .iter()
+        .find(|p| {
+            p.get("phase").and_then(Value::as_str) == Some("relocation")
+                && p.get("object")
+                    .and_then(Value::as_str)
+                    .is_some_and(|o| o.ends_with(&format!("/{lib}")))
+        })
+        .and_then(|p| {
+            let t = p.get("task_clock_ns")?;
+            let ci = t.get("ci95")?.as_array()?;
+            Some((
+                t.get("median")?.as_f64()?,
+                (ci.first()?.as_f64()?, ci.get(1)?.as_f64()?),
+                p.pointer("/page_faults/median")?.as_f64()?,
+            ))
+        })
+}
+
+/// What DT_RELR removes, per RELA entry: profile both builds, interleaved.
+fn relr_unit(pair: &fx::Pair<fx::RelrFacts>, runs: &str, rounds: usize) -> Result<(), RunError> {
+    let lib = &pair.facts.library;
+    let relative_before = pair.facts.rela_removed;
+    println!(
+        "\nDT_RELR unit: relocation phase of {lib}, {rounds} rounds of profile -n {runs} per build; \
+         {relative_before} RELA entries removed"
+    );
+    println!(
+        "{:>5}  {:>22}  {:>7}  {:>22}  {:>7}  {:>12}",
+        "round", "before µs [95%]", "faults", "after µs [95%]", "faults", "ns per entry"
+    );
+    let (mut units, mut shares) = (Vec::new(), Vec::new());
+    for r in 0..rounds {
+        let mut got = Vec::new();
+        for prog in [&pair.before, &pair.after] {
+            let doc = ldcost_json(&[
+                "profile",
+                "-n",
+                runs,
+                "--quiet-target",
+                "--no-progress",
+                "--no-ld-debug",
+                "--json",
+                "-",
+                path(prog),
+            ])?;
+            got.push(relocation_of(&doc, lib).ok_or_else(|| {
+                RunError::Failed(format!("no relocation phase of {lib} in the profile"))
+            })?);
+        }
+        let (b, a) = (got[0], got[1]);
+        let unit = (b.0 - a.0) / relative_before as f64;
+        units.push(unit);
+        shares.push((b.0 - a.0) / b.0);
+        println!(
+            "{:>5}  {:>8.1} [{:>5.1}, {:>5.1}]  {:>7}  {:>8.1} [{:>5.1}, {:>5.1}]  {:>7}  {:>12.2}",
+            r + 1,
+            b.0 / 1e3,
+            b.1 .0 / 1e3,
+            b.1 .1 / 1e3,
+            b.2,
+            a.0 / 1e3,
+            a.1 .0 / 1e3,
+            a.1 .1 / 1e3,
+            a.2,
+            unit
+        );
+    }
+    units.sort_by(f64::total_cmp);
+    shares.sort_by(f64::total_cmp);
+    println!(
+        "DT_RELR saves {:.2} ns per RELA entry removed (median of {} rounds; range {:.2} to {:.2}), \
+         {:.0}% of the library's relocation CPU before (range {:.0}% to {:.0}%)",
+        units[units.len() / 2],
+        units.len(),
+        units[0],
+        units[units.len() - 1],
+        100.0 * shares[shares.len() / 2],
+        100.0 * shares[0],
+        100.0 * shares[shares.len() - 1]
+    );
+    Ok(())
+}
+
+fn main() {
+    let runs = env("LDCOST_FIXES_RUNS", 20).to_string();
+    let profile_runs = env("LDCOST_FIXES_PROFILE_RUNS", 10).to_string();
+    let relr_rounds = env("LDCOST_FIXES_RELR_ROUNDS", 5);
+    let only: Option<Vec<String>> = std::env::var("LDCOST_FIXES_ONLY")
+        .ok()
+        .map(|v| v.split(',').map(|s| s.trim().to_string()).collect());
+    let wanted = |name: &str| only.as_ref().is_none_or(|o| o.iter().any(|x| x == name));
+    println!(
+        "fixes: prediction from `profile -n {profile_runs}` of BEFORE against `compare -n {runs}` \
+         of BEFORE and AFTER (start-up CPU, execve to main); PASS within the predicted \
+         interval or within {:.0}% of the prediction",
+        TOLERANCE * 100.0
+    );
+    println!(
+        "load: {}",
+        std::fs::read_to_string("/proc/loadavg")
+            .unwrap_or_default()
+            .trim()
+    );
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let d = dir.path();
+    let mut cases = Vec::new();
+    let mut relr = None;
+    let skip = |name: &str, e: String| println!("SKIP {name}: {e}");
+    if wanted("unused") {
+        match fx::unused_dependency(d) {
+            Ok(p) => cases.push(Case {
+                name: "unused",
+                kinds: &["unuseddependency", "unuseddependencies"],
+                before: p.before,
+                after: p.after,
+                objects: p.objects,
+            }),
+            Err(e) => skip("unused", e),
+        }
+    }
+    if wanted("bind-now") {
+        match fx::bind_now_pair(d) {
+            Ok(p) => cases.push(Case {
+                name: "bind-now",
+                kinds: &["bindnow"],
+                before: p.before,
+                after: p.after,
+                // The lazy slots are the program's; a fix may name their library too.
+                objects: [p.objects, vec![p.facts.library]].concat(),
+            }),
+            Err(e) => skip("bind-now", e),
+        }
+    }
+    if wanted("relr") {
+        match fx::relr_pair(d) {
+            Ok(p) => {
+                cases.push(Case {
+                    name: "relr",
+                    kinds: &["packrelativerelocs", "relr", "dtrelr"],
+                    before: p.before.clone(),
+                    after: p.after.clone(),
+                    objects: p.objects.clone(),
+                });
+                relr = Some(p);
+            }
+            Err(e) => skip("relr", e),
+        }
+    }
+    if wanted("self-binding") {
+        match fx::self_binding_pair(d) {
+            Ok(p) => cases.push(Case {
+                name: "self-binding",
+                kinds: &["selfbinding"],
+                before: p.before,
+                after: p.after,
+                objects: p.objects,
+            }),
+            Err(e) => skip("self-binding", e),
+        }
+    }
+    if wanted("constructor") {
+        match fx::constructor_pair(d) {
+            Ok(p) => cases.push(Case {
+                name: "constructor",
+                kinds: &["constructor", "constructors"],
+                before: p.before,
+                after: p.after,
+                objects: p.objects,
+            }),
+            Err(e) => skip("constructor", e),
+        }
+    }
+
+    println!(
+        "\n{:<13} {:<22} {:>10} {:>22} {:>10} {:>22} {:>8}  verdict",
+        "fix", "objects", "predicted", "µs [95%]", "measured", "µs [95%]", "p"
+    );
+    let (mut pass, mut fail, mut unavailable) = (0, 0, 0);
+    let mut relr_from_compare = None;
+    for case in &cases {
+        let objects = case.objects.join(",");
+        let objects = if objects.len() > 22 {
+            format!("{}…", &objects[..21])
+        } else {
+            objects
+        };
+        let doc = match ldcost_json(&[
+            "profile",
+            "-n",
+            &profile_runs,
+            "--quiet-target",
+            "--no-progress",
+            "--json",
+            "-",
+            path(&case.before),
+        ]) {
+            Ok(d) => d,
+            Err(RunError::Refused(e)) => {
+                println!("SKIP fixes: the system refuses to let ldcost measure: {e}");
+                return;
+            }
+            Err(RunError::Failed(e)) => {
+                println!("{:<13} profile failed: {e}", case.name);
+                fail += 1;
+                continue;
+            }
+        };
+        let pred = prediction(&doc, case);
+        let cmp = ldcost_json(&[
+            "compare",
+            path(&case.before),
+            path(&case.after),
+            "-n",
+            &runs,
+            "--quiet-target",
+            "--no-progress",
+            "--format",
+            "json",
+        ]);
+        if let (Some(pair), Ok(c)) = (relr.as_ref().filter(|_| case.name == "relr"), &cmp) {
+            relr_from_compare = compare_phase(c, &format!("relocation: {}", pair.facts.library))
+                .map(|(b, h)| (b, h, pair.facts.rela_removed));
+        }
+        let meas = match cmp {
+            Ok(c) => measured(&c),
+            Err(RunError::Refused(e)) | Err(RunError::Failed(e)) => Err(e),
+        };
+        let (pred_s, pred_ci) = match &pred {
+            Ok(p) => (us(p.ns), interval(p.ci)),
+            Err(_) => ("n/a".into(), String::new()),
+        };
+        let (meas_s, meas_ci, p_s) = match &meas {
+            Ok((m, p)) => (us(m.ns), interval(m.ci), format!("{p:.3}")),
+            Err(_) => ("n/a".into(), String::new(), String::new()),
+        };
+        let word = match (&pred, &meas) {
+            (Ok(p), Ok((m, _))) => {
+                if verdict(*p, *m) {
+                    pass += 1;
+                    "PASS".to_string()
+                } else {
+                    fail += 1;
+                    "FAIL".to_string()
+                }
+            }
+            (Err(e), Ok(_)) if e.starts_with("prediction not available") => {
+                unavailable += 1;
+                e.clone()
+            }
+            (Err(e), Ok(_)) => {
+                fail += 1;
+                format!("FAIL: {e}")
+            }
+            (_, Err(e)) => {
+                fail += 1;
+                format!("FAIL: compare: {e}")
+            }
+        };
+        println!(
+            "{:<13} {:<22} {:>10} {:>22} {:>10} {:>22} {:>8}  {word}",
+            case.name, objects, pred_s, pred_ci, meas_s, meas_ci, p_s
+        );
+    }
+    println!(
+        "\n{pass} PASS, {fail} FAIL, {unavailable} without a prediction, of {} fixes",
+        cases.len()
+    );
+    if let Some((b, h, n)) = relr_from_compare {
+        println!(
+            "\nDT_RELR unit from the compare above (interleaved): relocation of the library \
+             {:.1} → {:.1} µs: {:.2} ns per RELA entry removed, {:.0}% of BEFORE's {:.2} ns per \
+             relative relocation",
+            b / 1e3,
+            h / 1e3,
+            (b - h) / n as f64,
+            100.0 * (b - h) / b,
+            b / n as f64
+        );
+    }
+    if let Some(pair) = &relr {
+        if relr_rounds > 0 {
+            if let Err(RunError::Refused(e) | RunError::Failed(e)) =
+                relr_unit(pair, &profile_runs, relr_rounds)
+            {
+                println!("DT_RELR unit: not measured: {e}");
+            }
+        }
+    }
+}
