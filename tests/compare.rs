@@ -204,7 +204,7 @@ fn more_libraries_make_startup_slower_and_are_listed() {
         o.stdout
     );
     assert!(
-        o.stdout.contains("verdict: start-up CPU slower"),
+        o.stdout.contains("verdict: HEAD ") && o.stdout.contains("slower in start-up CPU"),
         "{}",
         o.stdout
     );
@@ -314,8 +314,8 @@ fn more_libraries_make_startup_slower_and_are_listed() {
         "markdown",
     ]);
     assert_eq!(o.code, 0);
-    let first = o.stdout.lines().next().unwrap();
-    assert!(first.contains("🔴 start-up CPU slower"), "{first}");
+    let verdict = o.stdout.lines().find(|l| l.starts_with("🔴")).unwrap();
+    assert!(verdict.contains("slower in start-up CPU"), "{verdict}");
     assert!(o.stdout.contains("| start-up CPU |"));
     assert!(o.stdout.contains("Added: `libbig.so`") || o.stdout.contains("`libbig.so` (RUNPATH"));
 }
