@@ -85,14 +85,20 @@ fn python_without_site_is_faster_after_main_not_in_startup() {
         base += children_cpu(&["python3", "-c", "pass"], 4);
         head += children_cpu(&["python3", "-S", "-c", "pass"], 4);
     }
-    assert!(head < base, "rusage: HEAD {head} ns not below BASE {base} ns");
+    assert!(
+        head < base,
+        "rusage: HEAD {head} ns not below BASE {base} ns"
+    );
 
     // Structure: every part present, the total their sum (medians of sums and sums of medians
     // differ, so per side within the parts' spread), libraries after main not measured.
     let total = metric(&c, "total_cpu").change.clone().expect("total CPU");
     let startup = metric(&c, "startup_cpu").change.clone().expect("start-up");
     let own = metric(&c, "main_cpu").change.clone().expect("own work");
-    let exit = metric(&c, "exit_cpu").change.clone().expect("exit teardown");
+    let exit = metric(&c, "exit_cpu")
+        .change
+        .clone()
+        .expect("exit teardown");
     for (t, parts) in [
         (
             total.base_median,
@@ -111,12 +117,17 @@ fn python_without_site_is_faster_after_main_not_in_startup() {
     let later = metric(&c, "after_main_libraries");
     assert!(later.change.is_none() && !later.judged);
     assert!(
-        later.missing.as_deref().unwrap().starts_with("not measured"),
+        later
+            .missing
+            .as_deref()
+            .unwrap()
+            .starts_with("not measured"),
         "{:?}",
         later.missing
     );
     assert!(
-        o.stdout.contains("libraries loaded after main  not measured"),
+        o.stdout
+            .contains("libraries loaded after main  not measured"),
         "{}",
         o.stdout
     );
@@ -140,15 +151,19 @@ fn python_without_site_is_faster_after_main_not_in_startup() {
         && own.change_pct < 0.0
         && !startup.significant
         && c.verdict.faster
+        && c.verdict.summary.starts_with("HEAD ")
         && c.verdict
             .summary
-            .starts_with("HEAD ")
-            && c.verdict.summary.contains("faster in the program's own work after main")
-            && c.verdict.summary.contains("start-up unchanged");
+            .contains("faster in the program's own work after main")
+        && c.verdict.summary.contains("start-up unchanged");
     eprintln!(
         "verdict: {}{}",
         c.verdict.summary,
-        if holds { "" } else { "  (TIMED CHECK DID NOT HOLD HERE)" }
+        if holds {
+            ""
+        } else {
+            "  (TIMED CHECK DID NOT HOLD HERE)"
+        }
     );
     // Whatever the timing, the summary's first figure is the most changed significant part.
     if let Some(first) = c.verdict.summary.strip_prefix("HEAD ") {
@@ -269,10 +284,16 @@ fn check_reconciliation(line: &str, c: &Comparison) {
     let close = |a: f64, b: f64| (a - b).abs() < 1e-6;
     // As printed, the line adds up.
     assert!(close(f[0], f[1] + f[2] + f[3]), "verdict = Σ: {f:?}");
-    assert!(close(f[4], f[1] + f[2]), "per-object = counted + correction: {f:?}");
+    assert!(
+        close(f[4], f[1] + f[2]),
+        "per-object = counted + correction: {f:?}"
+    );
     let by: f64 = f[6..f.len() - 1].iter().sum();
     assert!(close(f[5], by), "explained = Σ factors: {f:?}");
-    assert!(close(f[4], f[5] + f[f.len() - 1]), "per-object = explained + rest: {f:?}");
+    assert!(
+        close(f[4], f[5] + f[f.len() - 1]),
+        "per-object = explained + rest: {f:?}"
+    );
     // Its figures are the report's: the verdict's start-up change, the attribution's.
     let v = metric(c, "startup_cpu").change.as_ref().unwrap();
     assert!((r.verdict_ns - (v.head_median - v.base_median)).abs() <= 50.0);
