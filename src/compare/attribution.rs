@@ -202,9 +202,15 @@ pub struct Reconciliation {
     pub unexplained_ns: f64,
 }
 
-/// Rounds ns to 0.1 µs, as the reports print them.
+/// Rounds ns to 0.1 µs, as the reports print them (a zero without a sign: "+0.0", never
+/// "-0.0").
 fn r100(ns: f64) -> f64 {
-    (ns / 100.0).round() * 100.0
+    let v = (ns / 100.0).round() * 100.0;
+    if v == 0.0 {
+        0.0
+    } else {
+        v
+    }
 }
 
 /// The reconciliation of the verdict's start-up change (None: a figure is missing).
