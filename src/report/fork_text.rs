@@ -331,3 +331,58 @@ pub fn fork(f: &ForkSection) -> String {
     let _ = writeln!(s, "reading: {}", f.reading);
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::attribute::fork_cost::ForkSection;
+    use crate::report::schema::tests::PROFILE;
+
+    /// A saved profile document's fork section (its rates from the lean loop).
+    fn section() -> ForkSection {
+        let doc: crate::report::Document = serde_json::from_str(PROFILE).unwrap();
+        doc.fork
+            .expect("the test document has a fork section")
+            .into()
+    }
+
+    /// Every line of the rates names one loop and carries only that loop's figures: the
+    /// rates (and one fork every 1/rate) from the lean loop, the round trip's median, mean
+    /// and p99 from the measured loop, each figure as the section holds it.
+    #[test]
+    fn each_rate_line_names_its_one_loop() {
+        let f = section();
+        let text = super::rates(&f);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 2, "{text}");
+        let (rates, trip) = (lines[0], lines[1]);
+        assert!(rates.contains("from the lean loop"), "{rates}");
+        assert!(!rates.contains("measured loop") && !rates.contains("round trip"));
+        let wall = f.forks_per_sec_wall.unwrap();
+        assert!(
+            rates.contains(&format!("{wall:.0} by wall time")),
+            "{rates}"
+        );
+        assert!(rates.contains(&format!("one fork every {:.1} µs", 1e6 / wall)));
+        let cpu = f.forks_per_sec_parent_cpu.unwrap();
+        assert!(rates.contains(&format!("{cpu:.0} by the parent's CPU time")));
+        assert!(
+            trip.starts_with("round trip, from the measured loop: "),
+            "{trip}"
+        );
+        assert!(!trip.contains("lean") && !trip.contains("forks per second"));
+        let m = f.per_fork.round_trip_ns.as_ref().unwrap().median;
+        let t = f.per_fork.tails.round_trip_ns.unwrap();
+        assert!(
+            trip.contains(&format!("median {:.1} µs", m / 1e3)),
+            "{trip}"
+        );
+        assert!(
+            trip.contains(&format!("mean {:.1} µs", t.mean / 1e3)),
+            "{trip}"
+        );
+        // A loop that stopped early leaves the rates to the measured loop, said so.
+        let mut stopped = f.clone();
+        stopped.error = Some("fork: EAGAIN".into());
+        assert!(super::rates(&stopped).starts_with("forks per second, from the measured loop: "));
+    }
+}
