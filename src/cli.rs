@@ -209,6 +209,14 @@ pub fn man(out: &mut dyn std::io::Write) -> std::io::Result<()> {
     Ok(())
 }
 
+/// `--gate` of `diff` and `compare`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum GateArg {
+    Startup,
+    Total,
+    Fork,
+}
+
 /// `--format` of `diff` and `compare`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum FormatArg {
@@ -248,10 +256,15 @@ pub struct ComparisonOutputArgs {
     /// Also write the comparison as JSON to FILE (`-` for standard output).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
-    /// Exit 12 when start-up CPU or the parent CPU per fork got significantly slower by more than
-    /// PCT percent.
+    /// Exit 12 when total CPU per exec, start-up CPU or (with --fork) the parent CPU per fork got
+    /// significantly slower by more than PCT percent (--gate picks one of them).
     #[arg(long, value_name = "PCT", value_parser = parse_pct)]
     pub fail_above: Option<f64>,
+    /// The one figure --fail-above looks at: start-up CPU (execve → main), total CPU per exec
+    /// (execve to the end of exit teardown) or the parent CPU per fork; a figure not measured in
+    /// both fails the gate.
+    #[arg(long, value_enum, value_name = "FIGURE", requires = "fail_above")]
+    pub gate: Option<GateArg>,
     /// A differential flame graph (SVG, inferno) of the sampled stacks: samples per 1000 execs
     /// (forks) of each side, red where HEAD spends more, blue where less, rooted by exec/fork
     /// and category as --flamegraph. Needs sampled stacks: `diff` refuses (exit 10), since

@@ -168,6 +168,53 @@ pub enum Format {
     Json,
 }
 
+/// The figure `--gate` names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GateKind {
+    Startup,
+    Total,
+    Fork,
+}
+
+impl GateKind {
+    /// The verdict's key of the figure.
+    pub fn key(self) -> &'static str {
+        match self {
+            GateKind::Startup => "startup_cpu",
+            GateKind::Total => "total_cpu",
+            GateKind::Fork => "fork_parent_cpu",
+        }
+    }
+
+    /// As `--gate` spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            GateKind::Startup => "startup",
+            GateKind::Total => "total",
+            GateKind::Fork => "fork",
+        }
+    }
+}
+
+/// `--fail-above PCT` and `--gate`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Gate {
+    pub pct: f64,
+    /// One figure (`--gate`); None: total CPU, start-up CPU and the parent CPU per fork.
+    pub only: Option<GateKind>,
+}
+
+fn gate(pct: Option<f64>, only: Option<crate::cli::GateArg>) -> Option<Gate> {
+    pct.map(|pct| Gate {
+        pct,
+        only: only.map(|g| match g {
+            crate::cli::GateArg::Startup => GateKind::Startup,
+            crate::cli::GateArg::Total => GateKind::Total,
+            crate::cli::GateArg::Fork => GateKind::Fork,
+        }),
+    })
+}
+
 /// `ldcost diff` options.
 #[derive(Debug, Clone)]
 pub struct DiffConfig {
@@ -176,7 +223,7 @@ pub struct DiffConfig {
     pub force: bool,
     pub format: Format,
     pub json: Option<PathBuf>,
-    pub fail_above: Option<f64>,
+    pub fail_above: Option<Gate>,
     pub flamegraph_diff: Option<PathBuf>,
     pub folded_diff: Option<PathBuf>,
 }
@@ -191,7 +238,7 @@ pub struct CompareConfig {
     pub save_head: Option<PathBuf>,
     pub format: Format,
     pub json: Option<PathBuf>,
-    pub fail_above: Option<f64>,
+    pub fail_above: Option<Gate>,
     /// `--flamegraph-diff`, `--folded-diff` (they imply `--sample`).
     pub flamegraph_diff: Option<PathBuf>,
     pub folded_diff: Option<PathBuf>,
@@ -218,7 +265,7 @@ pub fn diff_config(a: crate::cli::DiffArgs) -> DiffConfig {
         force: a.force,
         format: format(a.output.format),
         json: a.output.json,
-        fail_above: a.output.fail_above,
+        fail_above: gate(a.output.fail_above, a.output.gate),
         flamegraph_diff: a.output.flamegraph_diff,
         folded_diff: a.output.folded_diff,
     }
@@ -413,7 +460,7 @@ pub fn compare_config(a: crate::cli::CompareArgs) -> Result<CompareConfig, Compa
         save_head: a.save_head,
         format: format(a.output.format),
         json: a.output.json,
-        fail_above: a.output.fail_above,
+        fail_above: gate(a.output.fail_above, a.output.gate),
         flamegraph_diff: a.output.flamegraph_diff,
         folded_diff: a.output.folded_diff,
     })

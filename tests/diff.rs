@@ -7,7 +7,7 @@
 //! | missing file, directory, non-JSON, truncated, schema 2, a `deps` document | one error line naming the file (+ a hint), exit 3 / 3 / 10 / 10 / 11 / 10 |
 //! | another machine | exit 11 naming what differs; with `--force` exit 0 and the difference in the report |
 //! | `--format json` | reads back into `Comparison` (deny_unknown_fields) |
-//! | `--format markdown` | verdict line first, `<details>`, the reproducing command |
+//! | `--format markdown` | the title naming both sides first, then the verdict line, `<details>`, the reproducing command |
 //! | `--fail-above` on a document with itself | exit 0 (no significant change never fails) |
 //!
 //! Profiling needs ptrace and perf_event_open: where ldcost is refused (exit 8) the tests print
@@ -119,9 +119,10 @@ fn markdown_has_the_pr_comment_shape() {
     let md = o.stdout;
     let first = md.lines().next().unwrap();
     assert!(
-        first.starts_with("**ldcost diff**") && first.contains("no significant change"),
+        first.starts_with("### ldcost diff: BASE `/bin/true`"),
         "{first}"
     );
+    assert!(md.contains("\n⚪ no significant change\n"), "{md}");
     assert!(md.contains("| start-up CPU |"), "{md}");
     let (open, close) = (
         md.find("<details>").expect("details"),

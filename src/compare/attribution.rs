@@ -173,6 +173,69 @@ pub struct Attribution {
     pub inputs: Vec<ObjectInputs>,
     pub what_if: Vec<WhatIf>,
     pub notes: Vec<String>,
+    /// The per-object runs' start-up change as counted, before the stops' correction
+    /// (Σ phases' median Δ); [`reconcile`] relates it to the verdict's.
+    pub counted_delta_ns: Option<f64>,
+    pub reconciliation: Option<Reconciliation>,
+}
+
+/// How the start-up deltas of one report relate, every figure rounded to 0.1 µs (in ns) so
+/// the line adds up exactly as printed: `verdict = counted + stops_correction + between_runs`
+/// and `per_object = counted + stops_correction = Σ by_factor + unexplained`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reconciliation {
+    /// The verdict's start-up CPU change (median HEAD − median BASE) and its runs.
+    pub verdict_ns: f64,
+    pub verdict_source: String,
+    /// Σ phases' median Δ in the per-object runs, as counted.
+    pub counted_ns: f64,
+    /// The change the stops' correction makes to that.
+    pub stops_correction_ns: f64,
+    /// The per-object runs' change less their stops: what the attribution explains.
+    pub per_object_ns: f64,
+    /// verdict − per-object: how the two kinds of run (or the median of sums and the sum of
+    /// medians) differ.
+    pub between_runs_ns: f64,
+    /// (factor, explained ns), in the attribution's order.
+    pub by_factor: Vec<(String, f64)>,
+    pub explained_ns: f64,
+    pub unexplained_ns: f64,
+}
+
+/// Rounds ns to 0.1 µs, as the reports print them (a zero without a sign: "+0.0", never
+/// "-0.0").
+fn r100(ns: f64) -> f64 {
+    let v = (ns / 100.0).round() * 100.0;
+    if v == 0.0 {
+        0.0
+    } else {
+        v
+    }
+}
+
+/// The reconciliation of the verdict's start-up change (None: a figure is missing).
+pub fn reconcile(a: &Attribution, verdict_source: &str) -> Option<Reconciliation> {
+    let verdict_ns = r100(a.measured_delta_ns?);
+    let counted_ns = r100(a.counted_delta_ns?);
+    let per_object_ns = r100(a.instrumented_delta_ns?);
+    let stops_correction_ns = per_object_ns - counted_ns;
+    let by_factor: Vec<(String, f64)> = a
+        .parts
+        .iter()
+        .map(|p| (p.factor.clone(), r100(p.ns)))
+        .collect();
+    let explained_ns: f64 = by_factor.iter().map(|f| f.1).sum();
+    Some(Reconciliation {
+        verdict_ns,
+        verdict_source: verdict_source.to_string(),
+        counted_ns,
+        stops_correction_ns,
+        per_object_ns,
+        between_runs_ns: verdict_ns - per_object_ns,
+        explained_ns,
+        unexplained_ns: per_object_ns - explained_ns,
+        by_factor,
+    })
 }
 
 fn item(
@@ -379,6 +442,8 @@ pub fn attribute(
         .map(|o| o.1.clone())
         .collect();
     a.instrumented_delta_ns = instrumented_delta(sides, [None, None]);
+    a.counted_delta_ns =
+        super::unit_costs::phase_delta([&b.startup_raw, &h.startup_raw], [None, None]);
     match (measured, a.instrumented_delta_ns) {
         (Some((_, sig)), Some(m)) => {
             a.unexplained_ns = Some(m - a.explained_ns);

@@ -28,6 +28,7 @@ impl From<super::verdict::Metric> for doc::Metric {
         doc::Metric {
             key: x.key,
             label: x.label,
+            judged: x.judged,
             gated: x.gated,
             source: x.source,
             change: x.change.map(Into::into),
@@ -205,6 +206,44 @@ impl From<super::attribution::Attribution> for doc::Attribution {
             inputs: all(x.inputs),
             what_if: all(x.what_if),
             notes: x.notes,
+            reconciliation: x.reconciliation.map(Into::into),
+        }
+    }
+}
+
+impl From<super::attribution::Reconciliation> for doc::Reconciliation {
+    fn from(x: super::attribution::Reconciliation) -> Self {
+        doc::Reconciliation {
+            verdict_ns: x.verdict_ns,
+            verdict_source: x.verdict_source,
+            counted_ns: x.counted_ns,
+            stops_correction_ns: x.stops_correction_ns,
+            per_object_ns: x.per_object_ns,
+            between_runs_ns: x.between_runs_ns,
+            by_factor: x
+                .by_factor
+                .into_iter()
+                .map(|(factor, ns)| doc::FactorDelta { factor, ns })
+                .collect(),
+            explained_ns: x.explained_ns,
+            unexplained_ns: x.unexplained_ns,
+        }
+    }
+}
+
+/// `report` renders a saved comparison's reconciliation with the same line as `compare`.
+impl From<doc::Reconciliation> for super::attribution::Reconciliation {
+    fn from(x: doc::Reconciliation) -> Self {
+        super::attribution::Reconciliation {
+            verdict_ns: x.verdict_ns,
+            verdict_source: x.verdict_source,
+            counted_ns: x.counted_ns,
+            stops_correction_ns: x.stops_correction_ns,
+            per_object_ns: x.per_object_ns,
+            between_runs_ns: x.between_runs_ns,
+            by_factor: x.by_factor.into_iter().map(|f| (f.factor, f.ns)).collect(),
+            explained_ns: x.explained_ns,
+            unexplained_ns: x.unexplained_ns,
         }
     }
 }
@@ -229,7 +268,10 @@ mod tests {
             (&head, (Some(Path::new("head.json")), none)),
             vec![],
             true,
-            Some(5.0),
+            Some(crate::config::Gate {
+                pct: 5.0,
+                only: None,
+            }),
         );
         assert_valid(
             "comparison.schema.json",

@@ -29,6 +29,9 @@ pub(crate) struct Side {
     /// measured on these same runs, phase by phase as the model is, not on the verdict's
     /// boundaries-only runs (see [`super::attribution::Attribution::instrumented_delta_ns`]).
     pub startup: Vec<BTreeMap<String, f64>>,
+    /// The same phases as counted, before the stops' correction (the reconciliation's
+    /// "per-object phases as counted").
+    pub startup_raw: Vec<BTreeMap<String, f64>>,
 }
 
 impl Side {
@@ -129,6 +132,7 @@ pub(crate) fn side(doc: &Document, which: &str) -> Result<Side, String> {
         .or(prof.overhead.ns_per_stop);
     let (mut reloc, mut init, mut mapping, mut startup) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut startup_raws = Vec::new();
     for r in prof
         .raw
         .iter()
@@ -180,10 +184,12 @@ pub(crate) fn side(doc: &Document, which: &str) -> Result<Side, String> {
             crate::attribute::profile::phase_cpu(*v, start_raw.get(k).copied().unwrap_or(0.0))
                 .is_some()
         });
+        start_raw.retain(|k, _| start.contains_key(k));
         reloc.push(rl);
         init.push(it);
         mapping.push(map);
         startup.push(start);
+        startup_raws.push(start_raw);
     }
     if reloc.iter().all(|m| m.is_empty()) {
         return Err(format!(
@@ -196,6 +202,7 @@ pub(crate) fn side(doc: &Document, which: &str) -> Result<Side, String> {
         init,
         mapping,
         startup,
+        startup_raw: startup_raws,
     };
     for i in 0..s.objects.len() {
         let k = s.objects[i].0.clone();

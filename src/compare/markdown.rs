@@ -30,6 +30,32 @@ fn table(out: &mut String, rows: &[Row], time: bool) {
     }
 }
 
+/// One side as the title names it: "`python3 -S -c pass` with `LD_BIND_NOW=1`" (the
+/// document's file too, for `diff`).
+fn side_name(s: &crate::report::schema::comparison::SideInfo) -> String {
+    let mut words = vec![s.target.clone()];
+    words.extend(s.args.iter().cloned());
+    let mut out = format!("`{}`", words.join(" ").replace('`', "'"));
+    if !s.env.is_empty() {
+        out.push_str(&format!(" with `{}`", s.env.join(" ").replace('`', "'")));
+    }
+    if let Some(d) = &s.document {
+        out.push_str(&format!(" (`{}`)", d.replace('`', "'")));
+    }
+    out
+}
+
+/// The title line: "ldcost compare: BASE `prog args` → HEAD `prog args` with `K=V`".
+pub fn title(c: &Comparison) -> String {
+    format!(
+        "ldcost {}: BASE {} → HEAD {}",
+        c.command,
+        side_name(&c.base),
+        side_name(&c.head)
+    )
+    .replace('|', "\\|")
+}
+
 /// The whole Markdown report.
 pub fn comparison(c: &Comparison) -> String {
     let mut out = String::new();
@@ -40,39 +66,57 @@ pub fn comparison(c: &Comparison) -> String {
     } else {
         "⚪"
     };
+    out.push_str(&format!("### {}\n\n", title(c)));
     out.push_str(&format!(
-        "**ldcost {}**: {icon} {}\n\n",
-        c.command, c.verdict.summary
+        "{icon} {}\n\n",
+        c.verdict.summary.replace('|', "\\|")
     ));
-    let sig: Vec<_> = c
-        .verdict
-        .metrics
-        .iter()
-        .filter(|m| m.change.as_ref().is_some_and(|x| x.significant))
-        .collect();
-    let shown: Vec<_> = if sig.is_empty() {
-        c.verdict.metrics.iter().collect()
-    } else {
-        sig
-    };
-    if shown.iter().any(|m| m.change.is_some()) {
-        out.push_str("| | BASE | HEAD | change | 95% interval | p |\n");
-        out.push_str("|---|---:|---:|---:|:---:|---:|\n");
-        for m in shown {
-            if let Some(x) = &m.change {
-                out.push_str(&format!(
-                    "| {} | {:.1} µs | {:.1} µs | **{:+.1}%** | {:+.1}% … {:+.1}% | {} |\n",
+    if let Some(g) = super::text::gate_line(c) {
+        let mark = if c.failed { "❌" } else { "✅" };
+        out.push_str(&format!("{mark} Gate: `{}`\n\n", g.replace('`', "'")));
+    }
+    // Every verdict figure, bold only where the change is judged and significant: a wall
+    // time's change informs, it is not a finding.
+    if c.verdict.metrics.iter().any(|m| m.change.is_some()) {
+        out.push_str("| | BASE | HEAD | change | 95% interval | p | noise floor |\n");
+        out.push_str("|---|---:|---:|---:|:---:|---:|---:|\n");
+        for m in &c.verdict.metrics {
+            match (&m.change, &m.missing) {
+                (Some(x), _) => {
+                    let change = format!("{:+.1}%", x.change_pct);
+                    let change = if x.significant && m.judged {
+                        format!("**{change}**")
+                    } else {
+                        change
+                    };
+                    out.push_str(&format!(
+                        "| {}{} | {:.1} µs | {:.1} µs | {change} | {:+.1}% … {:+.1}% | {} | {:.1}% |\n",
+                        m.label,
+                        if m.judged { "" } else { " (not judged)" },
+                        x.base_median / 1e3,
+                        x.head_median / 1e3,
+                        x.ci95_pct.0,
+                        x.ci95_pct.1,
+                        p_text(x.p_value).trim_start_matches("= "),
+                        x.noise_floor_pct
+                    ));
+                }
+                (None, Some(_)) if m.key == "after_main_libraries" => out.push_str(&format!(
+                    "| {} | not measured | not measured | | | | |\n",
+                    m.label
+                )),
+                (None, Some(why)) => out.push_str(&format!(
+                    "| {} | {} | | | | | |\n",
                     m.label,
-                    x.base_median / 1e3,
-                    x.head_median / 1e3,
-                    x.change_pct,
-                    x.ci95_pct.0,
-                    x.ci95_pct.1,
-                    p_text(x.p_value).trim_start_matches("= ")
-                ));
+                    why.replace('|', "\\|")
+                )),
+                (None, None) => {}
             }
         }
         out.push('\n');
+        for s in super::text::sources(c) {
+            out.push_str(&format!("{s}\n\n"));
+        }
     }
     let f = &c.factors;
     let changed: Vec<Row> = f
@@ -105,17 +149,22 @@ pub fn comparison(c: &Comparison) -> String {
     let a = &c.attribution;
     if a.measured_delta_ns.is_some() && a.parts.iter().any(|p| !p.items.is_empty()) {
         out.push_str(&format!(
-            "**Attribution** (unit costs fitted in this run): {}.\n\n",
+            "Attribution (unit costs fitted in this run): {}.\n\n",
             explained(a)
         ));
         for p in a.parts.iter().filter(|p| !p.items.is_empty()) {
             out.push_str(&format!("- {}", explain::part_head(p, explain::of(a))));
+            // The leading object is the one whose measured change is largest; the model's
+            // prediction orders only objects without a measured phase.
+            let size =
+                |i: &&crate::report::schema::comparison::Item| i.measured_ns.unwrap_or(i.ns).abs();
             let lead: Vec<String> = p
                 .items
                 .iter()
-                .take(1)
+                .max_by(|x, y| size(x).total_cmp(&size(y)))
                 .filter(|_| p.factor != "search & mapping")
                 .map(explain::item)
+                .into_iter()
                 .collect();
             if let Some(l) = lead.first() {
                 out.push_str(&format!(": {l}"));
@@ -123,6 +172,12 @@ pub fn comparison(c: &Comparison) -> String {
             out.push('\n');
         }
         out.push('\n');
+    }
+    if let Some(r) = &a.reconciliation {
+        out.push_str(&format!(
+            "Reconciliation: {}.\n\n",
+            explain::reconciliation(r)
+        ));
     }
     out.push_str("<details><summary>All factors, per object and per phase</summary>\n\n");
     if !f.totals.is_empty() {

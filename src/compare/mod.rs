@@ -157,6 +157,10 @@ pub fn machine_differences(base: &Document, head: &Document) -> Vec<String> {
 fn side(doc: &Document, document: Option<&Path>, env: &[(String, String)]) -> SideInfo {
     SideInfo {
         target: doc.target.clone(),
+        args: doc
+            .profile
+            .as_ref()
+            .map_or_else(Vec::new, |p| p.argv.iter().skip(1).cloned().collect()),
         document: document.map(|d| d.display().to_string()),
         env: env.iter().map(|(k, v)| format!("{k}={v}")).collect(),
         machine: doc.machine.clone(),
@@ -180,7 +184,13 @@ pub fn compare_documents(base: &Document, head: &Document) -> (Verdict, Factors,
         .and_then(|m| m.change.as_ref())
         .map(|c| (c.head_median - c.base_median, c.significant));
     let added: Vec<String> = f.objects_added.iter().map(|o| o.name.clone()).collect();
-    let a = attribution::attribute(base, head, measured, &added);
+    let mut a = attribution::attribute(base, head, measured, &added);
+    let source = v
+        .metrics
+        .iter()
+        .find(|m| m.key == "startup_cpu")
+        .map_or("", |m| m.source.as_str());
+    a.reconciliation = attribution::reconcile(&a, source);
     (v, f, a)
 }
 
@@ -207,7 +217,7 @@ pub fn command_line() -> String {
 pub struct Output<'a> {
     pub format: Format,
     pub json: Option<&'a Path>,
-    pub fail_above: Option<f64>,
+    pub fail_above: Option<crate::config::Gate>,
 }
 
 /// Builds the [`Comparison`] and writes it; returns whether `--fail-above` tripped.
@@ -244,10 +254,11 @@ pub fn comparison(
     (head, head_src): Side,
     differences: Vec<String>,
     forced: bool,
-    fail_above: Option<f64>,
+    fail_above: Option<crate::config::Gate>,
 ) -> Comparison {
-    let (verdict, factors, attribution) = compare_documents(base, head);
-    let failed = fail_above.is_some_and(|pct| verdict::fails_above(&verdict, pct));
+    let (mut verdict, factors, attribution) = compare_documents(base, head);
+    verdict::apply_gate(&mut verdict, fail_above.and_then(|g| g.only));
+    let gate_failure = fail_above.and_then(|g| verdict::gate_failure(&verdict, g.pct, g.only));
     Comparison {
         schema_version: SCHEMA_VERSION,
         tool: Tool {
@@ -262,8 +273,12 @@ pub fn comparison(
         verdict: verdict.into(),
         factors: factors.into(),
         attribution: attribution.into(),
-        fail_above_pct: fail_above,
-        failed,
+        fail_above_pct: fail_above.map(|g| g.pct),
+        gate: fail_above
+            .and_then(|g| g.only)
+            .map(|g| g.name().to_string()),
+        failed: gate_failure.is_some(),
+        gate_failure,
         command_line: command_line(),
     }
 }

@@ -93,6 +93,59 @@ fn rows(out: &mut String, title: &str, rows: &[Row], time: bool) {
     }
 }
 
+/// Where the verdict's figures come from, one line per source: the exec figures from one
+/// kind of run, the fork figures from the measured fork loops (never a sentence mixing two).
+pub fn sources(c: &Comparison) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for (what, fork) in [("exec figures", false), ("fork figures", true)] {
+        let src: Vec<&str> = c
+            .verdict
+            .metrics
+            .iter()
+            .filter(|m| m.key.starts_with("fork_") == fork && m.change.is_some())
+            .map(|m| m.source.as_str())
+            .collect();
+        if let Some(first) = src.first() {
+            if src.iter().all(|s| s == first) {
+                out.push(format!("({what} from {first})"));
+            }
+        }
+    }
+    out
+}
+
+/// The gate's line: "--fail-above 5% (total CPU per exec, start-up CPU): passed", or
+/// "FAILED (exit 12): start-up CPU +59.0% > 5%". None without `--fail-above`.
+pub fn gate_line(c: &Comparison) -> Option<String> {
+    let pct = c.fail_above_pct?;
+    let gated: Vec<&str> = c
+        .verdict
+        .metrics
+        .iter()
+        .filter(|m| m.gated)
+        .map(|m| m.label.as_str())
+        .collect();
+    let opt = match &c.gate {
+        Some(g) => format!("--fail-above {pct}% --gate {g}"),
+        None => format!("--fail-above {pct}%"),
+    };
+    let looks = if gated.is_empty() {
+        "nothing measured to gate".to_string()
+    } else {
+        gated.join(", ")
+    };
+    Some(if c.failed {
+        format!(
+            "{opt} ({looks}): FAILED (exit 12){}",
+            c.gate_failure
+                .as_deref()
+                .map_or(String::new(), |w| format!(": {w}"))
+        )
+    } else {
+        format!("{opt} ({looks}): passed")
+    })
+}
+
 /// The whole text report.
 pub fn comparison(c: &Comparison) -> String {
     let mut out = String::new();
@@ -131,7 +184,7 @@ pub fn comparison(c: &Comparison) -> String {
                 "  {:<w$}  {}{}\n",
                 m.label,
                 change_line(ch),
-                match (ch.significant, m.gated) {
+                match (ch.significant, m.judged) {
                     (true, true) => "  significant",
                     (true, false) => "  significant (not judged)",
                     _ => "",
@@ -141,21 +194,18 @@ pub fn comparison(c: &Comparison) -> String {
             (None, None) => {}
         }
     }
+    let sources: Vec<String> = sources(c);
+    for s in &sources {
+        out.push_str(&format!("  {s}\n"));
+    }
     for n in &c.verdict.notes {
         out.push_str(&format!("  note: {n}\n"));
     }
     out.push_str(
         "  (median BASE → HEAD; 95% bootstrap interval of the ratio of medians; Mann–Whitney U p;\n   significant = interval excludes 0, p < 0.05 and |change| > the split-half noise floor)\n",
     );
-    if let Some(pct) = c.fail_above_pct {
-        out.push_str(&format!(
-            "  --fail-above {pct}%: {}\n",
-            if c.failed {
-                "FAILED (exit 12)"
-            } else {
-                "passed"
-            }
-        ));
+    if let Some(g) = gate_line(c) {
+        out.push_str(&format!("  {g}\n"));
     }
     let f = &c.factors;
     rows(
@@ -256,6 +306,12 @@ fn attribution(out: &mut String, a: &crate::report::schema::comparison::Attribut
             }
         }
         out.push_str(&format!("  {}\n", explain::explained(a)));
+    }
+    if let Some(r) = &a.reconciliation {
+        out.push_str(&format!(
+            "\nreconciliation: {}\n",
+            explain::reconciliation(r)
+        ));
     }
     if !a.unit_costs.is_empty() {
         out.push_str("\nunit costs (95% bootstrap interval over the runs, 200 resamples):\n");

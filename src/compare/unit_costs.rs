@@ -122,19 +122,27 @@ pub(crate) fn total_of(sides: [&Side; 2], c: &Costs) -> f64 {
 /// object's fit point is): the remainder is then what the model does not price, not the
 /// difference between two kinds of run. None when a side has no counted phase.
 pub(crate) fn instrumented_delta(sides: [&Side; 2], pick: [Option<&[usize]>; 2]) -> Option<f64> {
-    let mut phases: Vec<&String> = sides
+    phase_delta([&sides[0].startup, &sides[1].startup], pick)
+}
+
+/// Σ over the phases of (median HEAD − median BASE), an absent side counting 0.
+pub(crate) fn phase_delta(
+    runs: [&[BTreeMap<String, f64>]; 2],
+    pick: [Option<&[usize]>; 2],
+) -> Option<f64> {
+    let mut phases: Vec<&String> = runs
         .iter()
-        .flat_map(|s| s.startup.iter().flat_map(|r| r.keys()))
+        .flat_map(|s| s.iter().flat_map(|r| r.keys()))
         .collect();
     phases.sort();
     phases.dedup();
-    if sides.iter().any(|s| s.startup.iter().all(|r| r.is_empty())) {
+    if runs.iter().any(|s| s.iter().all(|r| r.is_empty())) {
         return None;
     }
     let mut d = 0.0;
     for k in phases {
-        let h = median_of(&sides[1].startup, k, pick[1]).unwrap_or(0.0);
-        let b = median_of(&sides[0].startup, k, pick[0]).unwrap_or(0.0);
+        let h = median_of(runs[1], k, pick[1]).unwrap_or(0.0);
+        let b = median_of(runs[0], k, pick[0]).unwrap_or(0.0);
         d += h - b;
     }
     Some(d)
@@ -237,6 +245,7 @@ mod tests {
                     m
                 })
                 .collect(),
+            startup_raw: Vec::new(),
             init: vec![BTreeMap::new(); runs.len()],
             mapping: vec![None; runs.len()],
             reloc: runs,

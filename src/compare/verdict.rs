@@ -12,12 +12,16 @@ use crate::report::Document;
 /// One figure of the verdict.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Metric {
-    /// "startup_cpu", "startup_wall", "fork_round_trip", "fork_child_cpu", "fork_parent_cpu".
+    /// "total_cpu", "startup_cpu", "after_main_libraries", "main_cpu", "exit_cpu",
+    /// "startup_wall", "fork_round_trip", "fork_child_cpu", "fork_parent_cpu".
     pub key: String,
     pub label: String,
-    /// Whether it decides the verdict and `--fail-above` looks at it: the CPU figures
-    /// (start-up CPU, the parent's CPU per fork). Wall times follow the machine's load and
-    /// the ptrace stops' scheduling; they are shown, not judged.
+    /// Whether it decides the verdict: the CPU figures (total CPU per exec and its parts, the
+    /// parent's CPU per fork). Wall times follow the machine's load and the ptrace stops'
+    /// scheduling; they are shown, not judged.
+    pub judged: bool,
+    /// Whether `--fail-above` looks at it ([`apply_gate`]): by default total CPU, start-up
+    /// CPU and the parent's CPU per fork; `--gate` picks one.
     pub gated: bool,
     /// Where the values come from ("boundaries-only runs", "per-object runs", "fork loop").
     pub source: String,
@@ -40,11 +44,30 @@ pub struct Verdict {
     pub notes: Vec<String>,
 }
 
-/// Per-run start-up figures of a document: CPU (ns, execve → main) and wall (ns), and where
-/// they come from. Boundaries-only runs are used when the document has them (a handful of
-/// ptrace stops, nothing to correct); else the per-object runs, each segment less its
-/// stops × the document's measured cost per stop.
-pub fn startup_samples(doc: &Document) -> Option<(Vec<f64>, Vec<f64>, &'static str)> {
+/// Per-run figures of a document, one value per run that counted them, and where they come
+/// from. Boundaries-only runs are used when the document has them (a handful of ptrace stops,
+/// nothing to correct); else the per-object runs, each segment less its stops × the
+/// document's measured cost per stop.
+#[derive(Debug, Clone, Default)]
+pub struct RunFigures {
+    /// Start-up CPU (ns, execve → main): every segment before main.
+    pub startup_cpu: Vec<f64>,
+    /// Start-up wall time (ns).
+    pub startup_wall: Vec<f64>,
+    /// The program's own work (ns): the main → exit segment, with the CPU of the target's
+    /// threads and child processes (counted apart, in no phase).
+    pub main_cpu: Vec<f64>,
+    /// Exit teardown (ns): the target's CPU after its exit stop, by the scheduler
+    /// ([`crate::record::Run::exit_ns`]); runs without it have none.
+    pub exit_cpu: Vec<f64>,
+    /// Total CPU per exec (ns): start-up + own work + exit teardown, for the runs that have
+    /// all three (never a total without its teardown).
+    pub total_cpu: Vec<f64>,
+    pub source: &'static str,
+}
+
+/// [`RunFigures`] of a document (None: no exec runs).
+pub fn run_figures(doc: &Document) -> Option<RunFigures> {
     let p = doc.profile.as_ref()?;
     let coarse = p
         .raw
@@ -59,7 +82,10 @@ pub fn startup_samples(doc: &Document) -> Option<(Vec<f64>, Vec<f64>, &'static s
         )
     };
     let fallback = p.overhead.ns_per_stop_slope.or(p.overhead.ns_per_stop);
-    let (mut cpu, mut wall) = (Vec::new(), Vec::new());
+    let mut f = RunFigures {
+        source,
+        ..Default::default()
+    };
     // Runs that did not end as the program ends them are left out, as `profile` leaves them
     // out ([`crate::attribute::profile::lost`]): their figures stop where the kill came.
     for r in p
@@ -67,11 +93,10 @@ pub fn startup_samples(doc: &Document) -> Option<(Vec<f64>, Vec<f64>, &'static s
         .iter()
         .filter(|r| r.instrumentation == inst && crate::attribute::profile::lost(r).is_none())
     {
-        let segs: Vec<_> = r
+        let (segs, main): (Vec<_>, Vec<_>) = r
             .segments
             .iter()
-            .filter(|s| s.phase != Phase::MainToExit)
-            .collect();
+            .partition(|s| s.phase != Phase::MainToExit);
         if segs.is_empty() {
             continue;
         }
@@ -80,19 +105,44 @@ pub fn startup_samples(doc: &Document) -> Option<(Vec<f64>, Vec<f64>, &'static s
         } else {
             crate::attribute::profile::per_stop_ns(r, fallback).unwrap_or(0.0)
         };
-        if segs.iter().all(|s| s.counters.task_clock_ns.is_some()) {
-            cpu.push(
-                segs.iter()
-                    .map(|s| {
-                        (s.counters.task_clock_ns.unwrap_or(0) as f64 - s.stops as f64 * per_stop)
-                            .max(0.0)
-                    })
-                    .sum(),
-            );
+        let cpu = |ss: &[&crate::record::Segment]| -> Option<f64> {
+            ss.iter()
+                .map(|s| {
+                    s.counters
+                        .task_clock_ns
+                        .map(|t| (t as f64 - s.stops as f64 * per_stop).max(0.0))
+                })
+                .sum()
+        };
+        let start = cpu(&segs);
+        f.startup_wall
+            .push(segs.iter().map(|s| s.wall_ns as f64).sum());
+        // The main → exit segment exists only when main was reached and the exit stop seen.
+        let own = match main.is_empty() {
+            true => None,
+            false => cpu(&main).map(|m| {
+                m + r
+                    .children
+                    .as_ref()
+                    .and_then(|c| c.task_clock_ns)
+                    .unwrap_or(0) as f64
+            }),
+        };
+        let exit = r.exit_ns.map(|e| e as f64);
+        f.startup_cpu.extend(start);
+        f.main_cpu.extend(own);
+        f.exit_cpu.extend(exit);
+        if let (Some(s), Some(m), Some(e)) = (start, own, exit) {
+            f.total_cpu.push(s + m + e);
         }
-        wall.push(segs.iter().map(|s| s.wall_ns as f64).sum());
     }
-    Some((cpu, wall, source))
+    Some(f)
+}
+
+/// Per-run start-up figures of a document: CPU (ns, execve → main) and wall (ns), and where
+/// they come from ([`run_figures`]).
+pub fn startup_samples(doc: &Document) -> Option<(Vec<f64>, Vec<f64>, &'static str)> {
+    run_figures(doc).map(|f| (f.startup_cpu, f.startup_wall, f.source))
 }
 
 /// The kind of run [`startup_samples`] took its figures from, by the source it named.
@@ -142,10 +192,13 @@ fn fork_source(s: Option<&crate::report::schema::fork::ForkSamples>) -> &'static
     }
 }
 
+/// The figures `--fail-above` looks at without `--gate`.
+pub const DEFAULT_GATE: [&str; 3] = ["total_cpu", "startup_cpu", "fork_parent_cpu"];
+
 fn metric(
     key: &str,
     label: &str,
-    gated: bool,
+    judged: bool,
     source: &str,
     b: Option<&Halved>,
     h: Option<&Halved>,
@@ -173,7 +226,8 @@ fn metric(
     Metric {
         key: key.into(),
         label: label.into(),
-        gated,
+        judged,
+        gated: DEFAULT_GATE.contains(&key),
         source: source.into(),
         change,
         missing,
@@ -183,21 +237,21 @@ fn metric(
 /// Computes the verdict.
 pub fn verdict(base: &Document, head: &Document) -> Verdict {
     let mut metrics = Vec::new();
-    let sb = startup_samples(base);
-    let sh = startup_samples(head);
+    let sb = run_figures(base);
+    let sh = run_figures(head);
     let source = sb
         .as_ref()
         .or(sh.as_ref())
-        .map(|s| s.2)
+        .map(|s| s.source)
         .unwrap_or("exec runs");
-    // A side whose every run of the kind the start-up figures come from was left out: not
-    // measured, and why (never a figure made of runs that did not end).
+    // A side whose every run of the kind the figures come from was left out: not measured,
+    // and why (never a figure made of runs that did not end).
     let lost_sides = {
         let why: Vec<String> = [("BASE", base, &sb), ("HEAD", head, &sh)]
             .into_iter()
-            .filter(|(_, _, s)| s.as_ref().is_some_and(|s| s.1.is_empty()))
+            .filter(|(_, _, s)| s.as_ref().is_some_and(|s| s.startup_cpu.is_empty()))
             .filter_map(|(side, d, s)| {
-                let inst = kind_of(s.as_ref()?.2);
+                let inst = kind_of(s.as_ref()?.source);
                 let lost: Vec<String> = d
                     .profile
                     .as_ref()?
@@ -212,28 +266,49 @@ pub fn verdict(base: &Document, head: &Document) -> Verdict {
         (!why.is_empty()).then(|| why.join("; "))
     };
     if sb.is_some() || sh.is_some() {
-        type Pick = for<'a> fn(&'a (Vec<f64>, Vec<f64>, &'static str)) -> &'a Vec<f64>;
-        let figures: [(&str, &str, bool, Pick, &str); 2] = [
+        type Pick = for<'a> fn(&'a RunFigures) -> &'a Vec<f64>;
+        let figures: [(&str, &str, bool, Pick, &str); 5] = [
+            (
+                "total_cpu",
+                "total CPU per exec",
+                true,
+                |s| &s.total_cpu,
+                "total CPU per exec (execve to the end of exit teardown)",
+            ),
             (
                 "startup_cpu",
                 "start-up CPU",
                 true,
-                |s| &s.0,
+                |s| &s.startup_cpu,
                 "start-up CPU (task-clock)",
+            ),
+            (
+                "main_cpu",
+                "own work after main",
+                true,
+                |s| &s.main_cpu,
+                "the program's own work (main → exit)",
+            ),
+            (
+                "exit_cpu",
+                "exit teardown",
+                true,
+                |s| &s.exit_cpu,
+                "exit teardown (the scheduler's CPU after the exit stop)",
             ),
             (
                 "startup_wall",
                 "start-up wall",
                 false,
-                |s| &s.1,
+                |s| &s.startup_wall,
                 "start-up wall time",
             ),
         ];
-        for (key, label, gated, pick, what) in figures {
+        for (key, label, judged, pick, what) in figures {
             let mut m = metric(
                 key,
                 label,
-                gated,
+                judged,
                 source,
                 sb.as_ref().map(|s| by_parity(pick(s))).as_ref(),
                 sh.as_ref().map(|s| by_parity(pick(s))).as_ref(),
@@ -243,6 +318,22 @@ pub fn verdict(base: &Document, head: &Document) -> Verdict {
                 m.missing = Some(format!("{what}: {why}"));
             }
             metrics.push(m);
+            if key == "startup_cpu" {
+                // dlopen and lazy binding after main are inside the program's own work until
+                // they are measured per object: a figure that is not there, never a zero.
+                metrics.push(Metric {
+                    key: "after_main_libraries".into(),
+                    label: "libraries loaded after main".into(),
+                    judged: false,
+                    gated: false,
+                    source: source.into(),
+                    change: None,
+                    missing: Some(
+                        "not measured (dlopen and lazy binding after main are counted in the program's own work)"
+                            .into(),
+                    ),
+                });
+            }
         }
     }
     let fb = base.fork.as_ref().and_then(|f| f.samples.as_ref());
@@ -293,10 +384,10 @@ pub fn verdict(base: &Document, head: &Document) -> Verdict {
             "per-fork samples",
         ));
     }
-    let all_sig = |gated: bool| -> Vec<&Metric> {
+    let all_sig = |judged: bool| -> Vec<&Metric> {
         metrics
             .iter()
-            .filter(|m| m.gated == gated && m.change.as_ref().is_some_and(|c| c.significant))
+            .filter(|m| m.judged == judged && m.change.as_ref().is_some_and(|c| c.significant))
             .collect()
     };
     let sig = all_sig(true);
@@ -319,7 +410,7 @@ pub fn verdict(base: &Document, head: &Document) -> Verdict {
         .any(|m| m.change.as_ref().is_some_and(|c| c.change_pct < 0.0));
     let unjudged: Vec<&str> = metrics
         .iter()
-        .filter(|m| m.gated && m.change.is_none() && lost_sides.is_some())
+        .filter(|m| m.judged && m.change.is_none() && lost_sides.is_some())
         .filter_map(|m| m.missing.as_deref())
         .collect();
     let summary = if sig.is_empty() {
@@ -332,10 +423,7 @@ pub fn verdict(base: &Document, head: &Document) -> Verdict {
             "no significant change".to_string()
         }
     } else {
-        sig.iter()
-            .filter_map(|m| direction(m))
-            .collect::<Vec<_>>()
-            .join("; ")
+        summary_of(&metrics, &sig)
     };
     Verdict {
         summary,
@@ -344,6 +432,66 @@ pub fn verdict(base: &Document, head: &Document) -> Verdict {
         faster,
         notes,
     }
+}
+
+/// The parts of an exec's CPU, in the order they happen.
+const PARTS: [&str; 3] = ["startup_cpu", "main_cpu", "exit_cpu"];
+
+/// How the summary names a figure: "start-up CPU (execve → main)".
+fn phrase(m: &Metric) -> String {
+    match m.key.as_str() {
+        "startup_cpu" => "start-up CPU (execve → main)".into(),
+        "main_cpu" => "the program's own work after main".into(),
+        "exit_cpu" => "exit teardown".into(),
+        _ => m.label.clone(),
+    }
+}
+
+/// The summary of significant judged figures: the exec part that changed most (by its
+/// median's change in ns; total CPU when no part alone is significant) first, "HEAD 28.4%
+/// faster in the program's own work after main (…)", then the other significant figures,
+/// and "start-up unchanged" when start-up was measured and did not change significantly.
+fn summary_of(metrics: &[Metric], sig: &[&Metric]) -> String {
+    let size = |m: &Metric| {
+        m.change
+            .as_ref()
+            .map_or(0.0, |c| (c.head_median - c.base_median).abs())
+    };
+    let lead = sig
+        .iter()
+        .filter(|m| PARTS.contains(&m.key.as_str()))
+        .max_by(|a, b| size(a).total_cmp(&size(b)))
+        .or_else(|| sig.iter().find(|m| m.key == "total_cpu"))
+        .or_else(|| sig.first())
+        .copied();
+    let mut out = Vec::new();
+    if let Some(m) = lead {
+        if let Some(c) = &m.change {
+            out.push(format!(
+                "HEAD {:.1}% {} in {} ({})",
+                c.change_pct.abs(),
+                if c.change_pct > 0.0 {
+                    "slower"
+                } else {
+                    "faster"
+                },
+                phrase(m),
+                describe(c)
+            ));
+        }
+    }
+    out.extend(
+        sig.iter()
+            .filter(|m| Some(m.key.as_str()) != lead.map(|l| l.key.as_str()))
+            .filter_map(|m| direction(m)),
+    );
+    let startup_measured_unchanged = metrics
+        .iter()
+        .any(|m| m.key == "startup_cpu" && m.change.as_ref().is_some_and(|c| !c.significant));
+    if startup_measured_unchanged {
+        out.push("start-up unchanged".into());
+    }
+    out.join("; ")
 }
 
 /// "start-up CPU slower (+31.2% [+28.0%, +34.5%], p = 0.008)" for a metric with a change; None
@@ -378,12 +526,55 @@ pub fn p_text(p: f64) -> String {
     }
 }
 
-/// Whether a significant slow-down of a gated metric exceeds `pct`.
-pub fn fails_above(v: &Verdict, pct: f64) -> bool {
-    v.metrics.iter().any(|m| {
-        m.gated
-            && m.change
-                .as_ref()
-                .is_some_and(|c| c.significant && c.change_pct > pct)
-    })
+/// Marks the figures `--fail-above` looks at: `only` one (`--gate`), else [`DEFAULT_GATE`].
+pub fn apply_gate(v: &mut Verdict, only: Option<crate::config::GateKind>) {
+    for m in &mut v.metrics {
+        m.gated = match only {
+            Some(g) => m.key == g.key(),
+            None => DEFAULT_GATE.contains(&m.key.as_str()),
+        };
+    }
+}
+
+/// The gate's result: None when it passed, else why it failed ("total CPU per exec +12.0%
+/// > 5%", or a gated figure `--gate` asked for that is not in both documents).
+pub fn gate_failure(
+    v: &Verdict,
+    pct: f64,
+    only: Option<crate::config::GateKind>,
+) -> Option<String> {
+    let over: Vec<String> = v
+        .metrics
+        .iter()
+        .filter(|m| m.gated)
+        .filter_map(|m| {
+            let c = m.change.as_ref()?;
+            (c.significant && c.change_pct > pct)
+                .then(|| format!("{} {:+.1}% > {pct}%", m.label, c.change_pct))
+        })
+        .collect();
+    if !over.is_empty() {
+        return Some(over.join(", "));
+    }
+    // A figure asked for by name that cannot be judged fails: a gate that cannot look must
+    // not pass.
+    let g = only?;
+    match v.metrics.iter().find(|m| m.key == g.key()) {
+        Some(m) if m.change.is_some() => None,
+        Some(m) => Some(format!(
+            "{}: {}",
+            m.label,
+            m.missing.as_deref().unwrap_or("not measured")
+        )),
+        None => Some(format!("{}: not measured in both documents", g.key())),
+    }
+}
+
+/// The labels of the figures the gate looks at.
+pub fn gated_labels(v: &Verdict) -> Vec<String> {
+    v.metrics
+        .iter()
+        .filter(|m| m.gated)
+        .map(|m| m.label.clone())
+        .collect()
 }

@@ -78,30 +78,44 @@ fn bytes(f: &Figure) -> String {
     }
 }
 
-/// Forks per second, saying what each derives from: by wall time it is completed forks over
-/// the loop's wall time, i.e. one over the *mean* iteration (round trip plus the loop's own
-/// work between them), which a heavy tail pulls far from one over the median.
+/// The loop the rates and the parent's user/kernel split come from: the lean loop (fork and
+/// wait4 only) when it ran to the end, else the measured loop, whose per-fork figures the
+/// tables show. The section says which in `probe_adds`; a loop that stopped early
+/// (`error`) leaves the rates to the measured loop.
+pub fn rate_loop(f: &ForkSection) -> &'static str {
+    if f.probe_adds.contains("lean loop") && f.error.is_none() {
+        "the lean loop (fork and wait4 only)"
+    } else {
+        "the measured loop"
+    }
+}
+
+/// Forks per second, each line from one loop and naming it: the rates from [`rate_loop`] (by
+/// wall time: completed forks over the loop's wall time, i.e. one over the *mean* iteration,
+/// which a heavy tail pulls far from one over the median), and the round trip's median, mean
+/// and p99 from the measured loop on a line of their own. No sentence mixes two loops.
 pub fn rates(f: &ForkSection) -> String {
     let rate = |r: Option<f64>| r.map(|r| format!("{r:.0}")).unwrap_or_else(|| "n/a".into());
-    let trip = match (&f.per_fork.round_trip_ns, &f.per_fork.tails.round_trip_ns) {
-        (Some(m), Some(t)) => format!(
-            "; round trip median {:.1} µs ({:.0}/s), mean {:.1} µs, p99 {:.1} µs",
+    let per_iteration = f
+        .forks_per_sec_wall
+        .map(|r| format!(": one fork every {:.1} µs on average", 1e6 / r))
+        .unwrap_or_default();
+    let mut out = format!(
+        "forks per second, from {}: {} by wall time (completed forks / the loop's wall time{per_iteration}), {} by the parent's CPU time (what the seed forktest's clock() counts)",
+        rate_loop(f),
+        rate(f.forks_per_sec_wall),
+        rate(f.forks_per_sec_parent_cpu)
+    );
+    if let (Some(m), Some(t)) = (&f.per_fork.round_trip_ns, &f.per_fork.tails.round_trip_ns) {
+        out.push_str(&format!(
+            "\nround trip, from the measured loop: median {:.1} µs (one over it: {:.0}/s), mean {:.1} µs, p99 {:.1} µs",
             m.median / 1e3,
             1e9 / m.median.max(1.0),
             t.mean / 1e3,
             t.p99 / 1e3
-        ),
-        _ => String::new(),
-    };
-    let per_iteration = f
-        .forks_per_sec_wall
-        .map(|r| format!(": one fork every {:.1} µs on average{trip}", 1e6 / r))
-        .unwrap_or_default();
-    format!(
-        "forks per second: {} by wall time (completed forks / the loop's wall time{per_iteration}), {} by the parent's CPU time (what the seed forktest's clock() counts)",
-        rate(f.forks_per_sec_wall),
-        rate(f.forks_per_sec_parent_cpu)
-    )
+        ));
+    }
+    out
 }
 
 /// The fork section as text.
@@ -134,7 +148,7 @@ pub fn fork(f: &ForkSection) -> String {
     );
     let p = &f.per_fork;
     let tl = &p.tails;
-    let mut t = per_fork_table("per fork (µs)");
+    let mut t = per_fork_table("per fork, measured loop (µs)");
     row(
         &mut t,
         &format!("{} call (parent, wall)", f.spawn.label()),
@@ -161,7 +175,7 @@ pub fn fork(f: &ForkSection) -> String {
     }
     right_align(&mut t, 1, 7);
     let _ = writeln!(s, "{t}");
-    let mut t = per_fork_table("per fork (faults, getrusage)");
+    let mut t = per_fork_table("per fork, measured loop (faults, getrusage)");
     for (name, s, tail) in [
         (
             "parent minor faults",
@@ -186,7 +200,8 @@ pub fn fork(f: &ForkSection) -> String {
     if let (Some(u), Some(k)) = (f.parent_user_ns_per_fork, f.parent_sys_ns_per_fork) {
         let _ = writeln!(
             s,
-            "parent CPU over the loop, per fork: {:.1} µs user, {:.1} µs kernel (the kernel's tick-sampled split; per child it would be an artefact, see the sampling breakdown)",
+            "parent CPU over {}, per fork: {:.1} µs user, {:.1} µs kernel (the kernel's tick-sampled split; per child it would be an artefact, see the sampling breakdown)",
+            rate_loop(f),
             u / 1e3,
             k / 1e3
         );
@@ -315,4 +330,59 @@ pub fn fork(f: &ForkSection) -> String {
     let _ = writeln!(s, "the probe adds {}", f.probe_adds);
     let _ = writeln!(s, "reading: {}", f.reading);
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::attribute::fork_cost::ForkSection;
+    use crate::report::schema::tests::PROFILE;
+
+    /// A saved profile document's fork section (its rates from the lean loop).
+    fn section() -> ForkSection {
+        let doc: crate::report::Document = serde_json::from_str(PROFILE).unwrap();
+        doc.fork
+            .expect("the test document has a fork section")
+            .into()
+    }
+
+    /// Every line of the rates names one loop and carries only that loop's figures: the
+    /// rates (and one fork every 1/rate) from the lean loop, the round trip's median, mean
+    /// and p99 from the measured loop, each figure as the section holds it.
+    #[test]
+    fn each_rate_line_names_its_one_loop() {
+        let f = section();
+        let text = super::rates(&f);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 2, "{text}");
+        let (rates, trip) = (lines[0], lines[1]);
+        assert!(rates.contains("from the lean loop"), "{rates}");
+        assert!(!rates.contains("measured loop") && !rates.contains("round trip"));
+        let wall = f.forks_per_sec_wall.unwrap();
+        assert!(
+            rates.contains(&format!("{wall:.0} by wall time")),
+            "{rates}"
+        );
+        assert!(rates.contains(&format!("one fork every {:.1} µs", 1e6 / wall)));
+        let cpu = f.forks_per_sec_parent_cpu.unwrap();
+        assert!(rates.contains(&format!("{cpu:.0} by the parent's CPU time")));
+        assert!(
+            trip.starts_with("round trip, from the measured loop: "),
+            "{trip}"
+        );
+        assert!(!trip.contains("lean") && !trip.contains("forks per second"));
+        let m = f.per_fork.round_trip_ns.as_ref().unwrap().median;
+        let t = f.per_fork.tails.round_trip_ns.unwrap();
+        assert!(
+            trip.contains(&format!("median {:.1} µs", m / 1e3)),
+            "{trip}"
+        );
+        assert!(
+            trip.contains(&format!("mean {:.1} µs", t.mean / 1e3)),
+            "{trip}"
+        );
+        // A loop that stopped early leaves the rates to the measured loop, said so.
+        let mut stopped = f.clone();
+        stopped.error = Some("fork: EAGAIN".into());
+        assert!(super::rates(&stopped).starts_with("forks per second, from the measured loop: "));
+    }
 }

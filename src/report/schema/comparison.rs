@@ -35,12 +35,17 @@ pub struct Change {
 /// One figure of the verdict.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Metric {
-    /// "startup_cpu", "startup_wall", "fork_round_trip", "fork_child_cpu", "fork_parent_cpu".
+    /// "total_cpu", "startup_cpu", "after_main_libraries", "main_cpu", "exit_cpu",
+    /// "startup_wall", "fork_round_trip", "fork_child_cpu", "fork_parent_cpu".
     pub key: String,
     pub label: String,
-    /// Whether it decides the verdict and `--fail-above` looks at it: the CPU figures
-    /// (start-up CPU, the parent's CPU per fork). Wall times follow the machine's load and
-    /// the ptrace stops' scheduling; they are shown, not judged.
+    /// Whether it decides the verdict: the CPU figures (total CPU per exec, start-up, the
+    /// program's own work after main, exit teardown, the parent's CPU per fork). Wall times
+    /// follow the machine's load and the ptrace stops' scheduling; they are shown, not judged.
+    #[serde(default)]
+    pub judged: bool,
+    /// Whether `--fail-above` looks at it: total CPU, start-up CPU and the parent's CPU per
+    /// fork, or the one `--gate` names.
     pub gated: bool,
     /// Where the values come from ("boundaries-only runs", "per-object runs", "fork loop").
     pub source: String,
@@ -56,7 +61,7 @@ pub struct Verdict {
     /// "no significant change".
     pub summary: String,
     pub metrics: Vec<Metric>,
-    /// Some gated metric changed significantly for the worse.
+    /// Some judged metric changed significantly for the worse.
     pub slower: bool,
     pub faster: bool,
     /// Significant changes of the figures that do not decide (wall times), said apart.
@@ -248,12 +253,50 @@ pub struct Attribution {
     pub inputs: Vec<ObjectInputs>,
     pub what_if: Vec<WhatIf>,
     pub notes: Vec<String>,
+    /// How the report's start-up deltas relate, in one line; absent when a figure is missing
+    /// (no per-object phases, no attribution).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reconciliation: Option<Reconciliation>,
+}
+
+/// One factor's explained change in the [`Reconciliation`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FactorDelta {
+    pub factor: String,
+    pub ns: f64,
+}
+
+/// How the start-up deltas of one report relate, every figure in ns rounded to 0.1 µs as the
+/// reports print them, so that `verdict_ns = counted_ns + stops_correction_ns +
+/// between_runs_ns`, `per_object_ns = counted_ns + stops_correction_ns` and `per_object_ns =
+/// explained_ns + unexplained_ns`, `explained_ns` = Σ `by_factor`, exactly.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Reconciliation {
+    /// The verdict's start-up CPU change (median HEAD − median BASE).
+    pub verdict_ns: f64,
+    /// The runs it comes from ("boundaries-only runs", …).
+    pub verdict_source: String,
+    /// Σ phases' median change in the per-object runs, as counted.
+    pub counted_ns: f64,
+    /// The change the correction for the ptrace stops makes to that.
+    pub stops_correction_ns: f64,
+    /// The per-object runs' change less their stops: what the attribution explains.
+    pub per_object_ns: f64,
+    /// verdict − per-object: how the two kinds of run differ (or, when the verdict comes from
+    /// the per-object runs too, the median of the sums and the sum of the phases' medians).
+    pub between_runs_ns: f64,
+    pub by_factor: Vec<FactorDelta>,
+    pub explained_ns: f64,
+    pub unexplained_ns: f64,
 }
 
 /// One side of a comparison, as the report names it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SideInfo {
     pub target: String,
+    /// The target's arguments (its argv after argv[0]), as the report's title names them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
     /// The document file (`diff`), or the environment given to it (`compare`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub document: Option<String>,
@@ -289,7 +332,15 @@ pub struct Comparison {
     pub attribution: Attribution,
     /// `--fail-above PCT` and whether it tripped.
     pub fail_above_pct: Option<f64>,
+    /// `--gate`: the one figure the gate looks at ("startup", "total", "fork"); absent: the
+    /// default set (the metrics marked `gated`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate: Option<String>,
     pub failed: bool,
+    /// Why the gate failed ("total CPU per exec +12.0% > 5%"); absent when it passed or none
+    /// was asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate_failure: Option<String>,
     /// The command line that reproduces this report.
     pub command_line: String,
 }
