@@ -520,8 +520,14 @@ mod tests {
         let w = what_if([&s, &s], &fitted(), &[]);
         let r = find(&w, "-z pack-relative-relocs").expect("a RELR prediction");
         assert_eq!(r.predicted_ns, Some(-(7000.0 * 40.0 * 0.75)), "{r:?}");
-        assert!(r.basis.contains("libuser.so 2,000, libc.so.6 5,000"), "{}", r.basis);
-        assert!(r.basis.contains("libc.so.6 rebuilt only by the distribution"));
+        assert!(
+            r.basis.contains("libuser.so 2,000, libc.so.6 5,000"),
+            "{}",
+            r.basis
+        );
+        assert!(r
+            .basis
+            .contains("libc.so.6 rebuilt only by the distribution"));
     }
 
     /// -Bsymbolic only for libraries the user builds: libuser and libnow, never libc (a
@@ -532,7 +538,10 @@ mod tests {
         let w = what_if([&s, &s], &fitted(), &[]);
         let on: BTreeSet<&str> = w
             .iter()
-            .filter_map(|w| w.change.strip_prefix("-Bsymbolic or -fvisibility=hidden on "))
+            .filter_map(|w| {
+                w.change
+                    .strip_prefix("-Bsymbolic or -fvisibility=hidden on ")
+            })
             .collect();
         assert_eq!(on, BTreeSet::from(["libuser.so", "libnow.so"]));
     }
