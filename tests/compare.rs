@@ -399,7 +399,7 @@ fn lazily_bound_jump_slots(prog: &str) -> u64 {
                 .unwrap_or(0);
         }
     }
-    jump_slots as u64
+    jump_slots
 }
 
 /// HEAD under LD_BIND_NOW: the lazy-binding prediction counts the slots dropping it would
