@@ -507,7 +507,10 @@ fn exec_fixes(inp: &Inputs, p: &ProfileSection, c: &Closure) -> Vec<Fix> {
                         String::new()
                     }
                 ),
-                caveat: Some("the exit teardown of its mappings is not priced".into()),
+                caveat: Some(
+                    "the mapping per object is ld.so's search-and-mapping phase over the objects it maps, its own start-up included (an upper bound); the exit teardown of the mappings is not priced"
+                        .into(),
+                ),
             },
             price,
         });
