@@ -5,6 +5,7 @@
 //! | a program vs the same program linked with three more libraries (one with 50,000 symbolic relocations) | start-up CPU significantly slower (direction only); `--fail-above 1` exits 12; the added objects are the three libraries, found by HEAD's RUNPATH, needed by HEAD; each one's relocations = `readelf -rW`'s entries; relocations Δ = their sum; each one's VMAs = its lines in HEAD's own /proc/self/maps (plus its .bss mapping); VMAs Δ = their sum |
 //! | the two halves (`--save-base`, `--save-head`) through `ldcost diff` | the same verdict, the same changes |
 //! | `/bin/true` vs itself with `--head-env LD_BIND_NOW=1` | lazy PLT slots: BASE = the JUMP_SLOT entries (`readelf -rW`) of the lazily bound objects (not ld.so, not BIND_NOW ones), HEAD = 0 |
+//! | `/bin/ls` vs itself with `--head-env LD_BIND_NOW=1` | the lazy-binding prediction's slots = the same oracle on `/bin/ls`'s closure (`ldd`) |
 //! | `--fork` on both | the fork figures are compared loop by loop (6 interleaved loops of 50), every fork saved |
 //! | a missing BASE | exit 3, one line |
 //! | `--sample --fork` with `--flamegraph-diff`/`--folded-diff` | each side's saved breakdown: a folded-diff column sums to samples × 1000 / sampled execs (forks), to the lines' rounding; the factors' category shares are the column's shares |
@@ -356,9 +357,24 @@ fn bind_now_env_sends_lazy_plt_slots_to_zero() {
     assert_eq!(read(&j).verdict, c.verdict, "--json FILE = --format json");
     assert_eq!(c.head.env, vec!["LD_BIND_NOW=1".to_string()]);
     assert!(c.base.env.is_empty());
-    // Oracle: the JUMP_SLOT entries of every object ld.so binds lazily (not ld.so itself,
-    // which relocates itself at once, nor an object marked BIND_NOW).
-    let interp = common::stdout_of("readelf", &["-lW", "/bin/true"])
+    let jump_slots = lazily_bound_jump_slots("/bin/true");
+    let (b, h, d) = total(&c, "lazy PLT slots");
+    assert_eq!(b, jump_slots as f64, "BASE's lazy PLT slots vs readelf");
+    assert_eq!(h, 0.0, "LD_BIND_NOW=1 leaves no slot to lazy binding");
+    assert_eq!(d, -(jump_slots as f64));
+    // Binding them at start-up is that many more lookups; nothing else changes.
+    let (_, _, lookups) = total(&c, "start-up lookups");
+    assert_eq!(lookups, jump_slots as f64);
+    assert!(c.factors.objects_added.is_empty() && c.factors.objects_removed.is_empty());
+    let (_, _, relocs) = total(&c, "relocations");
+    assert_eq!(relocs, 0.0);
+}
+
+/// Oracle: the JUMP_SLOT entries (`readelf -rW`) of every object of `prog`'s closure (`ldd`)
+/// ld.so binds lazily: not ld.so itself, which relocates itself at once, nor an object marked
+/// BIND_NOW (`readelf -dW`: DT_BIND_NOW, DF_BIND_NOW, DF_1_NOW).
+fn lazily_bound_jump_slots(prog: &str) -> u64 {
+    let interp = common::stdout_of("readelf", &["-lW", prog])
         .lines()
         .find_map(|l| {
             l.trim()
@@ -366,8 +382,8 @@ fn bind_now_env_sends_lazy_plt_slots_to_zero() {
                 .map(|s| s.trim_end_matches(']').to_string())
         })
         .unwrap();
-    let mut objects = vec!["/bin/true".to_string()];
-    for l in common::ldd(Path::new("/bin/true"), &[]).unwrap() {
+    let mut objects = vec![prog.to_string()];
+    for l in common::ldd(Path::new(prog), &[]).unwrap() {
         if let Some(p) = l.path {
             objects.push(p);
         }
@@ -388,16 +404,67 @@ fn bind_now_env_sends_lazy_plt_slots_to_zero() {
                 .unwrap_or(0);
         }
     }
-    let (b, h, d) = total(&c, "lazy PLT slots");
-    assert_eq!(b, jump_slots as f64, "BASE's lazy PLT slots vs readelf");
-    assert_eq!(h, 0.0, "LD_BIND_NOW=1 leaves no slot to lazy binding");
-    assert_eq!(d, -(jump_slots as f64));
-    // Binding them at start-up is that many more lookups; nothing else changes.
-    let (_, _, lookups) = total(&c, "start-up lookups");
-    assert_eq!(lookups, jump_slots as f64);
-    assert!(c.factors.objects_added.is_empty() && c.factors.objects_removed.is_empty());
-    let (_, _, relocs) = total(&c, "relocations");
-    assert_eq!(relocs, 0.0);
+    jump_slots
+}
+
+/// HEAD under LD_BIND_NOW: the lazy-binding prediction counts the slots dropping it would
+/// leave lazy, the oracle's, not every PLT slot of the closure (those of objects linked
+/// BIND_NOW and ld.so's stay bound at start-up).
+#[test]
+fn the_lazy_binding_prediction_counts_only_slots_that_would_be_lazy() {
+    let name = "the_lazy_binding_prediction_counts_only_slots_that_would_be_lazy";
+    if !tools(name, &["readelf", "ldd"]) {
+        return;
+    }
+    let _g = serial();
+    let o = ldcost(&[
+        "compare",
+        "/bin/ls",
+        "/bin/ls",
+        "--head-env",
+        "LD_BIND_NOW=1",
+        "-n",
+        "3",
+        "--format",
+        "json",
+    ]);
+    if o.code == 8 {
+        skip(name, "ldcost is refused ptrace or perf here (exit 8)");
+        return;
+    }
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let c: Comparison = serde_json::from_str(&o.stdout).unwrap();
+    let want = lazily_bound_jump_slots("/bin/ls");
+    let all_plt: u64 = c
+        .attribution
+        .inputs
+        .iter()
+        .filter(|i| i.side == "head")
+        .map(|i| i.plt)
+        .sum();
+    let w = c
+        .attribution
+        .what_if
+        .iter()
+        .find(|w| w.change.starts_with("lazy binding"))
+        .unwrap_or_else(|| panic!("no lazy-binding prediction: {:#?}", c.attribution.what_if));
+    let slots: u64 = w
+        .basis
+        .split(" PLT slots")
+        .next()
+        .unwrap()
+        .replace(',', "")
+        .parse()
+        .unwrap_or_else(|_| panic!("no slot count leads {:?}", w.basis));
+    assert_eq!(slots, want, "{w:#?}");
+    eprintln!("{name}: {slots} slots (oracle {want}), of {all_plt} PLT slots in HEAD's closure");
+    assert!(w.predicted_ns.is_some_and(|p| p < 0.0), "a saving: {w:#?}");
+    // Nothing left lazy under LD_BIND_NOW: no -z now prediction.
+    assert!(c
+        .attribution
+        .what_if
+        .iter()
+        .all(|w| !w.change.starts_with("LD_BIND_NOW")));
 }
 
 #[test]

@@ -329,11 +329,74 @@ fn is_interp(c: &Closure, i: usize) -> bool {
 /// PLT slots ld.so really leaves lazy in an object: its JUMP_SLOTs unless it or the
 /// environment binds now, never ld.so's own.
 fn lazy_slots(c: &Closure, i: usize) -> u64 {
-    let o = &c.objects[i];
-    if is_interp(c, i) || c.bind_now_env || o.info.flags.bind_now {
+    if c.bind_now_env {
         return 0;
     }
-    o.info.relocations.lazy_deferred
+    lazy_unless_env(c, i)
+}
+
+/// PLT slots ld.so would leave lazy in an object were LD_BIND_NOW not set: none in ld.so
+/// (it relocates itself at once) nor in an object marked BIND_NOW (DT_BIND_NOW, DF_BIND_NOW,
+/// DF_1_NOW); otherwise its JUMP_SLOTs. Under LD_BIND_NOW the ELF reading counts none as
+/// deferred, so the JUMP_SLOT class count stands for them.
+fn lazy_unless_env(c: &Closure, i: usize) -> u64 {
+    let o = &c.objects[i];
+    if is_interp(c, i) || o.info.flags.bind_now {
+        return 0;
+    }
+    if c.bind_now_env {
+        o.info.relocations.by_class.plt
+    } else {
+        o.info.relocations.lazy_deferred
+    }
+}
+
+/// What a prediction needs to know of one object beyond its counts, decided here for
+/// `profile`'s fixes and `compare`'s what-ifs alike.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Facts {
+    /// PLT slots ld.so leaves lazy in this run (what `-z now` would bind at start-up).
+    pub lazy: u64,
+    /// PLT slots ld.so would leave lazy were LD_BIND_NOW not set (what dropping it defers).
+    pub lazy_unless_env: u64,
+    /// PLT slots bound at start-up because the object is linked `-z now` (what relinking it
+    /// lazily defers); never ld.so's, and none under LD_BIND_NOW, which binds them anyway.
+    pub linked_now: u64,
+    /// Relative relocations still in RELA for which packing is named (at least
+    /// [`RELR_MIN_RELATIVE`], never ld.so's); 0 otherwise.
+    pub relr_candidate: u64,
+    /// Whether the user builds it: neither a system library nor ld.so, so a link-time
+    /// change to it (`-Bsymbolic`, `-fvisibility=hidden`) is theirs to make.
+    pub user_built: bool,
+}
+
+/// [`Facts`] of the closure's object `i`.
+pub fn facts(c: &Closure, i: usize) -> Facts {
+    let o = &c.objects[i];
+    let r = &o.info.relocations;
+    let unpacked = r.by_class.relative.saturating_sub(r.relr);
+    Facts {
+        lazy: lazy_slots(c, i),
+        lazy_unless_env: lazy_unless_env(c, i),
+        linked_now: if !is_interp(c, i) && !c.bind_now_env && o.info.flags.bind_now {
+            r.by_class.plt
+        } else {
+            0
+        },
+        relr_candidate: if unpacked < RELR_MIN_RELATIVE || is_interp(c, i) {
+            0
+        } else {
+            unpacked
+        },
+        user_built: !is_system(c, i) && !is_interp(c, i),
+    }
+}
+
+/// What packing `unpacked` relative relocations into DT_RELR saves at `per_relative_ns` (a
+/// fitted cost per relative relocation): the 24 of the 32 bytes each one touches that RELR
+/// removes (its RELA entry); the 8-byte pointer write and its page fault are kept.
+pub fn relr_saving_ns(unpacked: u64, per_relative_ns: f64) -> f64 {
+    unpacked as f64 * per_relative_ns * RELA_ENTRY / RELA_TOUCHED
 }
 
 /// Probes per lookup of an object in the lookup model, or over the whole model.
@@ -511,8 +574,7 @@ fn exec_fixes(inp: &Inputs, p: &ProfileSection, c: &Closure) -> Vec<Fix> {
 
     // 2b. Dropping -z now: the PLT slots of objects bound at start-up become lazy.
     let now: Vec<(usize, u64)> = (0..c.objects.len())
-        .filter(|&i| !is_interp(c, i) && !c.bind_now_env && c.objects[i].info.flags.bind_now)
-        .map(|i| (i, c.objects[i].info.relocations.by_class.plt))
+        .map(|i| (i, facts(c, i).linked_now))
         .filter(|(_, n)| *n > 0)
         .collect();
     for &(i, n) in &now {
@@ -561,12 +623,12 @@ fn exec_fixes(inp: &Inputs, p: &ProfileSection, c: &Closure) -> Vec<Fix> {
     for (i, o) in c.objects.iter().enumerate() {
         let r = &o.info.relocations;
         let unpacked = r.by_class.relative.saturating_sub(r.relr);
-        if unpacked < RELR_MIN_RELATIVE || is_interp(c, i) {
+        if facts(c, i).relr_candidate == 0 {
             continue;
         }
         let price: Pricer = Box::new(move |un: &Units| {
             let f = un.reloc.as_ref()?;
-            Some(unpacked as f64 * f[1] * RELA_ENTRY / RELA_TOUCHED)
+            Some(relr_saving_ns(unpacked, f[1]))
         });
         cands.push(Candidate {
             fix: Fix {
@@ -594,7 +656,7 @@ fn exec_fixes(inp: &Inputs, p: &ProfileSection, c: &Closure) -> Vec<Fix> {
     // 4. Lookups an object answers itself, in objects the user builds.
     if let Some(m) = inp.lookups {
         for (i, o) in c.objects.iter().enumerate() {
-            if is_system(c, i) || is_interp(c, i) {
+            if !facts(c, i).user_built {
                 continue;
             }
             let Some(l) = m.objects.iter().find(|l| l.path == o.path) else {

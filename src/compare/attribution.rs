@@ -107,6 +107,9 @@ pub struct ObjectInputs {
     /// Median CPU of its relocation / initializers over the per-object runs (None: not seen).
     pub relocation_ns: Option<f64>,
     pub initializers_ns: Option<f64>,
+    /// What the what-if predictions count, decided as `profile`'s fixes decide it (lazy slots,
+    /// RELR candidates, whether the user builds it); not in the document.
+    pub facts: crate::attribute::fixes::Facts,
 }
 
 /// A test fixture: object `name` of `side` at `/x/NAME`, every count zero, nothing measured.
@@ -127,6 +130,10 @@ pub(crate) fn object_inputs(side: &str, name: &str) -> ObjectInputs {
         initializers: 0,
         relocation_ns: None,
         initializers_ns: None,
+        facts: crate::attribute::fixes::Facts {
+            user_built: true,
+            ..Default::default()
+        },
     }
 }
 

@@ -74,6 +74,7 @@ pub(crate) fn side(doc: &Document, which: &str) -> Result<Side, String> {
         }
         let r = &o.info.relocations;
         let l = lk.get(o.path.as_str());
+        let facts = crate::attribute::fixes::facts(c, i);
         objects.push((
             key,
             ObjectInputs {
@@ -87,7 +88,7 @@ pub(crate) fn side(doc: &Document, which: &str) -> Result<Side, String> {
                 relative: r.by_class.relative,
                 symbolic: r.by_class.symbolic,
                 plt: r.by_class.plt,
-                lazy_plt: r.lazy_deferred,
+                lazy_plt: facts.lazy,
                 lookups: l.map_or(r.startup_lookups.saturating_sub(r.cache_hits), |l| {
                     l.lookups
                 }),
@@ -99,6 +100,7 @@ pub(crate) fn side(doc: &Document, which: &str) -> Result<Side, String> {
                 initializers: o.info.initializers.total,
                 relocation_ns: None,
                 initializers_ns: None,
+                facts,
             },
         ));
     }

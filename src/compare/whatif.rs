@@ -11,6 +11,7 @@ use super::attribution::WhatIf;
 use super::inputs::Side;
 use super::text::num;
 use super::unit_costs::{init_x, reloc_x, Costs};
+use crate::attribute::fixes::relr_saving_ns;
 use crate::stats::predict;
 
 fn us(ns: f64) -> String {
@@ -98,19 +99,22 @@ pub(crate) fn what_if(sides: [&Side; 2], c: &Costs, added: &[String]) -> Vec<Wha
         });
     }
     if c.reloc.is_some() {
-        let lazy: u64 = h.objects.iter().map(|o| o.1.lazy_plt).sum();
+        let lazy: u64 = h.objects.iter().map(|o| o.1.facts.lazy).sum();
         let sum = |pick: &dyn Fn(&super::attribution::ObjectInputs) -> u64| -> f64 {
             h.objects
                 .iter()
                 .map(|(_, o)| pick(o) as f64 * per_lookup(c, o, scope).unwrap_or(0.0))
                 .sum()
         };
+        // Which slots each binding prediction counts is decided by profile's fixes
+        // (`fixes::facts`): only slots ld.so really leaves lazy, never ld.so's own, never
+        // those of an object marked BIND_NOW.
         if lazy > 0 {
-            let ns = sum(&|o| o.lazy_plt);
+            let ns = sum(&|o| o.facts.lazy);
             let most = h
                 .objects
                 .iter()
-                .map(|(_, o)| o.lazy_plt as f64 * probes_per_lookup(o, scope))
+                .map(|(_, o)| o.facts.lazy as f64 * probes_per_lookup(o, scope))
                 .fold(0.0, f64::max);
             out.push(WhatIf {
                 change: "LD_BIND_NOW=1 or -z now".into(),
@@ -124,38 +128,72 @@ pub(crate) fn what_if(sides: [&Side; 2], c: &Costs, added: &[String]) -> Vec<Wha
                 ),
             });
         } else {
-            let eager: u64 = h.objects.iter().map(|o| o.1.plt).sum();
-            if eager > 0 {
-                let ns = sum(&|o| o.plt);
+            let unless_env: u64 = h.objects.iter().map(|o| o.1.facts.lazy_unless_env).sum();
+            let linked: u64 = h.objects.iter().map(|o| o.1.facts.linked_now).sum();
+            let (n, ns, how) = if unless_env > 0 {
+                (
+                    unless_env,
+                    sum(&|o| o.facts.lazy_unless_env),
+                    "without LD_BIND_NOW, the PLT slots of the objects not linked -z now (ld.so's excepted)",
+                )
+            } else {
+                (
+                    linked,
+                    sum(&|o| o.facts.linked_now),
+                    "the PLT slots of the objects linked -z now (ld.so's excepted), relinked lazily,",
+                )
+            };
+            if n > 0 {
                 out.push(WhatIf {
                     change: "lazy binding (without -z now / LD_BIND_NOW)".into(),
                     predicted_ns: Some(-ns.round()),
                     bound: false,
-                ci95_ns: None,
+                    ci95_ns: None,
                     basis: format!(
-                        "{} PLT slots bound at start-up would bind on their first call instead (paid then, by every forked child that calls one first)",
-                        num(eager as f64)
+                        "{} PLT slots bound at start-up would bind on their first call instead: {how} (paid then, by every forked child that calls one first)",
+                        num(n as f64)
                     ),
                 });
             }
         }
-        let unpacked: u64 = h
+        // The objects profile's fixes name for packing; each priced for what RELR removes.
+        let relr: Vec<(&str, u64)> = h
             .objects
             .iter()
-            .map(|o| o.1.relative.saturating_sub(o.1.relr))
-            .sum();
+            .filter(|o| o.1.facts.relr_candidate > 0)
+            .map(|(k, o)| (k.as_str(), o.facts.relr_candidate))
+            .collect();
+        let unpacked: u64 = relr.iter().map(|r| r.1).sum();
         if let Some(f) = &c.reloc {
             if unpacked > 0 {
+                let system: Vec<&str> = h
+                    .objects
+                    .iter()
+                    .filter(|o| o.1.facts.relr_candidate > 0 && !o.1.facts.user_built)
+                    .map(|o| o.0.as_str())
+                    .collect();
                 out.push(WhatIf {
                     change: "-z pack-relative-relocs".into(),
-                    predicted_ns: Some(-(unpacked as f64 * f.coef[1]).round()),
+                    predicted_ns: Some(-relr_saving_ns(unpacked, f.coef[1]).round()),
                     bound: true,
-                ci95_ns: None,
+                    ci95_ns: None,
                     basis: format!(
-                        "at most: {} relative relocations × {:.1} ns; DT_RELR still writes every pointer, it saves reading their {} bytes of RELA entries",
+                        "at most: {} relative relocations in RELA ({}) × {:.1} ns × 24/32: RELR removes reading their {} bytes of 24-byte entries and keeps the 8-byte pointer writes and their page faults{}",
                         num(unpacked as f64),
+                        relr.iter()
+                            .map(|(k, n)| format!("{k} {}", num(*n as f64)))
+                            .collect::<Vec<_>>()
+                            .join(", "),
                         f.coef[1],
-                        num(unpacked as f64 * 24.0)
+                        num(unpacked as f64 * 24.0),
+                        if system.is_empty() {
+                            String::new()
+                        } else {
+                            format!(
+                                "; {} rebuilt only by the distribution",
+                                system.join(", ")
+                            )
+                        }
                     ),
                 });
             }
@@ -164,7 +202,7 @@ pub(crate) fn what_if(sides: [&Side; 2], c: &Costs, added: &[String]) -> Vec<Wha
             .objects
             .iter()
             .skip(1)
-            .filter(|o| o.1.self_answered > 0)
+            .filter(|o| o.1.self_answered > 0 && o.1.facts.user_built)
             .map(|(k, o)| {
                 (
                     o.self_answered as f64 * per_lookup(c, o, scope).unwrap_or(0.0),
@@ -211,6 +249,7 @@ mod tests {
     use super::*;
     use crate::compare::attribution::ObjectInputs;
     use crate::compare::fit::LinearFit;
+    use std::collections::BTreeSet;
 
     fn object(name: &str, lookups: u64, probes: u64, lazy_plt: u64) -> (String, ObjectInputs) {
         let o = ObjectInputs {
@@ -220,6 +259,13 @@ mod tests {
             lookups,
             probes,
             ..crate::compare::attribution::object_inputs("base", name)
+        };
+        let o = ObjectInputs {
+            facts: crate::attribute::fixes::Facts {
+                lazy: lazy_plt,
+                ..o.facts
+            },
+            ..o
         };
         (name.into(), o)
     }
@@ -307,5 +353,197 @@ mod tests {
         assert_eq!(out[1].ci95_ns, Some((1006.0, 1196.0)));
         assert_eq!(out[2].ci95_ns, None, "199 of 200 resamples: no interval");
         assert_eq!(out[3].ci95_ns, None, "not predicted: no interval");
+    }
+
+    fn fitted() -> Costs {
+        Costs {
+            reloc: Some(LinearFit {
+                coef: vec![3000.0, 40.0, 100.0, 10.0],
+                r_squared: None,
+                points: 4,
+            }),
+            init: None,
+            mapping: None,
+        }
+    }
+
+    /// A closure as the resolver makes it: the program and a library the user builds (lazy,
+    /// 10 and 20 slots), a library linked -z now (30 slots), libc in the system directory
+    /// (40 lazy slots, 5,000 relative relocations) and ld.so, whose 4 JUMP_SLOTs the ELF
+    /// reading is made to count as deferred to show they are never counted. Under
+    /// `bind_now_env` the reading defers none, as it does under LD_BIND_NOW.
+    fn closure(bind_now_env: bool) -> crate::deps::Closure {
+        use crate::deps::{FoundBy, Object};
+        let exe = std::env::current_exe().unwrap();
+        let info = crate::deps::analyze_file(&exe, true).expect("the test binary is ELF");
+        let rows: [(&str, FoundBy, bool, u64, u64); 5] = [
+            ("/home/u/prog", FoundBy::Target, false, 10, 0),
+            (
+                "/home/u/lib/libuser.so",
+                FoundBy::Runpath {
+                    of: "/home/u/prog".into(),
+                },
+                false,
+                20,
+                2000,
+            ),
+            (
+                "/home/u/lib/libnow.so",
+                FoundBy::Runpath {
+                    of: "/home/u/prog".into(),
+                },
+                true,
+                30,
+                0,
+            ),
+            (
+                "/lib/x86_64-linux-gnu/libc.so.6",
+                FoundBy::LdSoCache,
+                false,
+                40,
+                5000,
+            ),
+            (
+                "/lib64/ld-linux-x86-64.so.2",
+                FoundBy::Interpreter,
+                false,
+                4,
+                3000,
+            ),
+        ];
+        let objects = rows
+            .into_iter()
+            .enumerate()
+            .map(|(i, (path, found_by, now, plt, relative))| {
+                let mut info = info.clone();
+                info.flags.bind_now = now;
+                let r = &mut info.relocations;
+                r.by_class.plt = plt;
+                r.by_class.relative = relative;
+                r.relr = 0;
+                r.lazy_deferred = if now || bind_now_env { 0 } else { plt };
+                Object {
+                    name: path.rsplit('/').next().unwrap().into(),
+                    path: path.into(),
+                    found_by,
+                    loaded_by: (i > 0).then_some(0),
+                    depth: (i > 0) as u32,
+                    needed: Vec::new(),
+                    in_scope: true,
+                    info,
+                }
+            })
+            .collect();
+        crate::deps::Closure {
+            rules: crate::deps::SearchRules::built_in("/lib64/ld-linux-x86-64.so.2"),
+            objects,
+            missing: Vec::new(),
+            ld_library_path: None,
+            bind_now_env,
+        }
+    }
+
+    /// A side read from `closure(bind_now_env)` as [`crate::compare::inputs::side`] reads
+    /// one: its facts from `fixes::facts`, every object answering 10 of its own 10 lookups.
+    fn side_of(bind_now_env: bool) -> Side {
+        let c = closure(bind_now_env);
+        let objects = (0..c.objects.len())
+            .map(|i| {
+                let name = c.objects[i].name.clone();
+                let facts = crate::attribute::fixes::facts(&c, i);
+                let o = ObjectInputs {
+                    lookups: 10,
+                    probes: 30,
+                    self_answered: 10,
+                    lazy_plt: facts.lazy,
+                    facts,
+                    ..crate::compare::attribution::object_inputs("head", &name)
+                };
+                (name, o)
+            })
+            .collect();
+        Side {
+            objects,
+            reloc: Vec::new(),
+            init: Vec::new(),
+            mapping: Vec::new(),
+            startup: Vec::new(),
+        }
+    }
+
+    fn find<'a>(w: &'a [WhatIf], prefix: &str) -> Option<&'a WhatIf> {
+        w.iter().find(|w| w.change.starts_with(prefix))
+    }
+
+    /// -z now binds the 70 slots of the program, libuser and libc: not libnow's 30 (bound
+    /// already), not ld.so's 4. Each at 100 ns + 3 probes × 10 ns.
+    #[test]
+    fn bind_now_counts_neither_bind_now_objects_nor_ld_so() {
+        let s = side_of(false);
+        let w = what_if([&s, &s], &fitted(), &[]);
+        let b = find(&w, "LD_BIND_NOW=1").expect("a BIND_NOW prediction");
+        assert_eq!(b.predicted_ns, Some(70.0 * 130.0), "{b:?}");
+        assert!(b.basis.starts_with("70 lazy PLT slots"), "{}", b.basis);
+        assert!(find(&w, "lazy binding").is_none());
+    }
+
+    /// Under LD_BIND_NOW, dropping it defers the same 70 slots: the 30 of the object linked
+    /// -z now stay bound at start-up, ld.so's are never lazy.
+    #[test]
+    fn lazy_binding_under_ld_bind_now_counts_only_slots_that_would_be_lazy() {
+        let s = side_of(true);
+        let w = what_if([&s, &s], &fitted(), &[]);
+        assert!(find(&w, "LD_BIND_NOW=1").is_none());
+        let l = find(&w, "lazy binding").expect("a lazy-binding prediction");
+        assert_eq!(l.predicted_ns, Some(-70.0 * 130.0), "{l:?}");
+        assert!(l.basis.starts_with("70 PLT slots"), "{}", l.basis);
+    }
+
+    /// Without LD_BIND_NOW and with no slot lazy (the other objects' slots taken away),
+    /// lazy binding is relinking the objects linked -z now: libnow's 30 slots.
+    #[test]
+    fn lazy_binding_without_the_environment_counts_the_objects_linked_now() {
+        let mut s = side_of(false);
+        for o in &mut s.objects {
+            o.1.facts.lazy = 0;
+            o.1.facts.lazy_unless_env = 0;
+        }
+        let w = what_if([&s, &s], &fitted(), &[]);
+        let l = find(&w, "lazy binding").expect("a lazy-binding prediction");
+        assert_eq!(l.predicted_ns, Some(-30.0 * 130.0), "{l:?}");
+    }
+
+    /// RELR: libuser's 2,000 and libc's 5,000 relative relocations (ld.so's 3,000 never, the
+    /// program's none: under the threshold), each at 24/32 of the fitted 40 ns.
+    #[test]
+    fn relr_is_priced_for_what_it_removes() {
+        let s = side_of(false);
+        let w = what_if([&s, &s], &fitted(), &[]);
+        let r = find(&w, "-z pack-relative-relocs").expect("a RELR prediction");
+        assert_eq!(r.predicted_ns, Some(-(7000.0 * 40.0 * 0.75)), "{r:?}");
+        assert!(
+            r.basis.contains("libuser.so 2,000, libc.so.6 5,000"),
+            "{}",
+            r.basis
+        );
+        assert!(r
+            .basis
+            .contains("libc.so.6 rebuilt only by the distribution"));
+    }
+
+    /// -Bsymbolic only for libraries the user builds: libuser and libnow, never libc (a
+    /// system directory) nor ld.so.
+    #[test]
+    fn no_bsymbolic_for_system_libraries() {
+        let s = side_of(false);
+        let w = what_if([&s, &s], &fitted(), &[]);
+        let on: BTreeSet<&str> = w
+            .iter()
+            .filter_map(|w| {
+                w.change
+                    .strip_prefix("-Bsymbolic or -fvisibility=hidden on ")
+            })
+            .collect();
+        assert_eq!(on, BTreeSet::from(["libuser.so", "libnow.so"]));
     }
 }
