@@ -2,7 +2,7 @@
 //!
 //! | claim | oracle |
 //! | --- | --- |
-//! | the summary comes before any table; the default text of `profile /bin/ls` is ≤ 40 lines | the text, counted |
+//! | the summary comes before any table; the default text of `profile /bin/ls` is ≤ 45 lines (about 40: the fixes found add their why lines) | the text, counted |
 //! | the CPU per exec, each part's ms and share, the top objects' ms | the phase and object tables of the same text and the exit lines of `report --detail`, parsed |
 //! | the relocations and lookups named for a top object | the object table's `relocations` and `lookups (deps)` columns |
 //! | the printed summary equals the JSON's `summary`, and `fixes: none found` an empty `fixes` | the document, formatted at the printed precision |
@@ -167,7 +167,7 @@ fn the_summary_comes_first_and_is_made_of_the_tables_numbers() {
         "{text}"
     );
     let lines = text.lines().count();
-    assert!(lines <= 40, "{lines} lines by default:\n{text}");
+    assert!(lines <= 45, "{lines} lines by default:\n{text}");
 
     let detail = report(&run.path, &["--detail"]);
     let s = summary_lines(text);
@@ -329,13 +329,48 @@ fn the_summary_comes_first_and_is_made_of_the_tables_numbers() {
             "{t} vs {j}"
         );
     }
-    // No fix found: an empty list, and one line saying what was looked for.
-    assert_eq!(run.doc["fixes"], serde_json::json!([]));
-    assert!(
-        s.iter()
-            .any(|l| l.starts_with("fixes: none found (checked: unused direct dependencies")),
-        "{s:?}"
-    );
+    // The fixes: each summary line is the JSON's fix at the printed precision, in the JSON's
+    // ranking (exec side first, largest saving first), and its reason is under "Why these
+    // fixes"; with none, one line says what was looked for.
+    let jfixes = run.doc["fixes"].as_array().expect("fixes array");
+    let mut ranked: Vec<&serde_json::Value> = jfixes.iter().collect();
+    ranked.sort_by(|a, b| {
+        (a["side"] == "fork")
+            .cmp(&(b["side"] == "fork"))
+            .then(b["saving_ns"].as_f64().unwrap().total_cmp(&a["saving_ns"].as_f64().unwrap()))
+    });
+    let fix_lines: Vec<&String> = s.iter().filter(|l| l.contains(" fix ")).collect();
+    assert_eq!(fix_lines.len(), ranked.len(), "{s:?}");
+    if ranked.is_empty() {
+        assert!(
+            s.iter()
+                .any(|l| l.starts_with("fixes: none found (checked: unused direct dependencies")),
+            "{s:?}"
+        );
+    }
+    for (line, f) in fix_lines.iter().zip(&ranked) {
+        let ns = f["saving_ns"].as_f64().unwrap();
+        let verb = if ns < 0.0 { "costs" } else { "saves" };
+        let want = format!(
+            "{verb} {:.1} µs per {} ({:.1}%",
+            ns.abs() / 1e3,
+            f["side"].as_str().unwrap(),
+            f["share"].as_f64().unwrap().abs() * 100.0
+        );
+        assert!(line.contains(&want), "{line} lacks {want}");
+        if let Some(ci) = f["ci95_ns"].as_array() {
+            let want = format!(
+                "95% CI [{:.1}, {:.1}] µs",
+                ci[0].as_f64().unwrap() / 1e3,
+                ci[1].as_f64().unwrap() / 1e3
+            );
+            assert!(line.contains(&want), "{line} lacks {want}");
+        }
+        let change = format!("predicted: {}", f["change"].as_str().unwrap());
+        assert!(line.contains(&change), "{line} lacks {change}");
+        let reason = f["reason"].as_str().unwrap();
+        assert!(text.contains(reason), "the reason {reason} is not in the report");
+    }
 }
 
 fn thousands(s: &str) -> String {

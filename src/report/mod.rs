@@ -37,6 +37,11 @@ pub fn profile_report(
     let mut text = summary_text::text(&summary, fixes);
     text.push('\n');
     text.push_str(&profile_body(profile, fork, detail));
+    let why = summary_text::why(fixes);
+    if !why.is_empty() {
+        text.push('\n');
+        text.push_str(&why);
+    }
     text
 }
 

@@ -164,6 +164,11 @@ pub fn markdown(doc: &Document, text: &str, detail: bool) -> String {
         let summary = crate::attribute::summary::summary(section.as_ref(), fork.as_ref());
         s.push_str(&super::summary_text::markdown(&summary, &doc.fixes()));
         text = super::profile_body(section.as_ref(), fork.as_ref(), detail);
+        let why = super::summary_text::why(&doc.fixes());
+        if !why.is_empty() {
+            text.push('\n');
+            text.push_str(&why);
+        }
     }
     s.push_str("```text\n");
     // A line of backticks in a target's name must not close the fence early.

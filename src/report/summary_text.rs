@@ -74,13 +74,55 @@ pub fn fix_line(f: &Fix) -> String {
     if !objects.is_empty() {
         s.push_str(&format!(" [{}]", objects.join(", ")));
     }
-    if !f.reason.is_empty() {
-        s.push_str(&format!(" ({})", super::text::clean(&f.reason)));
-    }
-    if let Some(c) = &f.caveat {
-        s.push_str(&format!("; {}", super::text::clean(c)));
+    if f.caveat.is_some() {
+        s.push_str(" (applies in part: see why)");
     }
     s
+}
+
+/// Why each fix of the summary is there: its reason (the counts and unit costs its saving is
+/// made of) and when it does not apply, one line each, numbered as the summary numbers them.
+/// Kept out of the summary so that each fix there is one line a person reads.
+pub fn why(fixes: &[Fix]) -> String {
+    let mut s = String::new();
+    for (label, f) in numbered(fixes) {
+        if s.is_empty() {
+            s.push_str("Why these fixes (predictions, from this run's unit costs)\n");
+        }
+        s.push_str(&format!("  {label}: {}", super::text::clean(&f.reason)));
+        if let Some(c) = &f.caveat {
+            s.push_str(&format!("; {}", super::text::clean(c)));
+        }
+        s.push('\n');
+    }
+    s
+}
+
+/// Exec side first, then fork; each by saving, largest first.
+fn rank(fixes: &mut [&Fix]) {
+    fixes.sort_by(|a, b| {
+        (a.side == FixSide::Fork)
+            .cmp(&(b.side == FixSide::Fork))
+            .then(b.saving_ns.total_cmp(&a.saving_ns))
+    });
+}
+
+/// The fixes in the summary's order with their labels ("exec fix 1", "fork fix 1").
+fn numbered(fixes: &[Fix]) -> Vec<(String, &Fix)> {
+    let mut ranked: Vec<&Fix> = fixes.iter().collect();
+    rank(&mut ranked);
+    let mut n = [0usize; 2];
+    ranked
+        .into_iter()
+        .map(|f| {
+            let (i, side) = match f.side {
+                FixSide::Exec => (0, "exec"),
+                FixSide::Fork => (1, "fork"),
+            };
+            n[i] += 1;
+            (format!("{side} fix {}", n[i]), f)
+        })
+        .collect()
 }
 
 /// The summary's lines, without indentation or title.
@@ -182,14 +224,7 @@ pub fn lines(sum: &Summary, fixes: &[Fix]) -> Vec<String> {
                 .unwrap_or_default()
         ));
     }
-    let mut ranked: Vec<&Fix> = fixes.iter().collect();
-    // Exec side first, then fork; each by saving, largest first.
-    ranked.sort_by(|a, b| {
-        (a.side == FixSide::Fork)
-            .cmp(&(b.side == FixSide::Fork))
-            .then(b.saving_ns.total_cmp(&a.saving_ns))
-    });
-    if ranked.is_empty() {
+    if fixes.is_empty() {
         let mut kinds: Vec<&str> = Vec::new();
         for k in ALL_KINDS {
             if k == FixKind::Spawn && sum.fork.is_none() {
@@ -202,14 +237,8 @@ pub fn lines(sum: &Summary, fixes: &[Fix]) -> Vec<String> {
         }
         out.push(format!("fixes: none found (checked: {})", kinds.join(", ")));
     }
-    let mut n = [0usize; 2];
-    for f in ranked {
-        let (i, side) = match f.side {
-            FixSide::Exec => (0, "exec"),
-            FixSide::Fork => (1, "fork"),
-        };
-        n[i] += 1;
-        out.push(format!("{side} fix {}: {}", n[i], fix_line(f)));
+    for (label, f) in numbered(fixes) {
+        out.push(format!("{label}: {}", fix_line(f)));
     }
     out
 }
