@@ -125,6 +125,7 @@ pub fn text(doc: &Document) -> Option<String> {
         &deps.closure(),
         super::text::DepsView::Tree,
         deps.lookups().as_ref(),
+        &deps.unused_direct(),
     ))
 }
 

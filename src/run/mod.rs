@@ -42,7 +42,8 @@ pub fn deps(cfg: &DepsConfig) -> Result<ExitCode, Error> {
     let complete = closure.complete() && missing_interp.is_none();
     let lookups = crate::attribute::lookups::model(&closure);
     if cfg.text {
-        let mut text = report::text::deps(&closure, cfg.view, Some(&lookups));
+        let unused = deps::unused_direct(&closure);
+        let mut text = report::text::deps(&closure, cfg.view, Some(&lookups), &unused);
         if report::color::wanted() {
             text = report::color::paint(&text);
         }
