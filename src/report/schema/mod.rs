@@ -21,6 +21,7 @@ pub mod fork;
 pub mod profile;
 #[cfg(test)]
 pub(crate) mod tests;
+pub mod tree;
 
 use serde::{Deserialize, Serialize};
 
