@@ -322,3 +322,21 @@ fn ranking_follows_the_built_in_link_cost() {
         out.stdout
     );
 }
+
+/// A bare name is looked up in $PATH as `profile` does: the document's target is the file
+/// `which` finds.
+#[test]
+fn bare_name_is_looked_up_in_path() {
+    let name = "bare_name_is_looked_up_in_path";
+    if !tools(name, &["which"]) {
+        return;
+    }
+    let want = stdout_of("which", &["true"]).trim().to_string();
+    if want.is_empty() {
+        return skip(name, "`which true` finds nothing in PATH");
+    }
+    let out = ldcost(&["deps", "true", "--json", "-"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(doc["target"], want.as_str());
+}
