@@ -543,10 +543,19 @@ pub enum SpawnArg {
 
 #[derive(Debug, clap::Args)]
 pub struct DepsArgs {
-    /// The executable or shared library to analyse.
-    pub target: PathBuf,
+    /// The executable or shared library to analyse (a bare name is looked up in $PATH). Several
+    /// files, or directories, scan every ELF executable and shared object under them.
+    #[arg(required = true, num_args = 1.., value_name = "TARGET")]
+    pub targets: Vec<PathBuf>,
+    /// Tree scan: how many files the ranked table shows (default 20).
+    #[arg(long, value_name = "N", conflicts_with = "all")]
+    pub top: Option<usize>,
+    /// Tree scan: show every analysed file in the ranked table.
+    #[arg(long)]
+    pub all: bool,
     /// Also write the report as JSON to FILE (`-` for standard output, which then carries
-    /// only the JSON).
+    /// only the JSON). For a tree scan: JSON Lines, one document per analysed file, then a
+    /// summary line.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
     /// Show the dependencies as a tree, each under the object that loaded it (default).

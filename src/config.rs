@@ -25,7 +25,12 @@ pub fn capped_frequency(asked: u64, ceiling: u64, sysctl: Option<u64>) -> u64 {
 /// Everything `ldcost deps` needs.
 #[derive(Debug, Clone)]
 pub struct DepsConfig {
+    /// The one target (a bare name looked up in $PATH), or the first of a tree scan's.
     pub target: PathBuf,
+    /// Every path given: several, or a directory, make a tree scan.
+    pub targets: Vec<PathBuf>,
+    /// Tree scan: rows of the ranked table (None: all).
+    pub top: Option<usize>,
     pub json: Option<PathBuf>,
     pub view: DepsView,
     pub resolve: ResolveOptions,
@@ -38,8 +43,19 @@ impl DepsConfig {
         let mut resolve = ResolveOptions::from_env();
         resolve.object_only = a.object_only;
         let text = a.json.as_deref() != Some(std::path::Path::new("-"));
+        let target = a
+            .targets
+            .first()
+            .map(|t| crate::profile::which(t))
+            .unwrap_or_default();
         DepsConfig {
-            target: a.target,
+            target,
+            targets: a.targets,
+            top: if a.all {
+                None
+            } else {
+                Some(a.top.unwrap_or(20))
+            },
             json: a.json,
             view: if a.flat {
                 DepsView::Flat

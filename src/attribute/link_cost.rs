@@ -54,6 +54,30 @@ fn name(path: &str) -> &str {
 }
 
 /// The plain-language reading, most important first.
+/// The Reading line on unused direct dependencies, when there are any.
+pub fn unused_reading(unused: &[crate::deps::UnusedDependency]) -> Option<String> {
+    let first = unused.first()?;
+    let removed: std::collections::BTreeSet<&str> = unused
+        .iter()
+        .flat_map(|u| u.removes.iter().map(String::as_str))
+        .collect();
+    let objects: std::collections::BTreeSet<&str> =
+        unused.iter().map(|u| u.object.as_str()).collect();
+    Some(format!(
+        "{} DT_NEEDED entr{} of {} object{} bind{} no symbol (as `ldd -u -r` reports), e.g. {} in {}; dropping {} (link with -Wl,--as-needed, or drop the -l flag) takes at least {} object{} out of the closure.",
+        unused.len(),
+        if unused.len() == 1 { "y" } else { "ies" },
+        objects.len(),
+        if objects.len() == 1 { "" } else { "s" },
+        if unused.len() == 1 { "s" } else { "" },
+        first.needed,
+        first.object,
+        if unused.len() == 1 { "it" } else { "them" },
+        removed.len(),
+        if removed.len() == 1 { "" } else { "s" },
+    ))
+}
+
 pub fn summary(
     c: &Closure,
     lookups: Option<&crate::attribute::lookups::LookupModel>,

@@ -130,6 +130,7 @@ pub fn text(doc: &Document, detail: bool) -> Option<String> {
         &deps.closure(),
         super::text::DepsView::Tree,
         deps.lookups().as_ref(),
+        &deps.unused_direct(),
     ))
 }
 

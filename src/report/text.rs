@@ -74,6 +74,7 @@ pub fn deps(
     c: &Closure,
     view: DepsView,
     lookups: Option<&crate::attribute::lookups::LookupModel>,
+    unused: &[crate::deps::UnusedDependency],
 ) -> String {
     let mut s = String::new();
     let main = &c.objects[0];
@@ -126,11 +127,43 @@ pub fn deps(
     s.push('\n');
     types_table(c, &mut s);
     s.push('\n');
+    if !unused.is_empty() {
+        unused_table(unused, &mut s);
+        s.push('\n');
+    }
     let _ = writeln!(s, "Reading");
-    for line in link_cost::summary(c, lookups) {
+    for line in link_cost::summary(c, lookups)
+        .into_iter()
+        .chain(link_cost::unused_reading(unused))
+    {
         let _ = writeln!(s, "  - {line}");
     }
     s
+}
+
+/// DT_NEEDED entries no symbol reference binds to, and what dropping each takes out.
+fn unused_table(unused: &[crate::deps::UnusedDependency], s: &mut String) {
+    let _ = writeln!(
+        s,
+        "Unused direct dependencies (no symbol binds to them, as `ldd -u -r` reports)"
+    );
+    let mut t = table(&["object", "DT_NEEDED", "resolved to", "dropping it removes"]);
+    for u in unused {
+        t.add_row(vec![
+            clean(&u.object),
+            clean(&u.needed),
+            u.needed_path
+                .as_deref()
+                .map(|p| clean(&p.to_string_lossy()))
+                .unwrap_or_default(),
+            if u.removes.is_empty() {
+                "nothing (still needed elsewhere)".to_string()
+            } else {
+                clean(&u.removes.join(", "))
+            },
+        ]);
+    }
+    let _ = writeln!(s, "{t}");
 }
 
 fn tree(c: &Closure, s: &mut String) {

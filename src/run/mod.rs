@@ -7,6 +7,7 @@
 
 pub mod compare_runner;
 mod counting;
+mod deps_tree;
 
 use crate::config::DepsConfig;
 use crate::deps;
@@ -15,6 +16,10 @@ use crate::report::{self, Document};
 
 /// `ldcost deps`.
 pub fn deps(cfg: &DepsConfig) -> Result<ExitCode, Error> {
+    // Several paths, or a directory: the tree scan. One file keeps the one-target report.
+    if cfg.targets.len() > 1 || cfg.targets.first().is_some_and(|t| t.is_dir()) {
+        return deps_tree::scan(cfg);
+    }
     outputs(&[("the target", &cfg.target)], &[("--json", &cfg.json)])?;
     let closure = deps::resolve(&cfg.target, &cfg.resolve)?;
     // The kernel loads PT_INTERP before any library: without it the program cannot start, a
@@ -42,7 +47,8 @@ pub fn deps(cfg: &DepsConfig) -> Result<ExitCode, Error> {
     let complete = closure.complete() && missing_interp.is_none();
     let lookups = crate::attribute::lookups::model(&closure);
     if cfg.text {
-        let mut text = report::text::deps(&closure, cfg.view, Some(&lookups));
+        let unused = deps::unused_direct(&closure);
+        let mut text = report::text::deps(&closure, cfg.view, Some(&lookups), &unused);
         if report::color::wanted() {
             text = report::color::paint(&text);
         }

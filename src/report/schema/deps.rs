@@ -22,6 +22,10 @@ pub struct DepsSection {
     /// Where each start-up lookup is answered and how many objects it probes.
     #[serde(default)]
     pub lookups: Option<LookupModel>,
+    /// DT_NEEDED entries no symbol reference binds to (`ldd -u -r`); the key is left out when
+    /// there are none (and in documents written before it existed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unused_direct: Vec<UnusedDependency>,
     pub summary: Vec<String>,
 }
 
@@ -29,13 +33,21 @@ impl DepsSection {
     /// The section of `closure`: its totals and reading computed here.
     pub fn new(closure: deps::Closure, lookups: Option<lookups::LookupModel>) -> DepsSection {
         let totals = link_cost::totals(&closure).into();
-        let summary = link_cost::summary(&closure, lookups.as_ref());
+        let unused = deps::unused_direct(&closure);
+        let mut summary = link_cost::summary(&closure, lookups.as_ref());
+        summary.extend(link_cost::unused_reading(&unused));
         DepsSection {
             closure: closure.into(),
             totals,
             lookups: lookups.map(Into::into),
+            unused_direct: all(unused),
             summary,
         }
+    }
+
+    /// The unused direct dependencies as the analysis holds them.
+    pub fn unused_direct(&self) -> Vec<deps::UnusedDependency> {
+        all(self.unused_direct.clone())
     }
 
     /// The closure as the analysis holds it (what `report` renders and `diff` compares).
@@ -46,6 +58,40 @@ impl DepsSection {
     /// The lookup model as the analysis holds it (without the bindings, never saved).
     pub fn lookups(&self) -> Option<lookups::LookupModel> {
         self.lookups.clone().map(Into::into)
+    }
+}
+
+/// One unused DT_NEEDED entry ([`deps::UnusedDependency`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UnusedDependency {
+    pub object: String,
+    pub object_path: String,
+    pub needed: String,
+    pub needed_path: Option<String>,
+    pub removes: Vec<String>,
+}
+
+impl From<deps::UnusedDependency> for UnusedDependency {
+    fn from(u: deps::UnusedDependency) -> Self {
+        UnusedDependency {
+            object: u.object,
+            object_path: u.object_path.to_string_lossy().into_owned(),
+            needed: u.needed,
+            needed_path: u.needed_path.map(|p| p.to_string_lossy().into_owned()),
+            removes: u.removes,
+        }
+    }
+}
+
+impl From<UnusedDependency> for deps::UnusedDependency {
+    fn from(u: UnusedDependency) -> Self {
+        deps::UnusedDependency {
+            object: u.object,
+            object_path: u.object_path.into(),
+            needed: u.needed,
+            needed_path: u.needed_path.map(Into::into),
+            removes: u.removes,
+        }
     }
 }
 

@@ -22,6 +22,7 @@ pub mod profile;
 pub mod summary;
 #[cfg(test)]
 pub(crate) mod tests;
+pub mod tree;
 
 use serde::{Deserialize, Serialize};
 
