@@ -348,8 +348,17 @@ fn the_summary_comes_first_and_is_made_of_the_tables_numbers() {
             "{s:?}"
         );
     }
+    let whole = run.doc["summary"]["exec"]["cpu_ns"].as_f64().unwrap();
     for (line, f) in fix_lines.iter().zip(&ranked) {
         let ns = f["saving_ns"].as_f64().unwrap();
+        // A fix's share is of the CPU per exec the summary states, not of another whole.
+        if f["side"] == "exec" {
+            let share = f["share"].as_f64().unwrap();
+            assert!(
+                (share - ns / whole).abs() < 1e-9,
+                "share {share} is not {ns} / the summary's {whole}"
+            );
+        }
         let verb = if ns < 0.0 { "costs" } else { "saves" };
         let want = format!(
             "{verb} {:.1} µs per {} ({:.1}%",

@@ -285,15 +285,13 @@ pub fn fixes_of(inp: &Inputs) -> Vec<Fix> {
     out
 }
 
-/// The CPU per exec, exit teardown included: the median of the uninstrumented runs, or of
-/// the per-object runs' totals when there were none.
+/// The CPU per exec, exit teardown included, as the summary states it (the phases' medians
+/// plus the exit): a fix's share is of the same whole the report's summary shows, so the two
+/// percentages a reader compares are of one number.
 fn whole_exec(p: &ProfileSection) -> Option<f64> {
-    let v = crate::attribute::profile::cpu_per_exec(&p.raw);
-    median(&v).or_else(|| {
-        p.total_task_clock_ns
-            .as_ref()
-            .map(|t| t.median + p.exit_uncounted_ns.as_ref().map_or(0.0, |e| e.median))
-    })
+    crate::attribute::summary::summary(Some(p), None)
+        .exec
+        .map(|e| e.cpu_ns)
 }
 
 /// The CPU per fork: the parent's and the child's.
