@@ -39,7 +39,7 @@ fn main() {
     let Command::Compare(args) = Cli::parse_from(argv).command else {
         unreachable!("a compare command line");
     };
-    let cfg = ldcost::config::compare_config(*args).unwrap_or_else(|e| e.exit());
+    let cfg = ldcost::config::compare_config(*args).expect("a compare command line");
     println!("A/A: {comparisons} comparisons of {target} with its copy, {runs} interleaved rounds each\n");
     println!(
         "{:>3}  {:>10}  {:>10}  {:>8}  {:>18}  {:>7}  {:>7}  verdict",

@@ -9,7 +9,8 @@ const EXIT_CODES: &str = "\
 Exit codes:
   0   success
   1   finding: the analysis completed but a needed library was not found
-  2   usage error (bad command line)
+  2   usage error (bad command line; compare: BASE or HEAD a command line with an unclosed
+      quote or no words)
   3   the target does not exist, is not a regular file, or cannot be read (profile checks
       its target as deps does, before launching: 3-6 mean the same for both; profile: the
       target's #! or ELF interpreter is missing or not a program); diff/report: a document
@@ -274,11 +275,15 @@ pub struct DiffArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct CompareArgs {
-    /// The BASE program (a bare name is looked up in $PATH).
-    pub base: PathBuf,
-    /// The HEAD program (may be the same path as BASE, with --base-env/--head-env).
-    pub head: PathBuf,
-    /// Arguments for both programs (after `--`).
+    /// The BASE command: a program (a bare name is looked up in $PATH) or a quoted command
+    /// line ('python3 -c pass'), split into words as a shell would (no shell is run). A
+    /// string that names an existing file is that file, spaces and all.
+    #[arg(value_name = "BASE")]
+    pub base: std::ffi::OsString,
+    /// The HEAD command, as BASE (may be the same, with --base-env/--head-env).
+    #[arg(value_name = "HEAD")]
+    pub head: std::ffi::OsString,
+    /// Arguments appended to both commands (after `--`).
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     pub args: Vec<std::ffi::OsString>,
     /// Measured rounds; each runs BASE and HEAD once, in alternating order.
@@ -290,9 +295,15 @@ pub struct CompareArgs {
     /// Kill a target after this many seconds (per run).
     #[arg(long, value_name = "SECONDS", value_parser = parse_timeout)]
     pub timeout: Option<f64>,
-    /// Send the targets' stdout and stderr to /dev/null.
-    #[arg(long)]
+    /// Send the targets' stdout and stderr to /dev/null in every run (the default; kept for
+    /// scripts that pass it).
+    #[arg(long, conflicts_with = "show_output")]
     pub quiet_target: bool,
+    /// Show the targets' stdout and stderr on standard error in every run (warm-up,
+    /// measured, reference, sampled, fork loops); by default they are discarded, so that
+    /// standard output carries only the report.
+    #[arg(long)]
+    pub show_output: bool,
     /// Skip the reference runs (boundaries only, no ptrace); start-up is then taken from the
     /// per-object runs.
     #[arg(long)]
@@ -410,7 +421,9 @@ pub struct ProfileArgs {
     #[arg(long, conflicts_with = "show_output")]
     pub quiet_target: bool,
     /// Show the target's stdout and stderr in every run (warm-up, measured, reference,
-    /// sampled), not only in the first measured run.
+    /// sampled), not only in the first measured run. When standard output carries a
+    /// document (`--json -`, `--folded -`, `--flamegraph -`), the target's output goes to
+    /// standard error (without --show-output it is discarded).
     #[arg(long)]
     pub show_output: bool,
     /// Also write the report as JSON to FILE (`-` for standard output).

@@ -129,8 +129,10 @@ impl ProfileRun {
                     args: a.args,
                     env: Vec::new(),
                     env_remove: Vec::new(),
-                    // With `--json -` the target must not write into the JSON stream.
-                    quiet: a.quiet_target || !text,
+                    // With `--json -` the target must not write into the JSON stream: its
+                    // output is discarded, or with --show-output sent to standard error.
+                    quiet: a.quiet_target || (!text && !a.show_output),
+                    stdout_to_stderr: !text,
                     // The first measured run reads ldcost's standard input; every other run
                     // gets /dev/null (ProfileConfig::later_command).
                     no_stdin: false,
@@ -271,17 +273,65 @@ fn format(f: crate::cli::FormatArg) -> Format {
     }
 }
 
+/// Why `compare`'s options could not be resolved.
+#[derive(Debug)]
+pub enum CompareConfigError {
+    /// A forwarded option clap refuses: printed by clap, exit 2.
+    Usage(clap::Error),
+    /// BASE or HEAD is a command line that cannot be split into words: one line, exit 2.
+    Command(crate::error::Error),
+}
+
+/// One side of `compare` as given (BASE or HEAD) split into its program and arguments, as
+/// hyperfine takes its commands: words as a POSIX shell splits them (quotes, backslashes;
+/// no shell runs, so no variables, globs or redirections). A string that names an existing
+/// file as it stands is that file, spaces and all, so a bare path keeps its meaning.
+pub fn side_command(
+    side: &'static str,
+    given: &std::ffi::OsStr,
+) -> Result<(PathBuf, Vec<std::ffi::OsString>), crate::error::Error> {
+    let named = |reason: &str| crate::error::Error::Side {
+        side,
+        source: Box::new(crate::error::Error::CommandLine {
+            command: given.to_string_lossy().into_owned(),
+            reason: reason.into(),
+        }),
+    };
+    if std::path::Path::new(given).exists() {
+        return Ok((PathBuf::from(given), Vec::new()));
+    }
+    // A name that is not UTF-8 cannot be split as text: it is a path (profile's checks say
+    // whether it exists).
+    let Some(text) = given.to_str() else {
+        return Ok((PathBuf::from(given), Vec::new()));
+    };
+    let words = shell_words::split(text).map_err(|_| {
+        named("a quote is not closed (close it, or escape the quote with a backslash)")
+    })?;
+    let mut words = words.into_iter();
+    match words.next() {
+        Some(program) if !program.is_empty() => {
+            Ok((PathBuf::from(program), words.map(Into::into).collect()))
+        }
+        Some(_) => Err(named("the program's name is empty")),
+        None => Err(named("it has no words (an empty command)")),
+    }
+}
+
 /// `ldcost compare`'s options: each side's [`ProfileRun`] is built by `profile`'s own option
 /// parsing (from the forwarded options), so both get exactly profile's defaults.
 /// A forwarded option clap refuses is a usage error (exit 2), as on profile's command line.
-pub fn compare_config(a: crate::cli::CompareArgs) -> Result<CompareConfig, clap::Error> {
+/// BASE and HEAD are each split by [`side_command`]; `-- ARGS` follow each side's own.
+pub fn compare_config(a: crate::cli::CompareArgs) -> Result<CompareConfig, CompareConfigError> {
     use clap::Parser;
     #[derive(Parser)]
     struct P {
         #[command(flatten)]
         profile: crate::cli::ProfileArgs,
     }
-    let side = |target: &std::path::Path, env: &[(String, String)]| {
+    let base = side_command("BASE", &a.base).map_err(CompareConfigError::Command)?;
+    let head = side_command("HEAD", &a.head).map_err(CompareConfigError::Command)?;
+    let side = |(target, own): &(PathBuf, Vec<std::ffi::OsString>), env: &[(String, String)]| {
         let mut argv: Vec<std::ffi::OsString> = vec!["ldcost".into()];
         // `--fork=` takes its value after the `=` (its value is optional: `--fork N` would
         // make N the target).
@@ -322,9 +372,6 @@ pub fn compare_config(a: crate::cli::CompareArgs) -> Result<CompareConfig, clap:
                 argv.push("--no-exec".into());
             }
         }
-        if a.quiet_target || a.output.json.as_deref() == Some(std::path::Path::new("-")) {
-            argv.push("--quiet-target".into());
-        }
         if a.no_reference {
             argv.push("--no-reference".into());
         }
@@ -332,19 +379,30 @@ pub fn compare_config(a: crate::cli::CompareArgs) -> Result<CompareConfig, clap:
             argv.push("--sample".into());
         }
         argv.push("--no-ld-debug".into());
-        argv.push(target.as_os_str().to_owned());
+        // After `--`, so that a program whose name starts with `-` is not read as an option.
         argv.push("--".into());
+        argv.push(target.as_os_str().to_owned());
+        argv.extend(own.iter().cloned());
         argv.extend(a.args.iter().cloned());
         // Every forwarded option was validated by clap already.
-        let p = P::try_parse_from(argv)?;
+        let p = P::try_parse_from(argv).map_err(CompareConfigError::Usage)?;
         let mut run = ProfileRun::from_args(p.profile);
-        run.profile.command.env = env.to_vec();
+        let cmd = &mut run.profile.command;
+        cmd.env = env.to_vec();
+        // The targets' output is never on standard output, which carries the report (a
+        // JSON or Markdown document must be only that document): discarded, or with
+        // --show-output on standard error, in every run. Every run reads /dev/null: runs
+        // of two programs interleave, so no one run can be given ldcost's input.
+        cmd.quiet = !a.show_output;
+        cmd.stdout_to_stderr = a.show_output;
+        cmd.no_stdin = true;
+        run.profile.show_output = a.show_output;
         run.json = None;
-        Ok::<_, clap::Error>(run)
+        Ok::<_, CompareConfigError>(run)
     };
     Ok(CompareConfig {
-        base: side(&a.base, &a.base_env)?,
-        head: side(&a.head, &a.head_env)?,
+        base: side(&base, &a.base_env)?,
+        head: side(&head, &a.head_env)?,
         save_base: a.save_base,
         save_head: a.save_head,
         format: format(a.output.format),
@@ -358,6 +416,26 @@ pub fn compare_config(a: crate::cli::CompareArgs) -> Result<CompareConfig, clap:
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A command line splits as a shell splits it; a string naming an existing file is that
+    /// file; what cannot be split is a usage error naming the side.
+    #[test]
+    fn a_side_is_a_file_or_a_command_line_split_into_words() {
+        let os = |s: &str| std::ffi::OsString::from(s);
+        let (prog, args) = side_command("BASE", &os("python3 -S -c 'import sys'")).unwrap();
+        assert_eq!(prog, PathBuf::from("python3"));
+        assert_eq!(args, [os("-S"), os("-c"), os("import sys")]);
+        let dir = tempfile::tempdir().unwrap();
+        let spaced = dir.path().join("my prog");
+        std::fs::write(&spaced, b"").unwrap();
+        let (prog, args) = side_command("HEAD", spaced.as_os_str()).unwrap();
+        assert_eq!((prog, args.len()), (spaced, 0));
+        for (bad, code) in [("a 'b", 2), ("", 2), ("  ", 2), ("\"\" x", 2)] {
+            let e = side_command("HEAD", &os(bad)).unwrap_err();
+            assert_eq!(e.exit_code().code(), code, "{bad:?}: {e}");
+            assert!(e.to_string().starts_with("HEAD: "), "{e}");
+        }
+    }
 
     #[test]
     fn the_frequency_is_capped_by_the_ceiling_and_the_sysctl() {

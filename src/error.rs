@@ -303,6 +303,10 @@ pub enum Error {
         #[source]
         source: Box<Error>,
     },
+    /// `compare`: BASE or HEAD given as a command line that cannot be split into words as a
+    /// shell would (an unbalanced quote, no word at all).
+    #[error("cannot split the command line {command:?} into words: {reason}")]
+    CommandLine { command: String, reason: String },
     /// `compare`: a side whose runs ended before main (ld.so could not load it, its exec
     /// failed) or were killed by a signal before main: its figures would be an error path's.
     #[error("{side}: the target {what} ({})", target.display())]
@@ -380,6 +384,7 @@ impl Error {
             Error::ExperimentOutput { .. } => ExitCode::Output,
             Error::Side { source, .. } => source.exit_code(),
             Error::SideFailed { .. } => ExitCode::TargetFailed,
+            Error::CommandLine { .. } => ExitCode::Usage,
         }
     }
     pub fn hint(&self) -> Option<String> {
@@ -478,8 +483,23 @@ impl Error {
                          compare their files here with `ldcost deps --object-only`"
                     ))
                 }
+                // compare (as profile) looks a bare name up in $PATH, unlike deps.
+                Error::Deps(DepsError::Target(ElfError::NotFound { path }))
+                    if !path.as_os_str().as_encoded_bytes().contains(&b'/') =>
+                {
+                    Some(format!(
+                        "no program {} in $PATH: give its path, and quote a command line as \
+                         one argument ('python3 -S -c pass')",
+                        path.display()
+                    ))
+                }
                 other => other.hint(),
             },
+            Error::CommandLine { .. } => Some(
+                "give the program and its arguments as a shell would, quoted as one argument \
+                 ('python3 -S -c pass'), or a path to the program"
+                    .into(),
+            ),
             Error::SideFailed { target, .. } => Some(format!(
                 "run it alone to see what it prints (`{}`), or `ldcost profile {}`; nothing \
                  was compared",

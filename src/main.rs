@@ -81,8 +81,12 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
         Command::Diff(args) => ldcost::run::diff(&ldcost::config::diff_config(args)),
         Command::Report(args) => ldcost::run::report(&ldcost::config::report_config(args)),
         Command::Compare(args) => {
-            let cfg = ldcost::config::compare_config(*args).unwrap_or_else(|e| e.exit());
-            ldcost::run::compare(&cfg)
+            use ldcost::config::CompareConfigError as E;
+            match ldcost::config::compare_config(*args) {
+                Ok(cfg) => ldcost::run::compare(&cfg),
+                Err(E::Usage(e)) => e.exit(),
+                Err(E::Command(e)) => Err(e),
+            }
         }
         Command::Experiment(args) => {
             ldcost::run::experiment(&ldcost::config::experiment_config(args))

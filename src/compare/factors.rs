@@ -266,16 +266,10 @@ fn phase_medians(doc: &Document) -> Vec<(String, f64)> {
     let Some(p) = &doc.profile else {
         return Vec::new();
     };
-    let paths: BTreeMap<String, String> = doc
-        .deps
+    let closure = doc.deps.as_ref().map(|d| d.closure());
+    let names = closure
         .as_ref()
-        .map(|d| {
-            let c = d.closure();
-            (0..c.objects.len())
-                .map(|i| (c.objects[i].path.clone(), key(&c, i)))
-                .collect()
-        })
-        .unwrap_or_default();
+        .map(|c| super::objects::Names::new(c, |i| key(c, i)));
     let target = p.argv.first().cloned().unwrap_or_default();
     p.phases
         .iter()
@@ -287,9 +281,9 @@ fn phase_medians(doc: &Document) -> Vec<(String, f64)> {
                     let k = if *o == target || *o == doc.target {
                         TARGET.to_string()
                     } else {
-                        paths
-                            .get(o)
-                            .cloned()
+                        names
+                            .as_ref()
+                            .and_then(|n| n.key(o))
                             .unwrap_or_else(|| short(o).to_string())
                     };
                     format!("{}: {k}", s.phase.label())

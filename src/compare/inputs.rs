@@ -106,6 +106,7 @@ pub(crate) fn side(doc: &Document, which: &str) -> Result<Side, String> {
         .into_iter()
         .chain([doc.target.as_str()])
         .collect();
+    let names = super::objects::Names::new(c, |i| objects[i].0.clone());
     let key_of = |path: &str| -> Option<String> {
         if target_names.contains(&path) {
             return Some("(target)".into());
@@ -113,11 +114,7 @@ pub(crate) fn side(doc: &Document, which: &str) -> Result<Side, String> {
         by_path
             .get(path)
             .cloned()
-            .or_else(|| {
-                std::fs::canonicalize(path)
-                    .ok()
-                    .and_then(|p| by_path.get(&p.display().to_string()).cloned())
-            })
+            .or_else(|| names.key(path))
             .or_else(|| {
                 c.objects
                     .iter()

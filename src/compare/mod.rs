@@ -15,6 +15,7 @@ pub mod fit;
 pub mod graphs;
 pub mod inputs;
 pub mod markdown;
+mod objects;
 pub mod stats;
 pub mod text;
 pub mod unit_costs;

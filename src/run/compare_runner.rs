@@ -372,7 +372,16 @@ pub fn measure_with_stacks(cfg: &CompareConfig) -> Result<Measured, Error> {
     let machine = Machine::current();
     for (i, s) in sides.iter().enumerate() {
         let target = &s.profile.command.program;
-        let closure = deps::resolve(target, &resolve_options(&s.profile.command.env)).ok();
+        let followed = s.profile.chain.clone().unwrap_or_default();
+        // Through a wrapper (a script, `env`, a launcher that execs the real program) the
+        // static model describes the program that was measured, as `profile`'s does: the
+        // final image of the exec chain, whose path also names its per-object rows, so that
+        // the same object has one name on both sides whatever each side's launcher.
+        let measured = match followed.as_slice() {
+            [_, .., last] => std::path::PathBuf::from(&last.exe),
+            _ => target.clone(),
+        };
+        let closure = deps::resolve(&measured, &resolve_options(&s.profile.command.env)).ok();
         // The static model and its prediction when the side's closure resolves.
         let (mut doc, prediction) = match closure {
             Some(c) => {
@@ -397,6 +406,7 @@ pub fn measure_with_stacks(cfg: &CompareConfig) -> Result<Measured, Error> {
                 counters.clone(),
             );
             sec.prediction = prediction;
+            sec.followed = followed;
             sample_side(sampled[i].take(), cpu, &mut sec, &mut folded[i]);
             doc.profile = Some(sec.into());
         }

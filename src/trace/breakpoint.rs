@@ -346,6 +346,7 @@ mod tests {
             env: Vec::new(),
             env_remove: Vec::new(),
             quiet: true,
+            stdout_to_stderr: false,
             no_stdin: true,
             follow: None,
         };

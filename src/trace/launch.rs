@@ -174,6 +174,9 @@ pub struct Command {
     pub env_remove: Vec<String>,
     /// Send the target's stdout and stderr to /dev/null.
     pub quiet: bool,
+    /// Send the target's standard output to ldcost's standard error (unless `quiet`):
+    /// `compare --show-output`, whose standard output carries the report alone.
+    pub stdout_to_stderr: bool,
     /// Give the target /dev/null as its standard input instead of ldcost's: a run whose
     /// output is not shown must not read the input meant for the run that is.
     pub no_stdin: bool,
@@ -239,6 +242,8 @@ struct ChildData {
     devnull: Option<CString>,
     /// /dev/null for standard input ([`Command::no_stdin`]).
     stdin_null: Option<CString>,
+    /// Standard output onto standard error ([`Command::stdout_to_stderr`]).
+    stdout_to_stderr: bool,
     /// The write end of the close-on-exec error pipe.
     err_fd: RawFd,
     /// The child's stack (it cannot use ours: we keep running).
@@ -334,6 +339,8 @@ extern "C" fn child_main(arg: *mut nix::libc::c_void) -> nix::libc::c_int {
         }
         if let Some(dn) = &d.devnull {
             onto(dn, nix::libc::O_WRONLY, &[1, 2]);
+        } else if d.stdout_to_stderr {
+            raw_syscall(nix::libc::SYS_dup3, [2, 1, 0, 0]);
         }
         // The signal state a program gets from a shell or std::process::Command: SIGPIPE at
         // its default (Rust's runtime ignores it in ldcost, and an ignored disposition
@@ -424,6 +431,7 @@ pub fn launch(cmd: &Command) -> Result<Tracee, TraceError> {
         _env: env,
         devnull,
         stdin_null: cmd.no_stdin.then(|| CString::from(c"/dev/null")),
+        stdout_to_stderr: cmd.stdout_to_stderr,
         err_fd: wr.as_raw_fd(),
         stack: vec![0u8; CHILD_STACK],
     });

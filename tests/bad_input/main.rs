@@ -15,7 +15,8 @@
 //! it corrupts) goes through `common::skip`: `SKIP <name>: <reason>` on the terminal, counted in
 //! the run's summary (tests/zz_skipped.rs), and a failure when LDCOST_REQUIRE_ALL is set.
 //! The cases, by exit code: not_a_file (3), not_elf (4), malformed (5), unsupported (6),
-//! diff (`ldcost diff` on bad documents: 3, 10, 11),
+//! diff (`ldcost diff` on bad documents: 3, 10, 11), command_lines (`compare`'s BASE and HEAD as
+//! command lines: 2, 3),
 //! hostile (no hang, no execution, no escape sequences) and output (7); harness.rs runs the
 //! binary and states the error contract, elf.rs reads, patches and crafts ELF bytes.
 
@@ -25,6 +26,7 @@ mod common;
 mod elf;
 mod harness;
 
+mod command_lines;
 mod diff;
 mod hostile;
 mod malformed;
