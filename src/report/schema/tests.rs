@@ -150,6 +150,7 @@ fn each_section_writes_exactly_the_keys_its_schema_lists() {
             "left_out",
             "pinned_cpu",
             "samples",
+            "spawn_ab",
         ];
         assert!(
             unwritten.iter().all(|k| optional.contains(&k.as_str())),
