@@ -508,7 +508,7 @@ fn check_spawn_rule(doc: &Document, what: &str) -> Option<Fix> {
 /// the fork/vfork A/B (as many children per side as `--fork`) and the Spawn fix, fork costing
 /// its parent more per child than vfork; /bin/true's small image gets neither. The oracle of
 /// "large" is the kernel's own accounting of the stopped image (the footprint's RSS, read from
-/// /proc); the vfork loop's CPU against `perf stat` is in benches/fork_fidelity.rs.
+/// /proc); the two loops' CPU against `perf stat` is in benches/spawn_ab.rs.
 #[test]
 fn fork_then_exec_is_priced_on_a_large_image_only() {
     const NAME: &str = "fork_then_exec_is_priced_on_a_large_image_only";
