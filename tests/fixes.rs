@@ -456,3 +456,103 @@ fn unused_dependencies_are_priced_at_exec_and_fork() {
         );
     }
 }
+
+/// Stops at `exit` with 256 MiB of anonymous memory touched in 4 KiB pages (MADV_NOHUGEPAGE:
+/// the page tables fork copies are those of 65,536 pages on any host).
+const LARGE_IMAGE: &str = r#"
+#include <string.h>
+#include <sys/mman.h>
+#define SIZE (256L << 20)
+int main(void) {
+    char *p = mmap(0, SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return 1;
+    madvise(p, SIZE, MADV_NOHUGEPAGE);
+    memset(p, 1, SIZE);
+    return p[SIZE - 1] == 1 ? 0 : 2;
+}
+"#;
+
+/// The fork/vfork A/B's rule: the Spawn fix appears iff the recorded parent-CPU intervals do
+/// not overlap and fork's median is the larger, priced at the difference of the medians.
+fn check_spawn_rule(doc: &Document, what: &str) -> Option<Fix> {
+    let all = fixes(doc);
+    let spawn: Vec<&Fix> = all.iter().filter(|f| f.kind == FixKind::Spawn).collect();
+    assert!(spawn.len() <= 1, "{what}: {spawn:#?}");
+    let ab = doc.fork.as_ref().and_then(|f| f.spawn_ab.as_ref());
+    let want = ab.and_then(|a| {
+        let (f, v) = (
+            a.fork_parent_cpu_ns.as_ref()?,
+            a.vfork_parent_cpu_ns.as_ref()?,
+        );
+        let apart = f.ci95.0 > v.ci95.1 || v.ci95.0 > f.ci95.1;
+        (apart && f.median > v.median).then_some(f.median - v.median)
+    });
+    match (want, spawn.first()) {
+        (Some(saving), Some(fix)) => {
+            assert_eq!(fix.saving_ns, saving, "{what}: {fix:#?}");
+            assert_eq!(fix.side, FixSide::Fork, "{what}");
+            assert!(fix.change.contains("posix_spawn"), "{what}: {fix:#?}");
+            assert_eq!(
+                fix.caveat.as_deref(),
+                Some("only if the child execs right away")
+            );
+            Some((*fix).clone())
+        }
+        (None, None) => None,
+        (want, got) => panic!("{what}: the rule gives {want:?}, the fixes {got:#?} ({ab:#?})"),
+    }
+}
+
+/// fork then exec, measured on the image itself: a program stopped with 256 MiB touched gets
+/// the fork/vfork A/B (as many children per side as `--fork`) and the Spawn fix, fork costing
+/// its parent more per child than vfork; /bin/true's small image gets neither. The oracle of
+/// "large" is the kernel's own accounting of the stopped image (the footprint's RSS, read from
+/// /proc); the two loops' CPU against `perf stat` is in benches/spawn_ab.rs.
+#[test]
+fn fork_then_exec_is_priced_on_a_large_image_only() {
+    const NAME: &str = "fork_then_exec_is_priced_on_a_large_image_only";
+    if !tools(NAME, &["cc"]) {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("temporary directory");
+    write(dir.path(), "large.c", LARGE_IMAGE);
+    cc(dir.path(), &["-O2", "-o", "large", "large.c"]);
+    let large = dir.path().join("large");
+    let fork = ["--fork=40", "--at", "exit", "--child", "_exit"];
+    let Some(doc) = profile(NAME, &large, &fork) else {
+        return;
+    };
+    let f = doc.fork.as_ref().expect("a fork section");
+    let rss = f.footprint.as_ref().and_then(|fp| fp.rss_bytes.value());
+    assert!(rss.is_some_and(|r| r >= 256 << 20), "RSS {rss:?}");
+    let ab = f.spawn_ab.as_ref().expect("the A/B ran on a large image");
+    assert_eq!((ab.iterations, ab.rounds), (40, 4));
+    let (fk, vf) = (
+        ab.fork_parent_cpu_ns.as_ref().unwrap(),
+        ab.vfork_parent_cpu_ns.as_ref().unwrap(),
+    );
+    eprintln!(
+        "parent CPU per child: fork loop {:.1} µs [{:.1}, {:.1}], vfork loop {:.1} µs [{:.1}, {:.1}]",
+        fk.median / 1e3,
+        fk.ci95.0 / 1e3,
+        fk.ci95.1 / 1e3,
+        vf.median / 1e3,
+        vf.ci95.0 / 1e3,
+        vf.ci95.1 / 1e3
+    );
+    assert!(fk.median > vf.median, "fork {fk:?} vfork {vf:?}");
+    let fix = check_spawn_rule(&doc, "large").expect("the Spawn fix on a 256 MiB image");
+    assert!(fix.saving_ns > 0.0 && fix.share > 0.0, "{fix:#?}");
+
+    let Some(small) = profile(NAME, Path::new("/bin/true"), &fork) else {
+        return;
+    };
+    let f = small.fork.as_ref().expect("a fork section");
+    assert!(
+        f.spawn_ab.is_none(),
+        "no A/B on /bin/true: {:?}",
+        f.spawn_ab
+    );
+    assert!(check_spawn_rule(&small, "/bin/true").is_none());
+}

@@ -196,6 +196,10 @@ pub struct ForkRun {
     pub sampled: Option<Result<(ProbeResult, Recording), String>>,
     /// The interleaved A/B loop (even iterations through the GOT, odd direct).
     pub lazy_ab: Option<ProbeResult>,
+    /// The fork/vfork A/B: rounds of a fork loop then a vfork loop of the same stopped image,
+    /// every child doing `_exit` (a vfork child may do nothing else): what creating the child
+    /// without copying the image would save a program that forks only to exec.
+    pub spawn_ab: Vec<(ProbeResult, ProbeResult)>,
     pub ending: Ending,
     pub pid: i32,
 }

@@ -248,6 +248,32 @@ pub fn fork(f: &ForkSection) -> String {
             if l.significant { "" } else { " (intervals overlap: not significant)" }
         );
     }
+    if let Some(a) = &f.spawn_ab {
+        let med = |x: &Option<Summary>| {
+            x.as_ref()
+                .map(|s| {
+                    format!(
+                        "{:.1} µs [{:.1}, {:.1}]",
+                        s.median / 1e3,
+                        s.ci95.0 / 1e3,
+                        s.ci95.1 / 1e3
+                    )
+                })
+                .unwrap_or_else(|| "n/a".into())
+        };
+        let _ = writeln!(
+            s,
+            "fork vs vfork A/B ({} children each, {} rounds, every child _exit): parent CPU per child: fork loop {}, vfork loop {}; wall per child: fork loop {}, vfork loop {}; fork − vfork {}{}",
+            a.iterations,
+            a.rounds,
+            med(&a.fork_parent_cpu_ns),
+            med(&a.vfork_parent_cpu_ns),
+            med(&a.fork_round_trip_ns),
+            med(&a.vfork_round_trip_ns),
+            a.saving_ns.map(|c| format!("{:.1} µs", c / 1e3)).unwrap_or_else(|| "n/a".into()),
+            if a.significant { "" } else { " (intervals overlap: not significant)" }
+        );
+    }
     match (&f.faults, &f.faults_error) {
         (Some(k), _) => {
             let split = |np: f64, file: Option<f64>| {

@@ -520,6 +520,15 @@ fn inject_here(
         }
         _ => None,
     };
+    let large = footprint
+        .as_ref()
+        .and_then(|f| f.rss_bytes.value())
+        .is_some_and(|rss| rss >= SPAWN_AB_MIN_RSS);
+    let spawn_ab = if large {
+        spawn_ab(pid, &req, opts, exe, at_entry, libc_ready, &mut on_other)?
+    } else {
+        Vec::new()
+    };
     let sampled = opts.sample.as_ref().map(|cfg| {
         let req = ProbeRequest {
             iterations: opts.sample_iterations,
@@ -564,9 +573,70 @@ fn inject_here(
         faults,
         sampled,
         lazy_ab,
+        spawn_ab,
         ending: Ending::Exited(0),
         pid: pid.as_raw(),
     })
+}
+
+/// Rounds of the fork/vfork A/B (see [`ForkRun::spawn_ab`]).
+const SPAWN_AB_ROUNDS: u64 = 4;
+
+/// The resident size from which the fork/vfork A/B runs. Below it fork copies few page
+/// tables and the A/B would only double the children (and their faults and execs, which
+/// `children_total` and the fault counts' oracles count) for a difference within the noise.
+pub const SPAWN_AB_MIN_RSS: u64 = 32 << 20;
+
+/// The fork/vfork A/B: [`SPAWN_AB_ROUNDS`] rounds, each a fork loop then a vfork loop of
+/// the same size, `opts.iterations` children per side in all, every child doing `_exit`.
+/// Alternating the two in rounds spreads any drift of the machine's load over both sides, as
+/// the lazy-binding A/B's alternate children do; a vfork loop cannot share one loop with fork
+/// (it is another probe). Stops at the first loop that failed.
+fn spawn_ab(
+    pid: Pid,
+    req: &ProbeRequest,
+    opts: &ForkOptions,
+    exe: &Path,
+    at_entry: u64,
+    libc_ready: bool,
+    on_other: &mut impl FnMut(Pid, &WaitStatus),
+) -> Result<Vec<(ProbeResult, ProbeResult)>, ForkError> {
+    let mut out = Vec::new();
+    if opts.iterations == 0 {
+        return Ok(out);
+    }
+    // The program's own fork when libc is ready (its atfork handlers are part of a fork).
+    let fork_fn = if libc_ready {
+        find_function(pid, exe, at_entry, "fork")
+    } else {
+        None
+    };
+    let rounds = SPAWN_AB_ROUNDS.min(opts.iterations);
+    for r in 0..rounds {
+        let n = opts.iterations / rounds + u64::from(r < opts.iterations % rounds);
+        let fork = ProbeRequest {
+            spawn: Spawn::Fork,
+            iterations: n,
+            action: ChildAction::RawExit,
+            fork_fn,
+            spawn_fn: None,
+            lean: false,
+            ..req.clone()
+        };
+        let vfork = ProbeRequest {
+            spawn: Spawn::Vfork,
+            fork_fn: None,
+            ..fork.clone()
+        };
+        let a = inject::run_probe(pid, &fork, &mut *on_other)?;
+        let b = inject::run_probe(pid, &vfork, &mut *on_other)?;
+        let failed = a.error.is_some() || b.error.is_some();
+        out.push((a, b));
+        if failed {
+            break;
+        }
+    }
+    Ok(out)
 }
 
 /// One more probe loop with the sampler running over the target's process tree (system-wide

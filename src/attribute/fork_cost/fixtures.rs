@@ -94,6 +94,7 @@ pub(super) fn run(spawn: Spawn) -> ForkRun {
         sampled: None,
         rate: None,
         lazy_ab: None,
+        spawn_ab: Vec::new(),
         ending: Ending::Exited(0),
         pid: 1,
     }

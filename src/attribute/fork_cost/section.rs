@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use super::lazy_binding::{lazy_binding, LazyBinding};
 use super::per_fork::{columns, per_fork, with_prev, PerFork};
 use super::reading::{mib, reading};
+use super::spawn_ab::{spawn_ab, SpawnAb};
 use crate::record::footprint::Footprint;
 use crate::record::fork::Spawn;
 use crate::record::fork::{ExitBinding, ForkRun};
@@ -38,7 +39,7 @@ pub struct ForkSection {
     pub completed: u64,
     /// Every child the probe created: the measured loop, plus the lean loop the rates come
     /// from (N, fork only) and the loops that count fault kinds (min(N, 2000)), sample, and
-    /// time the lazy-binding A/B. An exec'd program runs
+    /// time the lazy-binding and fork/vfork A/Bs. An exec'd program runs
     /// this many times.
     pub children_total: u64,
     /// The first failure of fork/spawn/wait in the loop, if any.
@@ -62,6 +63,8 @@ pub struct ForkSection {
     /// "exited 0" -> count, "killed by SIGSEGV" -> count ...
     pub child_endings: BTreeMap<String, u64>,
     pub lazy_binding: Option<LazyBinding>,
+    /// The fork/vfork A/B of the same image (None: not run).
+    pub spawn_ab: Option<SpawnAb>,
     /// The sampled loop's category breakdown, or why there is none.
     pub breakdown: Option<crate::attribute::breakdown::Breakdown>,
     pub breakdown_error: Option<String>,
@@ -151,6 +154,11 @@ pub fn section(run: &ForkRun, iterations: u64) -> ForkSection {
             + run.faults.as_ref().map(|f| f.2).unwrap_or(0)
             + run.rate.as_ref().map_or(0, |r| r.records.len() as u64)
             + run.lazy_ab.as_ref().map_or(0, |r| r.records.len() as u64)
+            + run
+                .spawn_ab
+                .iter()
+                .map(|(a, b)| (a.records.len() + b.records.len()) as u64)
+                .sum::<u64>()
             + match &run.sampled {
                 Some(Ok((r, _))) => r.records.len() as u64,
                 _ => 0,
@@ -184,6 +192,7 @@ pub fn section(run: &ForkRun, iterations: u64) -> ForkSection {
         forks_per_sec_parent_cpu: rate(cpu),
         child_endings,
         lazy_binding: run.lazy_ab.as_ref().map(lazy_binding),
+        spawn_ab: spawn_ab(&run.spawn_ab),
         breakdown: None,
         breakdown_error: None,
         pid: run.pid,

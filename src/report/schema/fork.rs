@@ -29,6 +29,55 @@ pub struct LazyBinding {
     pub significant: bool,
 }
 
+/// The fork/vfork A/B of the same stopped image, every child doing `_exit`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SpawnAb {
+    /// Children per side.
+    pub iterations: u64,
+    /// Rounds (a fork loop then a vfork loop each).
+    pub rounds: u64,
+    /// The parent's CPU per child, each loop's.
+    pub fork_parent_cpu_ns: Option<Summary>,
+    pub vfork_parent_cpu_ns: Option<Summary>,
+    /// The round trip per child (wall), each loop's.
+    pub fork_round_trip_ns: Option<Summary>,
+    pub vfork_round_trip_ns: Option<Summary>,
+    /// Difference of the parent-CPU medians, fork − vfork (ns per child).
+    pub saving_ns: Option<f64>,
+    /// The two parent-CPU intervals do not overlap.
+    pub significant: bool,
+}
+
+impl From<fc::SpawnAb> for SpawnAb {
+    fn from(x: fc::SpawnAb) -> Self {
+        SpawnAb {
+            iterations: x.iterations,
+            rounds: x.rounds,
+            fork_parent_cpu_ns: x.fork_parent_cpu_ns.map(Into::into),
+            vfork_parent_cpu_ns: x.vfork_parent_cpu_ns.map(Into::into),
+            fork_round_trip_ns: x.fork_round_trip_ns.map(Into::into),
+            vfork_round_trip_ns: x.vfork_round_trip_ns.map(Into::into),
+            saving_ns: x.saving_ns,
+            significant: x.significant,
+        }
+    }
+}
+
+impl From<SpawnAb> for fc::SpawnAb {
+    fn from(x: SpawnAb) -> Self {
+        fc::SpawnAb {
+            iterations: x.iterations,
+            rounds: x.rounds,
+            fork_parent_cpu_ns: x.fork_parent_cpu_ns.map(Into::into),
+            vfork_parent_cpu_ns: x.vfork_parent_cpu_ns.map(Into::into),
+            fork_round_trip_ns: x.fork_round_trip_ns.map(Into::into),
+            vfork_round_trip_ns: x.vfork_round_trip_ns.map(Into::into),
+            saving_ns: x.saving_ns,
+            significant: x.significant,
+        }
+    }
+}
+
 /// Per-fork figures (each a summary over the iterations).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PerFork {
@@ -128,6 +177,9 @@ pub struct ForkSection {
     /// "exited 0" -> count, "killed by SIGSEGV" -> count ...
     pub child_endings: BTreeMap<String, u64>,
     pub lazy_binding: Option<LazyBinding>,
+    /// The fork/vfork A/B of the same image (absent: not run, or a document from before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spawn_ab: Option<SpawnAb>,
     /// The sampled loop's category breakdown, or why there is none.
     #[serde(default)]
     pub breakdown: Option<Breakdown>,
@@ -325,6 +377,7 @@ impl From<fc::ForkSection> for ForkSection {
             forks_per_sec_parent_cpu: x.forks_per_sec_parent_cpu,
             child_endings: x.child_endings,
             lazy_binding: x.lazy_binding.map(Into::into),
+            spawn_ab: x.spawn_ab.map(Into::into),
             breakdown: x.breakdown.map(Into::into),
             breakdown_error: x.breakdown_error,
             pid: x.pid,
@@ -364,6 +417,7 @@ impl From<ForkSection> for fc::ForkSection {
             forks_per_sec_parent_cpu: x.forks_per_sec_parent_cpu,
             child_endings: x.child_endings,
             lazy_binding: x.lazy_binding.map(Into::into),
+            spawn_ab: x.spawn_ab.map(Into::into),
             breakdown: x.breakdown.map(Into::into),
             breakdown_error: x.breakdown_error,
             pid: x.pid,

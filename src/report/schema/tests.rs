@@ -177,6 +177,7 @@ fn each_section_writes_exactly_the_keys_its_schema_lists() {
             "pinned_cpu",
             "samples",
             "unused_direct",
+            "spawn_ab",
         ];
         assert!(
             unwritten.iter().all(|k| optional.contains(&k.as_str())),
