@@ -335,9 +335,12 @@ fn the_summary_comes_first_and_is_made_of_the_tables_numbers() {
     let jfixes = run.doc["fixes"].as_array().expect("fixes array");
     let mut ranked: Vec<&serde_json::Value> = jfixes.iter().collect();
     ranked.sort_by(|a, b| {
-        (a["side"] == "fork")
-            .cmp(&(b["side"] == "fork"))
-            .then(b["saving_ns"].as_f64().unwrap().total_cmp(&a["saving_ns"].as_f64().unwrap()))
+        (a["side"] == "fork").cmp(&(b["side"] == "fork")).then(
+            b["saving_ns"]
+                .as_f64()
+                .unwrap()
+                .total_cmp(&a["saving_ns"].as_f64().unwrap()),
+        )
     });
     let fix_lines: Vec<&String> = s.iter().filter(|l| l.contains(" fix ")).collect();
     assert_eq!(fix_lines.len(), ranked.len(), "{s:?}");
@@ -378,7 +381,10 @@ fn the_summary_comes_first_and_is_made_of_the_tables_numbers() {
         let change = format!("predicted: {}", f["change"].as_str().unwrap());
         assert!(line.contains(&change), "{line} lacks {change}");
         let reason = f["reason"].as_str().unwrap();
-        assert!(text.contains(reason), "the reason {reason} is not in the report");
+        assert!(
+            text.contains(reason),
+            "the reason {reason} is not in the report"
+        );
     }
 }
 

@@ -468,6 +468,7 @@ mod tests {
             init: Vec::new(),
             mapping: Vec::new(),
             startup: Vec::new(),
+            startup_raw: Vec::new(),
         }
     }
 
