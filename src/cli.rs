@@ -260,7 +260,7 @@ pub struct ComparisonOutputArgs {
     /// significantly slower by more than PCT percent (--gate picks one of them).
     #[arg(long, value_name = "PCT", value_parser = parse_pct)]
     pub fail_above: Option<f64>,
-    /// The one figure --fail-above looks at: start-up CPU (execve → main), total CPU per exec
+    /// The one figure --fail-above looks at: start-up CPU (execve to main), total CPU per exec
     /// (execve to the end of exit teardown) or the parent CPU per fork; a figure not measured in
     /// both fails the gate.
     #[arg(long, value_enum, value_name = "FIGURE", requires = "fail_above")]

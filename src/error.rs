@@ -85,7 +85,7 @@ impl ElfError {
     pub fn hint(&self) -> Option<String> {
         match self {
             ElfError::NotFound { .. } => {
-                Some("check the path; a bare name is not searched in $PATH, try `ldcost deps $(command -v NAME)`".into())
+                Some("check the path (a name without a slash is looked up in $PATH: `command -v NAME` says where it is)".into())
             }
             ElfError::IsDirectory { .. } | ElfError::NotRegular { .. } => {
                 Some("give the path of an executable or shared library".into())

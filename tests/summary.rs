@@ -342,7 +342,11 @@ fn the_summary_comes_first_and_is_made_of_the_tables_numbers() {
                 .total_cmp(&a["saving_ns"].as_f64().unwrap()),
         )
     });
-    let fix_lines: Vec<&String> = s.iter().filter(|l| l.contains(" fix ")).collect();
+    // Savings are "fix N", changes that cost "trade-off N" (ranked after the savings).
+    let fix_lines: Vec<&String> = s
+        .iter()
+        .filter(|l| l.contains(" fix ") || l.contains(" trade-off "))
+        .collect();
     assert_eq!(fix_lines.len(), ranked.len(), "{s:?}");
     if ranked.is_empty() {
         assert!(
@@ -370,12 +374,12 @@ fn the_summary_comes_first_and_is_made_of_the_tables_numbers() {
             f["share"].as_f64().unwrap().abs() * 100.0
         );
         assert!(line.contains(&want), "{line} lacks {want}");
+        assert_eq!(line.contains(" trade-off "), ns < 0.0, "{line}");
         if let Some(ci) = f["ci95_ns"].as_array() {
-            let want = format!(
-                "95% CI [{:.1}, {:.1}] µs",
-                ci[0].as_f64().unwrap() / 1e3,
-                ci[1].as_f64().unwrap() / 1e3
-            );
+            // A cost's interval is printed as the cost, positive.
+            let (lo, hi) = (ci[0].as_f64().unwrap(), ci[1].as_f64().unwrap());
+            let (a, b) = if ns < 0.0 { (-hi, -lo) } else { (lo, hi) };
+            let want = format!("95% CI [{:.1}, {:.1}] µs", a / 1e3, b / 1e3);
             assert!(line.contains(&want), "{line} lacks {want}");
         }
         let change = format!("predicted: {}", f["change"].as_str().unwrap());

@@ -175,16 +175,17 @@ pub(crate) fn what_if(sides: [&Side; 2], c: &Costs, added: &[String]) -> Vec<Wha
                 out.push(WhatIf {
                     change: "-z pack-relative-relocs".into(),
                     predicted_ns: Some(-relr_saving_ns(unpacked, f.coef[1]).round()),
-                    bound: true,
+                    bound: false,
                     ci95_ns: None,
                     basis: format!(
-                        "at most: {} relative relocations in RELA ({}) × {:.1} ns × 24/32: RELR removes reading their {} bytes of 24-byte entries and keeps the 8-byte pointer writes and their page faults{}",
+                        "{} relative relocations in RELA ({}) × {:.1} ns × {:.2}: RELR removes reading their {} bytes of 24-byte entries (that share of the cost, measured on a library built both ways) and keeps the 8-byte pointer writes and their page faults{}",
                         num(unpacked as f64),
                         relr.iter()
                             .map(|(k, n)| format!("{k} {}", num(*n as f64)))
                             .collect::<Vec<_>>()
                             .join(", "),
                         f.coef[1],
+                        crate::attribute::fixes::RELR_REMOVED_SHARE,
                         num(unpacked as f64 * 24.0),
                         if system.is_empty() {
                             String::new()
@@ -515,13 +516,17 @@ mod tests {
     }
 
     /// RELR: libuser's 2,000 and libc's 5,000 relative relocations (ld.so's 3,000 never, the
-    /// program's none: under the threshold), each at 24/32 of the fitted 40 ns.
+    /// program's none: under the threshold), each at RELR_REMOVED_SHARE of the fitted 40 ns.
     #[test]
     fn relr_is_priced_for_what_it_removes() {
         let s = side_of(false);
         let w = what_if([&s, &s], &fitted(), &[]);
         let r = find(&w, "-z pack-relative-relocs").expect("a RELR prediction");
-        assert_eq!(r.predicted_ns, Some(-(7000.0 * 40.0 * 0.75)), "{r:?}");
+        assert_eq!(
+            r.predicted_ns,
+            Some(-(7000.0 * 40.0 * crate::attribute::fixes::RELR_REMOVED_SHARE)),
+            "{r:?}"
+        );
         assert!(
             r.basis.contains("libuser.so 2,000, libc.so.6 5,000"),
             "{}",

@@ -229,6 +229,31 @@ pub fn check_outputs(
     outputs: &[(&str, &Path)],
 ) -> Result<(), ReportError> {
     for (i, (opt, path)) in outputs.iter().enumerate() {
+        // A directory that is not there fails the write at the end of the run: say so before
+        // the run, in the user's words, rather than after it through the temporary file's name.
+        if path.as_os_str() != "-" {
+            let dir = path
+                .parent()
+                .filter(|d| !d.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            let problem = match std::fs::metadata(dir) {
+                Ok(m) if m.is_dir() => None,
+                Ok(_) => Some(std::io::Error::new(
+                    std::io::ErrorKind::NotADirectory,
+                    format!("{} is not a directory", dir.display()),
+                )),
+                Err(e) => Some(std::io::Error::new(
+                    e.kind(),
+                    format!("its directory {}: {e}", dir.display()),
+                )),
+            };
+            if let Some(source) = problem {
+                return Err(ReportError::Write {
+                    path: path.to_path_buf(),
+                    source,
+                });
+            }
+        }
         let Some(k) = key(path) else { continue };
         if let Some((what, _)) = inputs.iter().find(|(_, p)| key(p).as_ref() == Some(&k)) {
             return Err(ReportError::Clash {

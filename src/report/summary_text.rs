@@ -65,8 +65,17 @@ pub fn fix_line(f: &Fix) -> String {
         ));
     }
     s.push(')');
+    // The interval of what the line states: a cost's interval is of the cost, positive as the
+    // cost is, so the sign cannot flip within one line.
     match f.ci95_ns {
-        Some((lo, hi)) => s.push_str(&format!(", 95% CI [{:.1}, {:.1}] µs", lo / 1e3, hi / 1e3)),
+        Some((lo, hi)) => {
+            let (a, b) = if f.saving_ns < 0.0 {
+                (-hi, -lo)
+            } else {
+                (lo, hi)
+            };
+            s.push_str(&format!(", 95% CI [{:.1}, {:.1}] µs", a / 1e3, b / 1e3))
+        }
         None => s.push_str(", no interval"),
     }
     s.push_str(&format!(", predicted: {}", super::text::clean(&f.change)));
@@ -75,7 +84,7 @@ pub fn fix_line(f: &Fix) -> String {
         s.push_str(&format!(" [{}]", objects.join(", ")));
     }
     if f.caveat.is_some() {
-        s.push_str(" (applies in part: see why)");
+        s.push_str(" (a caveat: see why)");
     }
     s
 }
@@ -111,7 +120,7 @@ fn rank(fixes: &mut [&Fix]) {
 fn numbered(fixes: &[Fix]) -> Vec<(String, &Fix)> {
     let mut ranked: Vec<&Fix> = fixes.iter().collect();
     rank(&mut ranked);
-    let mut n = [0usize; 2];
+    let mut n = [0usize; 4];
     ranked
         .into_iter()
         .map(|f| {
@@ -119,8 +128,15 @@ fn numbered(fixes: &[Fix]) -> Vec<(String, &Fix)> {
                 FixSide::Exec => (0, "exec"),
                 FixSide::Fork => (1, "fork"),
             };
-            n[i] += 1;
-            (format!("{side} fix {}", n[i]), f)
+            // A change that costs is not a fix to rank among savings: it is a trade-off,
+            // numbered apart, which says what it costs and (in its why) what it buys.
+            let (k, what) = if f.saving_ns < 0.0 {
+                (i + 2, "trade-off")
+            } else {
+                (i, "fix")
+            };
+            n[k] += 1;
+            (format!("{side} {what} {}", n[k]), f)
         })
         .collect()
 }
@@ -357,7 +373,13 @@ mod tests {
             l.starts_with("costs 2.0 µs per exec (1.0%), no interval, predicted: "),
             "{l}"
         );
-        assert!(l.ends_with("; a system library"), "{l}");
+        // The caveat itself is under "Why these fixes"; the line says there is one.
+        assert!(l.ends_with(" (a caveat: see why)"), "{l}");
+        let why = why(&[f]);
+        assert!(
+            why.contains("exec trade-off 1: ") && why.ends_with("; a system library\n"),
+            "{why}"
+        );
     }
 
     /// No fix: one line naming what was looked for (the fork kind only with --fork).

@@ -24,11 +24,23 @@ fn dangling_symlink() {
     assert_error(&deps(&[], &p), 3, &p);
 }
 
+/// A directory is a tree for `deps` (scanned: tests/deps_tree.rs), but not a program to run.
 #[test]
 fn directory() {
     let dir = tmp();
-    assert_error(&deps(&[], dir.path()), 3, dir.path());
-    let o = deps(&[], dir.path());
+    let out = std::process::Command::new(LDCOST)
+        .arg("profile")
+        .arg(dir.path())
+        .output()
+        .expect("run the ldcost binary");
+    let o = Outcome {
+        what: format!("ldcost profile {}", dir.path().display()),
+        code: out.status.code(),
+        signal: out.status.signal(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    };
+    assert_error(&o, 3, dir.path());
     assert!(o.stderr.contains("directory"), "{}", o.describe());
 }
 

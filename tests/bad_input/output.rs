@@ -39,6 +39,24 @@ fn json_into_missing_directory() {
     );
 }
 
+/// `profile --json` into a directory that does not exist is refused before the target runs:
+/// exit 7, the user's path (not a temporary file's) in the one error line, nothing on stdout.
+#[test]
+fn profile_json_into_missing_directory_is_refused_before_running() {
+    let dir = tmp();
+    let out = dir.path().join("no-such-dir").join("out.json");
+    let (code, stdout, stderr) = ldcost(&["profile", "/bin/true", "--json", out.to_str().unwrap()]);
+    assert_eq!(code, Some(7), "{stderr}");
+    assert!(stdout.is_empty(), "the target ran: {stdout}");
+    let first = stderr.lines().next().unwrap_or("");
+    assert!(
+        first.starts_with("ldcost: error: cannot write")
+            && first.contains(&out.display().to_string())
+            && !first.contains("/.out.json"),
+        "{stderr}"
+    );
+}
+
 /// Runs `ldcost args` (no target added): (exit code, stdout, stderr).
 fn ldcost(args: &[&str]) -> (Option<i32>, String, String) {
     let out = std::process::Command::new(LDCOST)

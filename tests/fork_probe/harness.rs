@@ -529,9 +529,11 @@ pub(crate) fn assert_forked(out: &Finished, fork: &Option<ForkSection>, n: u64) 
 
 /// ldcost's stdout is the target's, then the report: returns the target's part.
 pub(crate) fn target_part(out: &Finished) -> &str {
-    let i = out
-        .stdout
-        .find("fork cost: ")
+    // The report opens with its summary (or, in older layouts, the fork section).
+    let i = ["Summary: ", "fork cost: "]
+        .iter()
+        .filter_map(|m| out.stdout.find(m))
+        .min()
         .unwrap_or_else(|| panic!("no report on stdout:\n{}", out.stdout));
     &out.stdout[..i]
 }
