@@ -93,6 +93,10 @@ impl Bar {
     pub fn step(&self, what: impl Into<String>) {
         if let Some(b) = &self.bar {
             b.set_message(what.into());
+            // Drawn now: a step shorter than indicatif's redraw interval (the LD_DEBUG run of a
+            // small program) would otherwise never be named on the terminal. Steps are a few
+            // per run, so the extra draws cost nothing a user sees.
+            b.force_draw();
         }
     }
 

@@ -134,7 +134,9 @@ fn target_forking_and_execing_children() {
     );
     check_dynamic("target_forking_and_execing_children", &p, &exe, 2);
     // The text report says the children's cost is not in the phases.
+    // (on the `figures:` line, which --detail shows).
     let mut args = os(ONE_RUN);
+    args.push("--detail".into());
     args.push(exe.clone().into());
     let text = ldcost(args);
     assert_eq!(text.code, Some(0), "stderr:\n{}", text.stderr);
