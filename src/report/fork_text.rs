@@ -226,18 +226,7 @@ pub fn fork(f: &ForkSection) -> String {
         None => {}
     }
     if let Some(l) = &f.lazy_binding {
-        let med = |x: &Option<Summary>| {
-            x.as_ref()
-                .map(|s| {
-                    format!(
-                        "{:.1} µs [{:.1}, {:.1}]",
-                        s.median / 1e3,
-                        s.ci95.0 / 1e3,
-                        s.ci95.1 / 1e3
-                    )
-                })
-                .unwrap_or_else(|| "n/a".into())
-        };
+        let med = median_us;
         let _ = writeln!(
             s,
             "lazy binding A/B ({} interleaved children): child CPU through the GOT {}, calling exit directly {}; difference {}{}",
@@ -249,18 +238,7 @@ pub fn fork(f: &ForkSection) -> String {
         );
     }
     if let Some(a) = &f.spawn_ab {
-        let med = |x: &Option<Summary>| {
-            x.as_ref()
-                .map(|s| {
-                    format!(
-                        "{:.1} µs [{:.1}, {:.1}]",
-                        s.median / 1e3,
-                        s.ci95.0 / 1e3,
-                        s.ci95.1 / 1e3
-                    )
-                })
-                .unwrap_or_else(|| "n/a".into())
-        };
+        let med = median_us;
         let _ = writeln!(
             s,
             "fork vs vfork A/B ({} children each, {} rounds, every child _exit): parent CPU per child: fork loop {}, vfork loop {}; wall per child: fork loop {}, vfork loop {}; fork − vfork {}{}",
@@ -356,6 +334,20 @@ pub fn fork(f: &ForkSection) -> String {
     let _ = writeln!(s, "the probe adds {}", f.probe_adds);
     let _ = writeln!(s, "reading: {}", f.reading);
     s
+}
+
+/// A per-child figure as the A/B lines print it: "12.3 µs [11.0, 14.1]", or "n/a".
+fn median_us(x: &Option<Summary>) -> String {
+    x.as_ref()
+        .map(|s| {
+            format!(
+                "{:.1} µs [{:.1}, {:.1}]",
+                s.median / 1e3,
+                s.ci95.0 / 1e3,
+                s.ci95.1 / 1e3
+            )
+        })
+        .unwrap_or_else(|| "n/a".into())
 }
 
 #[cfg(test)]
