@@ -294,7 +294,7 @@ pub struct Reconciliation {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SideInfo {
     pub target: String,
-    /// The target's arguments (its argv after argv[0]), as the report's title names them.
+    /// The target's arguments (its argv after `argv[0]`), as the report's title names them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<String>,
     /// The document file (`diff`), or the environment given to it (`compare`).
