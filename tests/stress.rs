@@ -192,7 +192,13 @@ fn the_sample_budget_is_reached_and_said() {
     let o = sampled(
         NAME,
         "1",
-        &["--sample-budget", "1", exe.to_str().expect("utf-8")],
+        // The sampling notes are part of the long report.
+        &[
+            "--sample-budget",
+            "1",
+            "--detail",
+            exe.to_str().expect("utf-8"),
+        ],
     );
     assert_eq!(o.code, 0, "{}", o.stderr);
     assert!(o.stdout.contains("samples dropped: budget"), "{}", o.stdout);
