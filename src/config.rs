@@ -469,14 +469,23 @@ pub fn compare_config(a: crate::cli::CompareArgs) -> Result<CompareConfig, Compa
         run.json = None;
         Ok::<_, CompareConfigError>(run)
     };
+    let (base, head) = (side(&base, &a.base_env)?, side(&head, &a.head_env)?);
+    let fail_above = gate(a.output.fail_above, a.output.gate);
+    // Refused before anything runs, as other bad input is: measuring first would end in a
+    // gate that fails on a figure no run could give.
+    if fail_above.and_then(|g| g.only) == Some(GateKind::Fork) && base.fork.is_none() {
+        return Err(CompareConfigError::Command(
+            crate::error::Error::GateWithoutFork,
+        ));
+    }
     Ok(CompareConfig {
-        base: side(&base, &a.base_env)?,
-        head: side(&head, &a.head_env)?,
+        base,
+        head,
         save_base: a.save_base,
         save_head: a.save_head,
         format: format(a.output.format),
         json: a.output.json,
-        fail_above: gate(a.output.fail_above, a.output.gate),
+        fail_above,
         flamegraph_diff: a.output.flamegraph_diff,
         folded_diff: a.output.folded_diff,
     })

@@ -307,6 +307,10 @@ pub enum Error {
     /// shell would (an unbalanced quote, no word at all).
     #[error("cannot split the command line {command:?} into words: {reason}")]
     CommandLine { command: String, reason: String },
+    /// `compare --gate fork` without `--fork`: the gated figure would never be measured, so
+    /// the gate could only fail after every run; refused before any.
+    #[error("--gate fork judges the parent CPU per fork, which only --fork measures: add --fork (or --fork=N), or gate startup or total")]
+    GateWithoutFork,
     /// `compare`: a side whose runs ended before main (ld.so could not load it, its exec
     /// failed) or were killed by a signal before main: its figures would be an error path's.
     #[error("{side}: the target {what} ({})", target.display())]
@@ -385,6 +389,7 @@ impl Error {
             Error::Side { source, .. } => source.exit_code(),
             Error::SideFailed { .. } => ExitCode::TargetFailed,
             Error::CommandLine { .. } => ExitCode::Usage,
+            Error::GateWithoutFork => ExitCode::Usage,
         }
     }
     pub fn hint(&self) -> Option<String> {
@@ -506,6 +511,8 @@ impl Error {
                 target.display(),
                 target.display()
             )),
+            // The message says what to add: one line.
+            Error::GateWithoutFork => None,
         }
     }
 }

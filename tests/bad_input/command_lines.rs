@@ -1,7 +1,8 @@
 //! `compare` with a side given as a bad command line: exit 2 for one that cannot be split
 //! into words (an unclosed quote, no word, an empty program name), exit 3 for a program that
 //! does not exist or is a directory, each in one `ldcost: error:` line naming the side and
-//! what it was given (plus at most a `  hint:` line), before anything runs.
+//! what it was given (plus at most a `  hint:` line), before anything runs. `--gate fork`
+//! without `--fork` is exit 2 too, in one line saying what to add.
 
 use std::os::unix::process::ExitStatusExt;
 use std::process::{Command, Stdio};
@@ -101,4 +102,39 @@ fn a_command_whose_program_is_a_directory_is_exit_3() {
     let o = compare(s, "/bin/true");
     assert_refused(&o, 3, "BASE", s);
     assert!(o.stderr.contains("directory"), "{}", o.describe());
+}
+
+/// `--gate fork` gates the parent CPU per fork, which only `--fork` measures: refused before
+/// anything runs (the target would create the marker file), exit 2, one line naming what to
+/// add.
+#[test]
+fn gate_fork_without_fork_is_refused_before_any_run() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let marker = dir.path().join("ran");
+    let side = format!("/bin/sh -c 'echo > {}'", marker.display());
+    let out = Command::new(LDCOST)
+        .args(["--no-progress", "compare", "--runs", "1"])
+        .args(["--fail-above", "5", "--gate", "fork"])
+        .args([&side, "/bin/true"])
+        .env_remove("RUST_BACKTRACE")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run the ldcost binary");
+    let o = Outcome {
+        what: format!("ldcost compare --fail-above 5 --gate fork {side:?} /bin/true"),
+        code: out.status.code(),
+        signal: out.status.signal(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    };
+    assert_eq!(o.code, Some(2), "wrong exit code: {}", o.describe());
+    let lines: Vec<&str> = o.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "not one line: {}", o.describe());
+    assert!(
+        lines[0].starts_with("ldcost: error: ") && lines[0].contains("add --fork"),
+        "does not say what to add: {}",
+        o.describe()
+    );
+    assert!(o.stdout.is_empty(), "stdout is not empty: {}", o.describe());
+    assert!(!marker.exists(), "a side ran: {}", o.describe());
 }
