@@ -3,7 +3,7 @@
 //!
 //! | case | oracle |
 //! | --- | --- |
-//! | `compare 'python3 -c pass' 'python3 -S -c pass'` | the children's CPU by `getrusage(RUSAGE_CHILDREN)` over the same commands run directly (no ptrace, no perf): HEAD's total is lower; the verdict's total = start-up + own work + exit teardown per side (medians, to their rounding), own work after main faster, start-up not significant, libraries after main "not measured" (timed: the direction is printed, the structure asserted) |
+//! | `compare 'python3 -c pass' 'python3 -S -c pass'` | the command lines given: the text's header names both, arguments included; the children's CPU by `getrusage(RUSAGE_CHILDREN)` over the same commands run directly (no ptrace, no perf): HEAD's total is lower; the verdict's total = start-up + own work + exit teardown per side (medians, to their rounding), own work after main faster, start-up not significant, libraries after main "not measured" (timed: the direction is printed, the structure asserted) |
 //! | a program vs the same program with three more libraries (20,000 symbolic relocations) | Markdown rendered by pulldown-cmark: a heading naming BASE and HEAD by path, a table whose bold cells are exactly the changes the JSON calls significant and judged; with `--fail-above 1 --gate startup` the gate line says FAILED and the exit is 12 exactly when the JSON says `failed` |
 //! | the same, text and Markdown | the reconciliation line's numbers, parsed, equal the JSON's reconciliation (to 0.1 µs) and add up: verdict = counted + correction + between; per-object = explained + unexplained; explained = Σ factors; the JSON's verdict figure is the verdict's start-up change and its per-object figure the attribution's |
 //! | `--gate` without `--fail-above` | exit 2 (usage) |
@@ -78,6 +78,20 @@ fn python_without_site_is_faster_after_main_not_in_startup() {
     }
     assert_eq!(o.code, 0, "{}\n{}", o.stderr, o.stdout);
     let c = read(&j);
+    // The text's header names each side by its whole command line, as it was given.
+    let header = o.stdout.lines().next().unwrap_or_default();
+    let (b, h) = header
+        .strip_prefix("ldcost compare: BASE ")
+        .and_then(|r| r.split_once(" → HEAD "))
+        .unwrap_or_else(|| panic!("header: {header}"));
+    assert!(
+        b.contains("python3") && b.ends_with(" -c pass") && !b.contains("-S"),
+        "{header}"
+    );
+    assert!(
+        h.contains("python3") && h.ends_with(" -S -c pass"),
+        "{header}"
+    );
     // The oracle: the same commands, run directly, measured by the kernel's rusage. Interleaved
     // in five rounds so that load changes hit both sides.
     let (mut base, mut head) = (0.0, 0.0);

@@ -3,7 +3,7 @@
 //! and the per-object rows, and the command that reproduces it. In: a [`Comparison`].
 
 use super::explain::{self, explained};
-use super::text::{opt, signed};
+use super::text::{opt, side_name, signed};
 use crate::compare::verdict::p_text;
 use crate::compare::Comparison;
 use crate::report::schema::comparison::Row;
@@ -30,19 +30,9 @@ fn table(out: &mut String, rows: &[Row], time: bool) {
     }
 }
 
-/// One side as the title names it: "`python3 -S -c pass` with `LD_BIND_NOW=1`" (the
-/// document's file too, for `diff`).
-fn side_name(s: &crate::report::schema::comparison::SideInfo) -> String {
-    let mut words = vec![s.target.clone()];
-    words.extend(s.args.iter().cloned());
-    let mut out = format!("`{}`", words.join(" ").replace('`', "'"));
-    if !s.env.is_empty() {
-        out.push_str(&format!(" with `{}`", s.env.join(" ").replace('`', "'")));
-    }
-    if let Some(d) = &s.document {
-        out.push_str(&format!(" (`{}`)", d.replace('`', "'")));
-    }
-    out
+/// Inline code: backticks inside become quotes (a code span cannot hold its own fence).
+fn code(t: &str) -> String {
+    format!("`{}`", t.replace('`', "'"))
 }
 
 /// The title line: "ldcost compare: BASE `prog args` → HEAD `prog args` with `K=V`".
@@ -50,8 +40,8 @@ pub fn title(c: &Comparison) -> String {
     format!(
         "ldcost {}: BASE {} → HEAD {}",
         c.command,
-        side_name(&c.base),
-        side_name(&c.head)
+        side_name(&c.base, code),
+        side_name(&c.head, code)
     )
     .replace('|', "\\|")
 }
@@ -186,6 +176,16 @@ pub fn comparison(c: &Comparison) -> String {
         out.push('\n');
     }
     for o in &f.objects {
+        let rows: Vec<Row> = o
+            .rows
+            .iter()
+            .filter(|r| r.delta != Some(0.0) && !(r.base.is_none() && r.head == Some(0.0)))
+            .cloned()
+            .collect();
+        // An object whose every row is unchanged has no table: no label for it either.
+        if rows.is_empty() {
+            continue;
+        }
         out.push_str(&format!("`{}`", o.name));
         match (&o.base_path, &o.head_path) {
             (None, Some(p)) => out.push_str(&format!(" (added: `{p}`)")),
@@ -193,12 +193,6 @@ pub fn comparison(c: &Comparison) -> String {
             _ => {}
         }
         out.push_str(":\n\n");
-        let rows: Vec<Row> = o
-            .rows
-            .iter()
-            .filter(|r| r.delta != Some(0.0) && !(r.base.is_none() && r.head == Some(0.0)))
-            .cloned()
-            .collect();
         table(&mut out, &rows, false);
         out.push('\n');
     }
@@ -245,7 +239,7 @@ pub fn comparison(c: &Comparison) -> String {
 
 /// The attribution's details: every item, the unit costs with their fits, what-if.
 fn attribution(out: &mut String, a: &crate::report::schema::comparison::Attribution) {
-    if !a.parts.is_empty() {
+    if a.parts.iter().any(|p| !p.items.is_empty()) {
         out.push_str("Attribution, object by object:\n\n");
         for p in a.parts.iter().filter(|p| !p.items.is_empty()) {
             out.push_str(&format!("- {}\n", explain::part_head(p, explain::of(a))));
@@ -256,6 +250,13 @@ fn attribution(out: &mut String, a: &crate::report::schema::comparison::Attribut
             }
         }
         out.push('\n');
+    } else if !a.parts.is_empty() {
+        // A label with nothing under it reads as a report cut short: say why it is empty.
+        out.push_str(
+            "Attribution, object by object: none; no object's priced counts (relocations, \
+             lookups, probes, initializers) differ between BASE and HEAD, so the start-up \
+             change is left in the unexplained remainder.\n\n",
+        );
     }
     if !a.unit_costs.is_empty() {
         out.push_str("Unit costs (95% bootstrap interval over the runs):\n\n");
@@ -273,5 +274,137 @@ fn attribution(out: &mut String, a: &crate::report::schema::comparison::Attribut
     }
     for n in &a.notes {
         out.push_str(&format!("Note: {n}.\n\n"));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use pulldown_cmark::{Event, Options, Parser, Tag};
+
+    use crate::report::schema::comparison::{ObjectRow, Part, Row};
+    use crate::report::schema::tests::{PLAIN, PROFILE};
+    use crate::report::Document;
+
+    /// A top-level block of the rendered Markdown, as a reader meets it.
+    #[derive(Debug)]
+    enum Block {
+        Heading(String),
+        Paragraph(String),
+        List,
+        /// Body rows (the header row not counted).
+        Table(usize),
+        Code,
+        Html(String),
+    }
+
+    fn blocks(md: &str) -> Vec<Block> {
+        let mut out = Vec::new();
+        let mut depth = 0usize;
+        for e in Parser::new_ext(md, Options::ENABLE_TABLES) {
+            match e {
+                Event::Start(t) => {
+                    if depth == 0 {
+                        out.push(match t {
+                            Tag::Heading { .. } => Block::Heading(String::new()),
+                            Tag::Paragraph => Block::Paragraph(String::new()),
+                            Tag::List(_) => Block::List,
+                            Tag::Table(_) => Block::Table(0),
+                            Tag::CodeBlock(_) => Block::Code,
+                            _ => Block::Html(String::new()),
+                        });
+                    }
+                    if let (Tag::TableRow, Some(Block::Table(n))) = (&t, out.last_mut()) {
+                        *n += 1;
+                    }
+                    depth += 1;
+                }
+                Event::End(_) => depth -= 1,
+                Event::Text(s) | Event::Code(s) | Event::Html(s) => match out.last_mut() {
+                    Some(Block::Heading(t) | Block::Paragraph(t) | Block::Html(t)) => {
+                        t.push_str(&s)
+                    }
+                    _ => {}
+                },
+                _ => {}
+            }
+        }
+        out
+    }
+
+    /// Every heading is followed by content (a sentence, a list, a table with rows, code),
+    /// and every paragraph that ends in a colon (a label: "Unit costs …:") by what it
+    /// introduces: a list, a table with rows or a code block; never by another label, an
+    /// unrelated sentence, the end of the `<details>` or the end of the document.
+    fn assert_every_label_has_content(md: &str) {
+        let b = blocks(md);
+        for (i, x) in b.iter().enumerate() {
+            let (label, heading) = match x {
+                Block::Heading(t) => (t, true),
+                Block::Paragraph(t) if t.trim_end().ends_with(':') => (t, false),
+                _ => continue,
+            };
+            let ok = match b.get(i + 1) {
+                Some(Block::List | Block::Code) => true,
+                Some(Block::Table(n)) => *n > 0,
+                Some(Block::Paragraph(t)) => heading && !t.trim_end().ends_with(':'),
+                _ => false,
+            };
+            assert!(ok, "{label:?} is followed by {:?} in:\n{md}", b.get(i + 1));
+        }
+    }
+
+    fn comparison() -> crate::report::schema::Comparison {
+        let base: Document = serde_json::from_str(PLAIN).unwrap();
+        let head: Document = serde_json::from_str(PROFILE).unwrap();
+        let none: &[(String, String)] = &[];
+        super::super::comparison(
+            "diff",
+            (&base, (Some(Path::new("base.json")), none)),
+            (&head, (Some(Path::new("head.json")), none)),
+            vec![],
+            true,
+            None,
+        )
+    }
+
+    #[test]
+    fn no_label_is_followed_by_nothing() {
+        let mut c = comparison();
+        assert_every_label_has_content(&super::comparison(&c));
+        // Parts fitted but no object priced in any, and an object whose rows are all
+        // unchanged: neither may leave a label with nothing under it.
+        c.attribution.parts = vec![Part {
+            factor: "relocation".into(),
+            ns: 0.0,
+            measured_ns: Some(1200.0),
+            items: vec![],
+        }];
+        c.factors.objects.push(ObjectRow {
+            name: "libsame.so".into(),
+            base_path: Some("/x/libsame.so".into()),
+            head_path: Some("/x/libsame.so".into()),
+            rows: vec![Row {
+                name: "relative".into(),
+                base: Some(3.0),
+                head: Some(3.0),
+                delta: Some(0.0),
+            }],
+        });
+        let md = super::comparison(&c);
+        assert_every_label_has_content(&md);
+        assert!(md.contains("Attribution, object by object: none;"), "{md}");
+        assert!(!md.contains("`libsame.so`"), "{md}");
+        // The checker itself: a label at the end, and a label before a label, are refused.
+        for bad in [
+            "Label:\n",
+            "One:\n\nTwo:\n\n- x\n",
+            "Label:\n\nA sentence.\n",
+            "### Title\n",
+        ] {
+            let caught = std::panic::catch_unwind(|| assert_every_label_has_content(bad));
+            assert!(caught.is_err(), "{bad:?} passed");
+        }
     }
 }

@@ -199,14 +199,10 @@ pub fn command_line() -> String {
     std::env::args()
         .enumerate()
         .map(|(i, a)| {
-            let a = if i == 0 { "ldcost".to_string() } else { a };
-            if !a.is_empty()
-                && a.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
-            {
-                a
+            if i == 0 {
+                "ldcost".to_string()
             } else {
-                format!("'{}'", a.replace('\'', r"'\''"))
+                text::shell_word(&a)
             }
         })
         .collect::<Vec<_>>()

@@ -3,7 +3,7 @@
 
 use crate::compare::verdict::p_text;
 use crate::compare::Comparison;
-use crate::report::schema::comparison::{Change, Row};
+use crate::report::schema::comparison::{Change, Row, SideInfo};
 
 /// A count or a size, as an integer when it is one.
 pub fn num(v: f64) -> String {
@@ -146,23 +146,47 @@ pub fn gate_line(c: &Comparison) -> Option<String> {
     })
 }
 
+/// One word as a POSIX shell reads it back: as it is when it holds only characters no shell
+/// treats specially, else in single quotes.
+pub fn shell_word(a: &str) -> String {
+    if !a.is_empty()
+        && a.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
+    {
+        a.to_string()
+    } else {
+        format!("'{}'", a.replace('\'', r"'\''"))
+    }
+}
+
+/// One side as the reports' titles name it: its command line (program and arguments, quoted
+/// as a POSIX shell would need them), the environment it ran with, and (`diff`) the document
+/// it was read from, each passed through `code` (Markdown puts them in backticks): "python3 -S
+/// -c pass with LD_BIND_NOW=1". The text's header and the Markdown title both use it, so the
+/// two cannot name a side differently.
+pub fn side_name(s: &SideInfo, code: impl Fn(&str) -> String) -> String {
+    let words = |w: &mut dyn Iterator<Item = &String>| {
+        w.map(|a| shell_word(a)).collect::<Vec<_>>().join(" ")
+    };
+    let mut out = code(&words(&mut std::iter::once(&s.target).chain(&s.args)));
+    if !s.env.is_empty() {
+        out.push_str(&format!(" with {}", code(&words(&mut s.env.iter()))));
+    }
+    if let Some(d) = &s.document {
+        out.push_str(&format!(" ({})", code(d)));
+    }
+    out
+}
+
 /// The whole text report.
 pub fn comparison(c: &Comparison) -> String {
     let mut out = String::new();
-    let env = |e: &[String]| {
-        if e.is_empty() {
-            String::new()
-        } else {
-            format!(" [{}]", e.join(" "))
-        }
-    };
+    let plain = |t: &str| t.to_string();
     out.push_str(&format!(
-        "ldcost {}: BASE {}{} → HEAD {}{}\n",
+        "ldcost {}: BASE {} → HEAD {}\n",
         c.command,
-        c.base.document.as_deref().unwrap_or(&c.base.target),
-        env(&c.base.env),
-        c.head.document.as_deref().unwrap_or(&c.head.target),
-        env(&c.head.env)
+        side_name(&c.base, plain),
+        side_name(&c.head, plain)
     ));
     if !c.machine_differences.is_empty() {
         out.push_str(&format!(
@@ -239,21 +263,29 @@ pub fn comparison(c: &Comparison) -> String {
             ));
         }
     }
-    if !f.objects.is_empty() {
-        out.push_str("\nper object (objects whose figures differ):\n");
-        for o in &f.objects {
-            let state = match (&o.base_path, &o.head_path) {
-                (None, Some(_)) => " (added)",
-                (Some(_), None) => " (removed)",
-                _ => "",
-            };
-            out.push_str(&format!("  {}{state}\n", o.name));
+    let per_object: Vec<(&crate::report::schema::comparison::ObjectRow, Vec<Row>)> = f
+        .objects
+        .iter()
+        .map(|o| {
             let changed: Vec<Row> = o
                 .rows
                 .iter()
                 .filter(|r| r.delta != Some(0.0) && !(r.base.is_none() && r.head == Some(0.0)))
                 .cloned()
                 .collect();
+            (o, changed)
+        })
+        .filter(|(_, rows)| !rows.is_empty())
+        .collect();
+    if !per_object.is_empty() {
+        out.push_str("\nper object (objects whose figures differ):\n");
+        for (o, changed) in per_object {
+            let state = match (&o.base_path, &o.head_path) {
+                (None, Some(_)) => " (added)",
+                (Some(_), None) => " (removed)",
+                _ => "",
+            };
+            out.push_str(&format!("  {}{state}\n", o.name));
             let mut sub = String::new();
             rows(&mut sub, "", &changed, false);
             for l in sub.lines().filter(|l| !l.is_empty()) {
@@ -327,5 +359,39 @@ fn attribution(out: &mut String, a: &crate::report::schema::comparison::Attribut
     }
     for n in &a.notes {
         out.push_str(&format!("  note: {n}\n"));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The text's header and the Markdown title name a side with the same words: its
+    /// program and arguments (quoted where a shell needs it) and its environment.
+    #[test]
+    fn header_and_title_name_each_side_by_its_command_and_environment() {
+        let side = |args: &[&str], env: &[&str]| SideInfo {
+            target: "/usr/bin/python3".into(),
+            args: args.iter().map(|a| a.to_string()).collect(),
+            document: None,
+            env: env.iter().map(|e| e.to_string()).collect(),
+            machine: None,
+            runs: 0,
+            forks: 0,
+            left_out: vec![],
+        };
+        let b = side(&["-c", "import sys"], &[]);
+        let h = side(&["-S", "-c", "pass"], &["LD_BIND_NOW=1"]);
+        let plain = |t: &str| t.to_string();
+        assert_eq!(side_name(&b, plain), "/usr/bin/python3 -c 'import sys'");
+        assert_eq!(
+            side_name(&h, plain),
+            "/usr/bin/python3 -S -c pass with LD_BIND_NOW=1"
+        );
+        let code = |t: &str| format!("`{t}`");
+        assert_eq!(
+            side_name(&h, code),
+            "`/usr/bin/python3 -S -c pass` with `LD_BIND_NOW=1`"
+        );
     }
 }
