@@ -61,6 +61,17 @@ pub fn spawn_ab(rounds: &[(ProbeResult, ProbeResult)]) -> Option<SpawnAb> {
     })
 }
 
+/// The A/B of several fork loops of one side as one (`compare` runs a side's forks in
+/// interleaved loops, each a fresh start of the target with its own rounds): every round of
+/// every loop, each loop still differenced from its own start, so the medians and the
+/// intervals are over all the children, not the first loop's alone. None without rounds.
+pub fn merged<'a>(
+    loops: impl IntoIterator<Item = &'a [(ProbeResult, ProbeResult)]>,
+) -> Option<SpawnAb> {
+    let rounds: Vec<(ProbeResult, ProbeResult)> = loops.into_iter().flatten().cloned().collect();
+    spawn_ab(&rounds)
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::fixtures::{result, ru};
@@ -88,5 +99,41 @@ mod tests {
         assert_eq!(ab.saving_ns, Some(37_000.0));
         assert!(ab.significant);
         assert!(spawn_ab(&[]).is_none());
+    }
+
+    /// Two loops of one side: the first's fork children cost 30, 40, 50 µs of parent CPU,
+    /// the second's 130, 140, 150 µs (its rusage starts 100 µs of user time later, each
+    /// child 100 µs dearer); vfork children 3 µs in both. Merged: one round from each loop,
+    /// six children per side, the fork median the middle of all six (the mean of 50 and
+    /// 130), not the first loop's 40.
+    #[test]
+    fn the_loops_of_a_side_are_merged_not_the_first_kept() {
+        let vfork = || {
+            let mut v = result();
+            for (i, r) in v.records.iter_mut().enumerate() {
+                let k = i as i64 + 1;
+                r.parent = ru(100 + k, 200 + 2 * k, 10);
+            }
+            v
+        };
+        let first = result();
+        let mut second = result();
+        for (i, r) in second.records.iter_mut().enumerate() {
+            let k = i as i64 + 1;
+            r.parent.utime[1] += 100 * k;
+        }
+        let a = [(first, vfork())];
+        let b = [(second, vfork())];
+        let m = merged([&a[..], &b[..]]).unwrap();
+        assert_eq!((m.rounds, m.iterations), (2, 6));
+        let fork = m.fork_parent_cpu_ns.as_ref().unwrap();
+        assert_eq!(
+            (fork.min, fork.median, fork.max),
+            (30_000.0, 90_000.0, 150_000.0)
+        );
+        assert_eq!(m.saving_ns, Some(87_000.0));
+        // The first loop alone is what the merge replaces.
+        assert_eq!(spawn_ab(&a).unwrap().saving_ns, Some(37_000.0));
+        assert!(merged([&[][..], &[][..]]).is_none());
     }
 }
