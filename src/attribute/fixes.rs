@@ -194,13 +194,44 @@ fn reloc_row(k: &Counts) -> Vec<f64> {
     vec![1.0, k.relative, k.lookups, k.probes]
 }
 
-/// Median over the runs in `pick` (all when None) of one object's figure.
-fn median_at(runs: &[BTreeMap<usize, f64>], i: usize, pick: Option<&[usize]>) -> Option<f64> {
+/// One object's figure over the per-object runs: the median of the runs in `pick` (all when
+/// None) that measured it. Runs are keyed by closure index here, by object name in
+/// `compare`'s attribution; both read an object's figures through this one function.
+pub fn object_median<K, Q>(
+    runs: &[BTreeMap<K, f64>],
+    key: &Q,
+    pick: Option<&[usize]>,
+) -> Option<f64>
+where
+    K: std::borrow::Borrow<Q> + Ord,
+    Q: Ord + ?Sized,
+{
     let v: Vec<f64> = match pick {
-        Some(p) => p.iter().filter_map(|&r| runs[r].get(&i).copied()).collect(),
-        None => runs.iter().filter_map(|r| r.get(&i).copied()).collect(),
+        Some(p) => p
+            .iter()
+            .filter_map(|&r| runs[r].get(key).copied())
+            .collect(),
+        None => runs.iter().filter_map(|r| r.get(key).copied()).collect(),
     };
     median(&v)
+}
+
+/// What one object's initializers cost each exec that loads it, as a change that adds or
+/// removes the object is priced (here, dropping an unused dependency; in `compare`, an
+/// object one build loads and the other does not): their own measured CPU over the
+/// per-object runs. A count of initializers says nothing of what they do (one constructor
+/// spins for milliseconds, the next returns at once), so no per-initializer average stands
+/// in for an object that was measured. None: the runs never saw them run.
+pub fn initializers_cpu<K, Q>(
+    init_runs: &[BTreeMap<K, f64>],
+    key: &Q,
+    pick: Option<&[usize]>,
+) -> Option<f64>
+where
+    K: std::borrow::Borrow<Q> + Ord,
+    Q: Ord + ?Sized,
+{
+    object_median(init_runs, key, pick)
 }
 
 /// Relocation CPU fitted across this run's objects with the non-negative least squares
@@ -221,8 +252,12 @@ fn fit_reloc(counts: &[Counts], reloc_of: &[Option<f64>]) -> Option<Vec<f64>> {
 
 fn units(runs: &Runs, counts: &[Counts], pick: Option<&[usize]>) -> Units {
     let n = counts.len();
-    let reloc_of: Vec<Option<f64>> = (0..n).map(|i| median_at(&runs.reloc, i, pick)).collect();
-    let init_of = (0..n).map(|i| median_at(&runs.init, i, pick)).collect();
+    let reloc_of: Vec<Option<f64>> = (0..n)
+        .map(|i| object_median(&runs.reloc, &i, pick))
+        .collect();
+    let init_of = (0..n)
+        .map(|i| initializers_cpu(&runs.init, &i, pick))
+        .collect();
     let maps: Vec<f64> = match pick {
         Some(p) => p.iter().filter_map(|&r| runs.mapping[r]).collect(),
         None => runs.mapping.iter().flatten().copied().collect(),

@@ -245,6 +245,42 @@ pub fn reconcile(a: &Attribution, verdict_source: &str) -> Option<Reconciliation
     })
 }
 
+/// The initializers of an object one build loads and the other does not, measured on the
+/// side that loads it: their change BASE → HEAD as one term at the object's own measured CPU
+/// ([`crate::attribute::fixes::initializers_cpu`], as `profile`'s fixes price an object that
+/// leaves the closure), `pick` the runs of a resample. A fitted cost per initializer is an
+/// average over objects whose constructors do unrelated work: it prices a library whose
+/// constructor spins for milliseconds like one whose constructor returns at once. None for an
+/// object both builds load (its count's change is priced by the fit) or whose initializers no
+/// run measured.
+pub(crate) fn one_sided_initializers(
+    sides: [&Side; 2],
+    key: &str,
+    pick: [Option<&[usize]>; 2],
+) -> Option<Term> {
+    let (i, o, sign) = match (sides[0].get(key), sides[1].get(key)) {
+        (Some(o), None) => (0, o, -1.0),
+        (None, Some(o)) => (1, o, 1.0),
+        _ => return None,
+    };
+    let ns = crate::attribute::fixes::initializers_cpu(&sides[i].init, key, pick[i])?;
+    // An object measured running initializers the static model did not count (DT_INIT
+    // alone) is one.
+    let n = o.initializers.max(1) as f64;
+    Some(Term {
+        factor: "initializers at this object's measured CPU".into(),
+        base: if i == 0 { n } else { 0.0 },
+        head: if i == 1 { n } else { 0.0 },
+        delta: sign * n,
+        unit_ns: ns / n,
+        ns: (sign * ns).round(),
+    })
+}
+
+/// One object's item of a part: `own`, when given, is its whole account (the measured
+/// initializers of [`one_sided_initializers`]); else each count's change × the fitted unit
+/// cost.
+#[allow(clippy::too_many_arguments)]
 fn item(
     key: &str,
     sides: [&Side; 2],
@@ -252,13 +288,15 @@ fn item(
     x: Regressors,
     units: &[&str],
     runs: [&[BTreeMap<String, f64>]; 2],
+    own: Option<Term>,
 ) -> Item {
     let (ob, oh) = (sides[0].get(key), sides[1].get(key));
     let zero = vec![0.0; units.len()];
     let xb = ob.map_or(zero.clone(), x);
     let xh = oh.map_or(zero, x);
-    let mut terms = Vec::new();
-    for j in 0..units.len() {
+    let by_fit = own.is_none();
+    let mut terms: Vec<Term> = own.into_iter().collect();
+    for j in (0..units.len()).filter(|_| by_fit) {
         let d = xh[j] - xb[j];
         if d != 0.0 && fit.coef[j] > 0.0 {
             terms.push(Term {
@@ -366,15 +404,20 @@ pub fn attribute(
                 });
             }
         }
+        let own = |k: &str| {
+            (name == "initializers")
+                .then(|| one_sided_initializers(sides, k, [None, None]))
+                .flatten()
+        };
         let mut items: Vec<Item> = all_keys
             .iter()
-            .map(|k| item(k, sides, f, x, units, runs))
+            .map(|k| item(k, sides, f, x, units, runs, own(k)))
             .filter(|i| !i.terms.is_empty())
             .collect();
         items.sort_by(|p, q| q.ns.abs().total_cmp(&p.ns.abs()));
         let measured: Vec<f64> = all_keys
             .iter()
-            .filter_map(|k| item(k, sides, f, x, units, runs).measured_ns)
+            .filter_map(|k| item(k, sides, f, x, units, runs, None).measured_ns)
             .collect();
         a.parts.push(Part {
             factor: name.into(),

@@ -214,18 +214,6 @@ pub(crate) fn side(doc: &Document, which: &str) -> Result<Side, String> {
     Ok(s)
 }
 
-/// Median over the runs (or the resampled `pick` of them) of one object's figure.
-pub(crate) fn median_of(
-    runs: &[BTreeMap<String, f64>],
-    key: &str,
-    pick: Option<&[usize]>,
-) -> Option<f64> {
-    let v: Vec<f64> = match pick {
-        Some(p) => p
-            .iter()
-            .filter_map(|&i| runs[i].get(key).copied())
-            .collect(),
-        None => runs.iter().filter_map(|r| r.get(key).copied()).collect(),
-    };
-    crate::stats::median(&v)
-}
+/// Median over the runs (or the resampled `pick` of them) of one object's figure: the
+/// function `profile`'s fixes read their objects' figures with.
+pub(crate) use crate::attribute::fixes::object_median as median_of;

@@ -98,12 +98,22 @@ pub(crate) fn keys(sides: [&Side; 2]) -> Vec<String> {
 }
 
 /// Σ over objects of the model's change (unrounded), for the bootstrap of the total.
-pub(crate) fn total_of(sides: [&Side; 2], c: &Costs) -> f64 {
+/// An object one build loads has its initializers priced at their own measured CPU (in the
+/// same runs, `pick`), as the attribution's item is.
+pub(crate) fn total_of(sides: [&Side; 2], c: &Costs, pick: [Option<&[usize]>; 2]) -> f64 {
     let mut t = 0.0;
     for k in keys(sides) {
         let (ob, oh) = (sides[0].get(&k), sides[1].get(&k));
-        for (fit, x) in [(&c.reloc, reloc_x as Regressors), (&c.init, init_x)] {
-            if let Some(f) = fit {
+        for (fit, x, init) in [
+            (&c.reloc, reloc_x as Regressors, false),
+            (&c.init, init_x, true),
+        ] {
+            let own = (init && fit.is_some())
+                .then(|| super::attribution::one_sided_initializers(sides, &k, pick))
+                .flatten();
+            if let Some(own) = own {
+                t += own.ns;
+            } else if let Some(f) = fit {
                 t += oh.map_or(0.0, |o| predict(&x(o), &f.coef))
                     - ob.map_or(0.0, |o| predict(&x(o), &f.coef));
             }
@@ -199,7 +209,7 @@ pub(crate) fn bootstrap(sides: [&Side; 2], differ: bool, added: &[String]) -> Bo
                 }
             }
         }
-        totals.push(total_of(sides, &r));
+        totals.push(total_of(sides, &r, [Some(&pb), Some(&ph)]));
         deltas.push(instrumented_delta(sides, [Some(&pb), Some(&ph)]));
         for w in super::whatif::what_if(sides, &r, added) {
             if let Some(ns) = w.predicted_ns {
@@ -272,7 +282,7 @@ mod tests {
         let added = vec!["libx.so".to_string()];
         assert_eq!(instrumented_delta(sides, [None, None]), Some(2500.0));
         let c = costs(sides, [None, None], true);
-        assert!((total_of(sides, &c) - 1500.0).abs() < 1e-6);
+        assert!((total_of(sides, &c, [None, None]) - 1500.0).abs() < 1e-6);
         let mut w = super::super::whatif::what_if(sides, &c, &added);
         assert_eq!(w[0].change, "without libx.so");
         assert_eq!(w[0].predicted_ns, Some(-1500.0));
