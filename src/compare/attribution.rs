@@ -226,12 +226,16 @@ pub fn reconcile(a: &Attribution, verdict_source: &str) -> Option<Reconciliation
     let counted_ns = r100(a.counted_delta_ns?);
     let per_object_ns = r100(a.instrumented_delta_ns?);
     let stops_correction_ns = per_object_ns - counted_ns;
+    // A part that priced no object attributes nothing: listing it as "+0.0 µs" names a factor
+    // the attribution above never shows.
     let by_factor: Vec<(String, f64)> = a
         .parts
         .iter()
+        .filter(|p| !p.items.is_empty())
         .map(|p| (p.factor.clone(), r100(p.ns)))
         .collect();
-    let explained_ns: f64 = by_factor.iter().map(|f| f.1).sum();
+    // + 0.0: an empty f64 sum is −0.0, which would print as "-0.0 µs".
+    let explained_ns: f64 = by_factor.iter().map(|f| f.1).sum::<f64>() + 0.0;
     Some(Reconciliation {
         verdict_ns,
         verdict_source: verdict_source.to_string(),
@@ -359,6 +363,9 @@ pub fn attribute(
         what_if: mut what_if_draws,
     } = bootstrap(sides, differ, added);
     let share_ci95 = share_interval(&totals, &deltas);
+    // The per-object runs' own change, resampled: a share of a change whose interval holds 0
+    // swings through ± hundreds of percent (113% [−786%, 930%] on `ls` with LD_BIND_NOW=1).
+    let delta_ci95 = interval95(&mut deltas.iter().flatten().copied().collect::<Vec<f64>>());
     a.explained_ci95_ns = interval95(&mut totals);
     let all_keys = keys(sides);
     let mut fits = vec![
@@ -497,7 +504,15 @@ pub fn attribute(
     match (measured, a.instrumented_delta_ns) {
         (Some((_, sig)), Some(m)) => {
             a.unexplained_ns = Some(m - a.explained_ns);
-            if sig && m != 0.0 {
+            let noise = delta_ci95.filter(|&(lo, hi)| lo <= 0.0 && 0.0 <= hi);
+            if let (true, Some((lo, hi))) = (sig, noise) {
+                a.notes.push(format!(
+                    "explained share: not stated, the per-object runs' start-up change ({}, 95% [{:+.1}, {:+.1}] µs) is within their noise, though the verdict's runs' is significant",
+                    super::explain::sus(m),
+                    lo / 1e3,
+                    hi / 1e3
+                ));
+            } else if sig && m != 0.0 {
                 a.explained_share = Some(a.explained_ns / m);
                 a.explained_share_ci95 = share_ci95;
             } else {
@@ -513,4 +528,50 @@ pub fn attribute(
     a.what_if = super::whatif::what_if(sides, &c, added);
     super::whatif::intervals(&mut a.what_if, &mut what_if_draws, totals.len());
     a
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn part(factor: &str, ns: f64, items: usize) -> Part {
+        let item = Item {
+            object: "libx.so".into(),
+            change: "changed".into(),
+            ns,
+            measured_ns: None,
+            terms: vec![],
+        };
+        Part {
+            factor: factor.into(),
+            ns,
+            measured_ns: None,
+            items: vec![item; items],
+        }
+    }
+
+    /// The reconciliation lists the parts that priced an object, and adds up without them;
+    /// with none, its explained total is a plain zero ("+0.0 µs", never "-0.0 µs").
+    #[test]
+    fn the_reconciliation_lists_only_parts_that_priced_an_object() {
+        let mut a = Attribution {
+            measured_delta_ns: Some(26_300.0),
+            instrumented_delta_ns: Some(18_500.0),
+            counted_delta_ns: Some(17_100.0),
+            parts: vec![
+                part("relocation", 17_600.0, 3),
+                part("initializers", 0.0, 0),
+            ],
+            ..Default::default()
+        };
+        let r = reconcile(&a, "boundaries-only runs").unwrap();
+        assert_eq!(r.by_factor, [("relocation".to_string(), 17_600.0)]);
+        assert_eq!((r.explained_ns, r.unexplained_ns), (17_600.0, 900.0));
+        assert_eq!(r.verdict_ns, r.per_object_ns + r.between_runs_ns);
+        a.parts = vec![part("relocation", 0.0, 0)];
+        let r = reconcile(&a, "boundaries-only runs").unwrap();
+        assert!(r.by_factor.is_empty());
+        assert!(r.explained_ns == 0.0 && r.explained_ns.is_sign_positive());
+        assert!(crate::compare::explain::reconciliation(&r.into()).contains("explained +0.0 µs,"),);
+    }
 }

@@ -16,7 +16,7 @@ fn table(out: &mut String, rows: &[Row], time: bool) {
             v => opt(v),
         };
         let d = match r.delta {
-            Some(d) if time => format!("{:+.1}", d / 1e3),
+            Some(d) if time => super::text::delta_us(d),
             Some(d) => signed(d),
             None => String::new(),
         };
@@ -139,7 +139,8 @@ pub fn comparison(c: &Comparison) -> String {
     let a = &c.attribution;
     if a.measured_delta_ns.is_some() && a.parts.iter().any(|p| !p.items.is_empty()) {
         out.push_str(&format!(
-            "Attribution (unit costs fitted in this run): {}.\n\n",
+            "Attribution of the start-up change in the per-object runs (unit costs fitted in \
+             these runs): {}.\n\n",
             explained(a)
         ));
         for p in a.parts.iter().filter(|p| !p.items.is_empty()) {

@@ -40,6 +40,17 @@ pub fn opt(v: Option<f64>) -> String {
     v.map_or("—".into(), num)
 }
 
+/// A change of ns as signed µs with one decimal, a change that rounds to nothing as "0.0"
+/// (never "-0.0", which reads as a loss too small to print).
+pub fn delta_us(ns: f64) -> String {
+    let v = (ns / 100.0).round() / 10.0;
+    if v == 0.0 {
+        "0.0".into()
+    } else {
+        format!("{v:+.1}")
+    }
+}
+
 /// ns as µs with one decimal.
 pub fn us(ns: f64) -> String {
     format!("{:.1} µs", ns / 1e3)
@@ -77,7 +88,7 @@ fn rows(out: &mut String, title: &str, rows: &[Row], time: bool) {
     };
     for r in rows {
         let d = match r.delta {
-            Some(d) if time => format!("{:+.1}", d / 1e3),
+            Some(d) if time => delta_us(d),
             Some(d) => signed(d),
             None => String::new(),
         };
@@ -388,6 +399,9 @@ mod tests {
             side_name(&h, plain),
             "/usr/bin/python3 -S -c pass with LD_BIND_NOW=1"
         );
+        assert_eq!(delta_us(-40.0), "0.0");
+        assert_eq!(delta_us(-50.0), "-0.1");
+        assert_eq!(delta_us(11_200.0), "+11.2");
         let code = |t: &str| format!("`{t}`");
         assert_eq!(
             side_name(&h, code),
