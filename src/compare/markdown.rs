@@ -322,12 +322,13 @@ mod tests {
                     depth += 1;
                 }
                 Event::End(_) => depth -= 1,
-                Event::Text(s) | Event::Code(s) | Event::Html(s) => match out.last_mut() {
-                    Some(Block::Heading(t) | Block::Paragraph(t) | Block::Html(t)) => {
+                Event::Text(s) | Event::Code(s) | Event::Html(s) => {
+                    if let Some(Block::Heading(t) | Block::Paragraph(t) | Block::Html(t)) =
+                        out.last_mut()
+                    {
                         t.push_str(&s)
                     }
-                    _ => {}
-                },
+                }
                 _ => {}
             }
         }
