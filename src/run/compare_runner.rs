@@ -51,7 +51,7 @@ fn resolve_options(env: &[(String, String)]) -> ResolveOptions {
 /// machine's load at two moments as much as the programs (measured here: the same BASE
 /// loop took 59 µs of parent CPU per fork in one run and 26 µs in another while other builds
 /// ran). The document's fork section is the first loop's, with the per-fork summaries,
-/// `samples` and fork/vfork A/B (`spawn_ab`) of all loops.
+/// `samples`, fork/vfork A/B (`spawn_ab`) and lazy-binding A/B of all loops.
 fn fork_loops(
     sides: &[&ProfileRun; 2],
     folded: &mut [Vec<FoldedStack>; 2],
@@ -67,6 +67,8 @@ fn fork_loops(
     let mut samples: [crate::attribute::fork_cost::ForkSamples; 2] = Default::default();
     // Each loop's fork/vfork A/B rounds (large images only), merged per side at the end.
     let mut spawn_rounds: [Vec<Vec<_>>; 2] = Default::default();
+    // Each loop's lazy-binding A/B, merged per side at the end too.
+    let mut lazy_runs: [Vec<crate::record::fork::ProbeResult>; 2] = Default::default();
     for round in 0..chunks {
         let order: [usize; 2] = if round % 2 == 0 { [0, 1] } else { [1, 0] };
         for i in order {
@@ -98,6 +100,7 @@ fn fork_loops(
             bar.inc();
             let mut s = crate::attribute::fork_cost::section(&run, size);
             spawn_rounds[i].push(run.spawn_ab.clone());
+            lazy_runs[i].extend(run.lazy_ab.clone());
             if round == 0 {
                 let (b, e, stacks) = crate::attribute::fork_cost::fork_breakdown(
                     &run,
@@ -133,6 +136,11 @@ fn fork_loops(
                 s.per_fork.child_cpu_ns = f(&samples[i].child_cpu_ns);
             }
             s.samples = Some(std::mem::take(&mut samples[i]));
+            if !lazy_runs[i].is_empty() {
+                s.lazy_binding = Some(crate::attribute::fork_cost::lazy_binding::merged(
+                    &lazy_runs[i],
+                ));
+            }
             s.spawn_ab = crate::attribute::fork_cost::spawn_ab::merged(
                 spawn_rounds[i].iter().map(|r| &r[..]),
             );
