@@ -158,7 +158,7 @@ pub fn comparison(c: &Comparison) -> String {
                 .into_iter()
                 .collect();
             if let Some(l) = lead.first() {
-                out.push_str(&format!(": {l}"));
+                out.push_str(&format!(", led by {l}"));
             }
             out.push('\n');
         }
