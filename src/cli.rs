@@ -10,7 +10,7 @@ Exit codes:
   0   success
   1   finding: the analysis completed but a needed library was not found
   2   usage error (bad command line; compare: BASE or HEAD a command line with an unclosed
-      quote or no words)
+      quote or no words, or --gate fork without --fork)
   3   the target does not exist, is not a regular file, or cannot be read (profile checks
       its target as deps does, before launching: 3-6 mean the same for both; profile: the
       target's #! or ELF interpreter is missing or not a program); diff/report: a document
