@@ -29,8 +29,11 @@ use crate::record::{Detail, Ending, Instrumentation, Machine, Phase, Run};
 use crate::report::Document;
 use crate::trace::startup::{run_once, run_uninstrumented, RunOptions};
 
+use crate::config::{Rounds, MAX_ROUNDS, MIN_ROUNDS};
 use crate::profile::interrupted;
 use crate::progress::Bar;
+use crate::report::schema::comparison::RoundsRun;
+use std::time::Duration;
 
 /// The resolve options a process started with `env` on top of ours would get.
 fn resolve_options(env: &[(String, String)]) -> ResolveOptions {
@@ -146,6 +149,8 @@ pub struct Measured {
     pub folded: [Vec<FoldedStack>; 2],
     /// Per side, one line per kind of ending (`HEAD: the target was killed by …`).
     pub warnings: [Vec<String>; 2],
+    /// The measured rounds and what ended them (None: no exec runs).
+    pub rounds: Option<RoundsRun>,
 }
 
 const SIDES: [&str; 2] = ["BASE", "HEAD"];
@@ -284,6 +289,8 @@ pub fn measure_with_stacks(cfg: &CompareConfig) -> Result<Measured, Error> {
     let mut warnings: [Vec<RunWarning>; 2] = Default::default();
     let mut raws: [Vec<Run>; 2] = [Vec::new(), Vec::new()];
     let mut details = [Detail::Static, Detail::Static];
+    // The measured rounds run, what ended them and their wall time.
+    let mut stopped: Option<(usize, Stop, Duration)> = None;
     let exec = cfg.base.exec && cfg.head.exec;
     if exec {
         let opts = |p: &ProfileConfig, inst| RunOptions {
@@ -316,15 +323,32 @@ pub fn measure_with_stacks(cfg: &CompareConfig) -> Result<Measured, Error> {
                 details[i] = d;
             }
         }
-        let runs = cfg.base.profile.runs.max(1);
-        'rounds: for round in 0..runs {
+        let started = std::time::Instant::now();
+        let mut planned = planned_rounds(cfg.rounds, 0, Duration::ZERO);
+        let per_round = if cfg.base.profile.reference { 3 } else { 1 };
+        let mut round = 0;
+        'rounds: loop {
+            if let Some(why) = rounds_done(cfg.rounds, round, started.elapsed()) {
+                stopped = Some((round, why, started.elapsed()));
+                break;
+            }
+            // The bar's length follows the budget's estimate (it only grows).
+            let now = planned_rounds(cfg.rounds, round, started.elapsed());
+            if now > planned {
+                bar.add((2 * per_round * (now - planned)) as u64);
+                planned = now;
+            }
             let order: [usize; 2] = if round % 2 == 0 { [0, 1] } else { [1, 0] };
             for i in order {
                 let p = &sides[i].profile;
                 let side = ["BASE", "HEAD"][i];
                 let shown = !p.command.quiet;
                 interrupted()?;
-                bar.step(format!("{side} measured {}/{runs}", round + 1));
+                bar.step(format!(
+                    "{side} measured {}/{}",
+                    round + 1,
+                    rounds_label(cfg.rounds, planned)
+                ));
                 let r = bar.around(shown, || {
                     run_once(&p.command, &opts(p, Instrumentation::PerObject))
                 });
@@ -336,7 +360,11 @@ pub fn measure_with_stacks(cfg: &CompareConfig) -> Result<Measured, Error> {
                 raws[i].push(r);
                 if p.reference {
                     interrupted()?;
-                    bar.step(format!("{side} reference {}/{runs}", round + 1));
+                    bar.step(format!(
+                        "{side} reference {}/{}",
+                        round + 1,
+                        rounds_label(cfg.rounds, planned)
+                    ));
                     let r = bar.around(shown, || {
                         run_once(&p.command, &opts(p, Instrumentation::Coarse))
                     });
@@ -358,9 +386,11 @@ pub fn measure_with_stacks(cfg: &CompareConfig) -> Result<Measured, Error> {
                 if raws[i].iter().any(|r| {
                     r.ending == Ending::TimedOut && r.instrumentation == Instrumentation::PerObject
                 }) {
+                    stopped = Some((round + 1, Stop::Timeout, started.elapsed()));
                     break 'rounds;
                 }
             }
+            round += 1;
         }
     }
     let mut sampled = if exec {
@@ -421,6 +451,8 @@ pub fn measure_with_stacks(cfg: &CompareConfig) -> Result<Measured, Error> {
             head,
             folded,
             warnings: warnings.map(|w| summarize_warnings(&w)),
+            rounds: stopped
+                .map(|(count, why, elapsed)| rounds_run(cfg.rounds, count, why, elapsed)),
         }),
         Err(_) => unreachable!("one document per side, two sides"),
     }
@@ -451,7 +483,8 @@ fn run_bar(cfg: &CompareConfig) -> Bar {
                 .map(|_| s.profile.sample_runs.max(1))
         })
         .sum::<usize>();
-    let total = 2 * p.warmup + 2 * p.runs.max(1) * per_round + sampled;
+    let rounds = planned_rounds(cfg.rounds, 0, Duration::ZERO);
+    let total = 2 * p.warmup + 2 * rounds * per_round + sampled;
     Bar::new("ldcost compare", total as u64, "runs")
 }
 
@@ -532,6 +565,7 @@ fn compare_measured(cfg: &CompareConfig) -> Result<ExitCode, Error> {
         head,
         folded,
         warnings,
+        rounds,
     } = measure_with_stacks(cfg)?;
     for (i, side) in SIDES.iter().enumerate() {
         let left = LEFT_RUNNING[i].swap(0, std::sync::atomic::Ordering::Relaxed);
@@ -562,6 +596,11 @@ fn compare_measured(cfg: &CompareConfig) -> Result<ExitCode, Error> {
         false,
         out.fail_above,
     );
+    // How many rounds and why, in the report and its JSON.
+    if let Some(r) = &rounds {
+        cmp.verdict.notes.insert(0, rounds_note(r));
+    }
+    cmp.rounds = rounds;
     // A target that died by a signal: in the report, and loudly, never a silent verdict.
     for w in warnings.iter().flatten() {
         eprintln!("ldcost: warning: {w}; its figures up to that point are in the comparison");
@@ -586,4 +625,100 @@ fn compare_measured(cfg: &CompareConfig) -> Result<ExitCode, Error> {
         return Ok(ExitCode::TargetFailed);
     }
     Ok(crate::compare::exit_code(&cmp))
+}
+
+/// What ended the measured rounds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// `-n`: the count asked for.
+    Fixed,
+    /// The `--min-time` budget was spent.
+    Budget,
+    /// The budget was spent before [`MIN_ROUNDS`], which still ran.
+    Minimum,
+    /// [`MAX_ROUNDS`] came before the budget was spent.
+    Maximum,
+    /// A measured run past `--timeout`.
+    Timeout,
+}
+
+impl Stop {
+    /// The JSON's `stopped_by`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stop::Fixed => "runs",
+            Stop::Budget => "budget",
+            Stop::Minimum => "minimum",
+            Stop::Maximum => "maximum",
+            Stop::Timeout => "timeout",
+        }
+    }
+}
+
+/// Whether the measured rounds are done after `done` rounds taking `elapsed`, and why (None:
+/// run another). A budget stops only after a whole pair (B H, H B), so that each pair's
+/// linear drift still cancels and both sides have as many runs; the time, not the data, decides
+/// when to stop, so stopping early cannot favour a verdict.
+pub fn rounds_done(rounds: Rounds, done: usize, elapsed: Duration) -> Option<Stop> {
+    match rounds {
+        Rounds::Fixed(n) => (done >= n.max(1)).then_some(Stop::Fixed),
+        Rounds::Budget(_) if done >= MAX_ROUNDS => Some(Stop::Maximum),
+        Rounds::Budget(_) if done < MIN_ROUNDS || done % 2 == 1 => None,
+        Rounds::Budget(t) if elapsed >= t => Some(if done == MIN_ROUNDS {
+            Stop::Minimum
+        } else {
+            Stop::Budget
+        }),
+        Rounds::Budget(_) => None,
+    }
+}
+
+/// The rounds expected after `done` rounds took `elapsed` (for the bar): `-n`'s count, or the
+/// budget over the mean round so far, in whole pairs, within [`MIN_ROUNDS`]..=[`MAX_ROUNDS`].
+pub fn planned_rounds(rounds: Rounds, done: usize, elapsed: Duration) -> usize {
+    match rounds {
+        Rounds::Fixed(n) => n.max(1),
+        Rounds::Budget(_) if done == 0 || elapsed.is_zero() => MIN_ROUNDS,
+        Rounds::Budget(t) => {
+            let per_round = elapsed.as_secs_f64() / done as f64;
+            let n = (t.as_secs_f64() / per_round).ceil().min(MAX_ROUNDS as f64) as usize;
+            n.next_multiple_of(2)
+                .clamp(MIN_ROUNDS.max(done), MAX_ROUNDS)
+        }
+    }
+}
+
+/// The bar's count of rounds: exact with `-n`, an estimate ("~152") with a budget.
+fn rounds_label(rounds: Rounds, planned: usize) -> String {
+    match rounds {
+        Rounds::Fixed(n) => n.to_string(),
+        Rounds::Budget(t) => format!("~{planned} ({:.1} s budget)", t.as_secs_f64()),
+    }
+}
+
+/// The JSON's record of the rounds.
+fn rounds_run(rounds: Rounds, count: usize, why: Stop, elapsed: Duration) -> RoundsRun {
+    RoundsRun {
+        count,
+        stopped_by: why.name().into(),
+        budget_s: match rounds {
+            Rounds::Budget(t) => Some(t.as_secs_f64()),
+            Rounds::Fixed(_) => None,
+        },
+        elapsed_s: elapsed.as_secs_f64(),
+    }
+}
+
+/// The report's line: "152 rounds in 3.0 s (the --min-time budget of 3.0 s)".
+pub fn rounds_note(r: &RoundsRun) -> String {
+    let budget = r.budget_s.map_or(String::new(), |b| format!("{b:.1} s"));
+    let why = match r.stopped_by.as_str() {
+        "runs" => format!("-n {}", r.count),
+        "budget" => format!("the --min-time budget of {budget}"),
+        "minimum" => format!("the minimum of {MIN_ROUNDS}, which outlasted the {budget} budget"),
+        "maximum" => format!("the maximum of {MAX_ROUNDS}, reached within the {budget} budget"),
+        "timeout" => "a run past --timeout ended them".into(),
+        other => other.to_string(),
+    };
+    format!("{} rounds in {:.1} s ({why})", r.count, r.elapsed_s)
 }
