@@ -29,7 +29,9 @@ use crate::record::{Detail, Ending, Instrumentation, Machine, Phase, Run};
 use crate::report::Document;
 use crate::trace::startup::{run_once, run_uninstrumented, RunOptions};
 
-use crate::config::{Rounds, MAX_ROUNDS, MIN_ROUNDS};
+use super::compare_rounds::{
+    planned_rounds, rounds_done, rounds_label, rounds_note, rounds_run, Stop,
+};
 use crate::profile::interrupted;
 use crate::progress::Bar;
 use crate::report::schema::comparison::RoundsRun;
@@ -625,100 +627,4 @@ fn compare_measured(cfg: &CompareConfig) -> Result<ExitCode, Error> {
         return Ok(ExitCode::TargetFailed);
     }
     Ok(crate::compare::exit_code(&cmp))
-}
-
-/// What ended the measured rounds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stop {
-    /// `-n`: the count asked for.
-    Fixed,
-    /// The `--min-time` budget was spent.
-    Budget,
-    /// The budget was spent before [`MIN_ROUNDS`], which still ran.
-    Minimum,
-    /// [`MAX_ROUNDS`] came before the budget was spent.
-    Maximum,
-    /// A measured run past `--timeout`.
-    Timeout,
-}
-
-impl Stop {
-    /// The JSON's `stopped_by`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Stop::Fixed => "runs",
-            Stop::Budget => "budget",
-            Stop::Minimum => "minimum",
-            Stop::Maximum => "maximum",
-            Stop::Timeout => "timeout",
-        }
-    }
-}
-
-/// Whether the measured rounds are done after `done` rounds taking `elapsed`, and why (None:
-/// run another). A budget stops only after a whole pair (B H, H B), so that each pair's
-/// linear drift still cancels and both sides have as many runs; the time, not the data, decides
-/// when to stop, so stopping early cannot favour a verdict.
-pub fn rounds_done(rounds: Rounds, done: usize, elapsed: Duration) -> Option<Stop> {
-    match rounds {
-        Rounds::Fixed(n) => (done >= n.max(1)).then_some(Stop::Fixed),
-        Rounds::Budget(_) if done >= MAX_ROUNDS => Some(Stop::Maximum),
-        Rounds::Budget(_) if done < MIN_ROUNDS || done % 2 == 1 => None,
-        Rounds::Budget(t) if elapsed >= t => Some(if done == MIN_ROUNDS {
-            Stop::Minimum
-        } else {
-            Stop::Budget
-        }),
-        Rounds::Budget(_) => None,
-    }
-}
-
-/// The rounds expected after `done` rounds took `elapsed` (for the bar): `-n`'s count, or the
-/// budget over the mean round so far, in whole pairs, within [`MIN_ROUNDS`]..=[`MAX_ROUNDS`].
-pub fn planned_rounds(rounds: Rounds, done: usize, elapsed: Duration) -> usize {
-    match rounds {
-        Rounds::Fixed(n) => n.max(1),
-        Rounds::Budget(_) if done == 0 || elapsed.is_zero() => MIN_ROUNDS,
-        Rounds::Budget(t) => {
-            let per_round = elapsed.as_secs_f64() / done as f64;
-            let n = (t.as_secs_f64() / per_round).ceil().min(MAX_ROUNDS as f64) as usize;
-            n.next_multiple_of(2)
-                .clamp(MIN_ROUNDS.max(done), MAX_ROUNDS)
-        }
-    }
-}
-
-/// The bar's count of rounds: exact with `-n`, an estimate ("~152") with a budget.
-fn rounds_label(rounds: Rounds, planned: usize) -> String {
-    match rounds {
-        Rounds::Fixed(n) => n.to_string(),
-        Rounds::Budget(t) => format!("~{planned} ({:.1} s budget)", t.as_secs_f64()),
-    }
-}
-
-/// The JSON's record of the rounds.
-fn rounds_run(rounds: Rounds, count: usize, why: Stop, elapsed: Duration) -> RoundsRun {
-    RoundsRun {
-        count,
-        stopped_by: why.name().into(),
-        budget_s: match rounds {
-            Rounds::Budget(t) => Some(t.as_secs_f64()),
-            Rounds::Fixed(_) => None,
-        },
-        elapsed_s: elapsed.as_secs_f64(),
-    }
-}
-
-/// The report's line: "152 rounds in 3.0 s (the --min-time budget of 3.0 s)".
-pub fn rounds_note(r: &RoundsRun) -> String {
-    let budget = r.budget_s.map_or(String::new(), |b| format!("{b:.1} s"));
-    let why = match r.stopped_by.as_str() {
-        "runs" => format!("-n {}", r.count),
-        "budget" => format!("the --min-time budget of {budget}"),
-        "minimum" => format!("the minimum of {MIN_ROUNDS}, which outlasted the {budget} budget"),
-        "maximum" => format!("the maximum of {MAX_ROUNDS}, reached within the {budget} budget"),
-        "timeout" => "a run past --timeout ended them".into(),
-        other => other.to_string(),
-    };
-    format!("{} rounds in {:.1} s ({why})", r.count, r.elapsed_s)
 }
