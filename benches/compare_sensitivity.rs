@@ -22,7 +22,8 @@
 //! comparison.
 //!
 //! **Plan.** Each pair is compared [`ROUNDS`] times with `ldcost compare BASE HEAD --format json`
-//! at default settings, run as a user runs it; BASE against itself [`AA`] times. The pairs and the
+//! at default settings (the rounds a 3 s `--min-time` budget buys, which the table reports), run as
+//! a user runs it; BASE against itself [`AA`] times. The pairs and the
 //! A/A comparisons are interleaved round by round, so a change of the machine's load falls on all
 //! of them alike. A detection is a significant start-up CPU change with HEAD slower; an A/A
 //! detection is a significant change either way. Goals: at least 9 of 10 detected at 5% and 10%
@@ -154,6 +155,8 @@ struct Outcome {
     interval_clear: bool,
     significant: bool,
     wall_s: f64,
+    /// Measured rounds the comparison ran (its JSON's `rounds.count`).
+    rounds: usize,
 }
 
 /// `ldcost compare BASE HEAD --format json [extra]`, as a user runs it.
@@ -194,6 +197,7 @@ fn compare(base: &Path, head: &Path, extra: &[String]) -> Result<Outcome, String
         },
         significant: c["significant"].as_bool().ok_or("no significant")?,
         wall_s,
+        rounds: v["rounds"]["count"].as_u64().ok_or("no rounds.count")? as usize,
     })
 }
 
@@ -350,8 +354,8 @@ fn main() {
         "\nplan: ldcost compare BASE HEAD --format json{extra_note}; {rounds} per pair, {aa} A/A (BASE against itself), interleaved\n"
     );
     println!(
-        "{:>5}  {:>6}  {:>8}  {:>8}  {:>7}  {:>7}  {:>7}  verdict",
-        "round", "pair", "relocs", "change", "p", "noise", "wall s"
+        "{:>5}  {:>6}  {:>8}  {:>8}  {:>7}  {:>7}  {:>6}  {:>7}  verdict",
+        "round", "pair", "relocs", "change", "p", "noise", "rounds", "wall s"
     );
     let aa_index = rows.len() - 1;
     let total_rounds = rounds.max(aa.div_ceil(2));
@@ -366,13 +370,14 @@ fn main() {
                 match compare(&base, &row.head, &extra) {
                     Ok(o) => {
                         println!(
-                            "{:>5}  {:>6}  {:>8}  {:>+7.1}%  {:>7.3}  {:>6.1}%  {:>7.1}  {}",
+                            "{:>5}  {:>6}  {:>8}  {:>+7.1}%  {:>7.3}  {:>6.1}%  {:>6}  {:>7.1}  {}",
                             round + 1,
                             row.label,
                             row.relocs,
                             o.change_pct,
                             o.p,
                             o.noise_pct,
+                            o.rounds,
                             o.wall_s,
                             if o.significant {
                                 "SIGNIFICANT"
@@ -393,9 +398,9 @@ fn main() {
 
     println!("\nload {}", loadavg());
     println!(
-        "\n| pair | relative relocations | detected | goal | median change | median p | median noise floor | median wall | result |"
+        "\n| pair | relative relocations | detected | goal | median change | median p | median noise floor | median rounds | median wall | result |"
     );
-    println!("|---|---:|---:|---|---:|---:|---:|---:|---|");
+    println!("|---|---:|---:|---|---:|---:|---:|---:|---:|---|");
     let mut walls = Vec::new();
     let mut verdicts = Vec::new();
     for row in &rows {
@@ -405,6 +410,7 @@ fn main() {
         let ps: Vec<f64> = row.outcomes.iter().map(|o| o.p).collect();
         let noise: Vec<f64> = row.outcomes.iter().map(|o| o.noise_pct).collect();
         let w: Vec<f64> = row.outcomes.iter().map(|o| o.wall_s).collect();
+        let r: Vec<f64> = row.outcomes.iter().map(|o| o.rounds as f64).collect();
         walls.extend(&w);
         let nominal: Option<f64> = row.label.trim_matches(['+', '%']).parse().ok();
         let (goal, pass) = match nominal {
@@ -432,12 +438,13 @@ fn main() {
             String::new()
         };
         println!(
-            "| {} | {} | {d}/{n}{errors} | {goal} | {:+.1}% | {:.3} | {:.1}% | {:.1} s | {result} |",
+            "| {} | {} | {d}/{n}{errors} | {goal} | {:+.1}% | {:.3} | {:.1}% | {:.0} | {:.1} s | {result} |",
             row.label,
             row.relocs,
             median(&changes),
             median(&ps),
             median(&noise),
+            median(&r),
             median(&w),
         );
     }

@@ -304,9 +304,16 @@ pub struct CompareArgs {
     /// Arguments appended to both commands (after `--`).
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     pub args: Vec<std::ffi::OsString>,
-    /// Measured rounds; each runs BASE and HEAD once, in alternating order.
-    #[arg(short = 'n', long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=1000))]
-    pub runs: u32,
+    /// Measured rounds, exactly; each runs BASE and HEAD once, in alternating order. Without
+    /// it, rounds run until --min-time is spent (at least 10, at most 1000, whole pairs).
+    #[arg(short = 'n', long, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub runs: Option<u32>,
+    /// The time budget of the measured rounds without -n: rounds run, in whole pairs (B H,
+    /// H B), until this many seconds of them are spent; at least 10 rounds however long one
+    /// takes, at most 1000.
+    #[arg(long, value_name = "SECONDS", default_value_t = 3.0,
+          value_parser = parse_min_time, conflicts_with = "runs")]
+    pub min_time: f64,
     /// Warm-up rounds, discarded.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=1000))]
     pub warmup: u32,
@@ -394,6 +401,17 @@ fn parse_timeout(s: &str) -> Result<f64, String> {
         Ok(v) if v.is_finite() && v > 0.0 && v <= MAX_SECONDS => Ok(v),
         _ => Err(format!(
             "expected a number of seconds > 0 and <= {MAX_SECONDS}, got {s:?} (leave --timeout out for no timeout)"
+        )),
+    }
+}
+
+/// `compare --min-time`: a number of seconds in [0, [`MAX_SECONDS`]] (0: the minimum number
+/// of rounds, however short).
+fn parse_min_time(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && (0.0..=MAX_SECONDS).contains(&v) => Ok(v),
+        _ => Err(format!(
+            "expected a number of seconds >= 0 and <= {MAX_SECONDS}, got {s:?} (or -n N for a fixed number of rounds)"
         )),
     }
 }

@@ -258,7 +258,28 @@ pub struct CompareConfig {
     /// `--flamegraph-diff`, `--folded-diff` (they imply `--sample`).
     pub flamegraph_diff: Option<PathBuf>,
     pub folded_diff: Option<PathBuf>,
+    /// How many measured rounds: `-n`, or the `--min-time` budget.
+    pub rounds: Rounds,
 }
+
+/// How many measured rounds `compare` runs (each runs BASE and HEAD once).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Rounds {
+    /// `-n N`: exactly N.
+    Fixed(usize),
+    /// The default, as hyperfine's: rounds until this much wall time of measured rounds is
+    /// spent, in whole pairs, at least [`MIN_ROUNDS`] and at most [`MAX_ROUNDS`].
+    Budget(std::time::Duration),
+}
+
+/// The fewest rounds a budget runs, however long one round takes (hyperfine's minimum of
+/// runs): fewer leave the verdict's tests nothing to stand on.
+pub const MIN_ROUNDS: usize = 10;
+/// The most rounds a budget runs (and `-n`'s ceiling): a target of a few hundred microseconds
+/// would otherwise run thousands of rounds, each kept in both documents.
+pub const MAX_ROUNDS: usize = 1000;
+/// `--min-time`'s default, seconds (hyperfine's minimum benchmarking time).
+pub const DEFAULT_MIN_TIME_S: f64 = 3.0;
 
 impl CompareConfig {
     /// The files `compare` writes, by option (given or not): what the clash checks compare.
@@ -411,7 +432,12 @@ pub fn compare_config(a: crate::cli::CompareArgs) -> Result<CompareConfig, Compa
                 argv.push(v.into());
             }
         };
-        opt("--runs", a.runs.to_string());
+        // Profile's own count is unused by compare (its rounds are `rounds`); given so
+        // that each side's settings say how many rounds at least.
+        opt(
+            "--runs",
+            a.runs.map_or(MIN_ROUNDS as u32, |n| n).to_string(),
+        );
         opt("--warmup", a.warmup.to_string());
         if let Some(t) = a.timeout {
             opt("--timeout", t.to_string());
@@ -488,6 +514,10 @@ pub fn compare_config(a: crate::cli::CompareArgs) -> Result<CompareConfig, Compa
         fail_above,
         flamegraph_diff: a.output.flamegraph_diff,
         folded_diff: a.output.folded_diff,
+        rounds: match a.runs {
+            Some(n) => Rounds::Fixed(n as usize),
+            None => Rounds::Budget(std::time::Duration::from_secs_f64(a.min_time)),
+        },
     })
 }
 

@@ -276,6 +276,7 @@ pub fn comparison(
         failed: gate_failure.is_some(),
         gate_failure,
         command_line: command_line(),
+        rounds: None,
     }
 }
 

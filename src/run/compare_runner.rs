@@ -29,8 +29,13 @@ use crate::record::{Detail, Ending, Instrumentation, Machine, Phase, Run};
 use crate::report::Document;
 use crate::trace::startup::{run_once, run_uninstrumented, RunOptions};
 
+use super::compare_rounds::{
+    planned_rounds, rounds_done, rounds_label, rounds_note, rounds_run, Stop,
+};
 use crate::profile::interrupted;
 use crate::progress::Bar;
+use crate::report::schema::comparison::RoundsRun;
+use std::time::Duration;
 
 /// The resolve options a process started with `env` on top of ours would get.
 fn resolve_options(env: &[(String, String)]) -> ResolveOptions {
@@ -160,6 +165,8 @@ pub struct Measured {
     pub folded: [Vec<FoldedStack>; 2],
     /// Per side, one line per kind of ending (`HEAD: the target was killed by …`).
     pub warnings: [Vec<String>; 2],
+    /// The measured rounds and what ended them (None: no exec runs).
+    pub rounds: Option<RoundsRun>,
 }
 
 const SIDES: [&str; 2] = ["BASE", "HEAD"];
@@ -298,6 +305,8 @@ pub fn measure_with_stacks(cfg: &CompareConfig) -> Result<Measured, Error> {
     let mut warnings: [Vec<RunWarning>; 2] = Default::default();
     let mut raws: [Vec<Run>; 2] = [Vec::new(), Vec::new()];
     let mut details = [Detail::Static, Detail::Static];
+    // The measured rounds run, what ended them and their wall time.
+    let mut stopped: Option<(usize, Stop, Duration)> = None;
     let exec = cfg.base.exec && cfg.head.exec;
     if exec {
         let opts = |p: &ProfileConfig, inst| RunOptions {
@@ -330,15 +339,32 @@ pub fn measure_with_stacks(cfg: &CompareConfig) -> Result<Measured, Error> {
                 details[i] = d;
             }
         }
-        let runs = cfg.base.profile.runs.max(1);
-        'rounds: for round in 0..runs {
+        let started = std::time::Instant::now();
+        let mut planned = planned_rounds(cfg.rounds, 0, Duration::ZERO);
+        let per_round = if cfg.base.profile.reference { 3 } else { 1 };
+        let mut round = 0;
+        'rounds: loop {
+            if let Some(why) = rounds_done(cfg.rounds, round, started.elapsed()) {
+                stopped = Some((round, why, started.elapsed()));
+                break;
+            }
+            // The bar's length follows the budget's estimate (it only grows).
+            let now = planned_rounds(cfg.rounds, round, started.elapsed());
+            if now > planned {
+                bar.add((2 * per_round * (now - planned)) as u64);
+                planned = now;
+            }
             let order: [usize; 2] = if round % 2 == 0 { [0, 1] } else { [1, 0] };
             for i in order {
                 let p = &sides[i].profile;
                 let side = ["BASE", "HEAD"][i];
                 let shown = !p.command.quiet;
                 interrupted()?;
-                bar.step(format!("{side} measured {}/{runs}", round + 1));
+                bar.step(format!(
+                    "{side} measured {}/{}",
+                    round + 1,
+                    rounds_label(cfg.rounds, planned)
+                ));
                 let r = bar.around(shown, || {
                     run_once(&p.command, &opts(p, Instrumentation::PerObject))
                 });
@@ -350,7 +376,11 @@ pub fn measure_with_stacks(cfg: &CompareConfig) -> Result<Measured, Error> {
                 raws[i].push(r);
                 if p.reference {
                     interrupted()?;
-                    bar.step(format!("{side} reference {}/{runs}", round + 1));
+                    bar.step(format!(
+                        "{side} reference {}/{}",
+                        round + 1,
+                        rounds_label(cfg.rounds, planned)
+                    ));
                     let r = bar.around(shown, || {
                         run_once(&p.command, &opts(p, Instrumentation::Coarse))
                     });
@@ -372,9 +402,11 @@ pub fn measure_with_stacks(cfg: &CompareConfig) -> Result<Measured, Error> {
                 if raws[i].iter().any(|r| {
                     r.ending == Ending::TimedOut && r.instrumentation == Instrumentation::PerObject
                 }) {
+                    stopped = Some((round + 1, Stop::Timeout, started.elapsed()));
                     break 'rounds;
                 }
             }
+            round += 1;
         }
     }
     let mut sampled = if exec {
@@ -435,6 +467,8 @@ pub fn measure_with_stacks(cfg: &CompareConfig) -> Result<Measured, Error> {
             head,
             folded,
             warnings: warnings.map(|w| summarize_warnings(&w)),
+            rounds: stopped
+                .map(|(count, why, elapsed)| rounds_run(cfg.rounds, count, why, elapsed)),
         }),
         Err(_) => unreachable!("one document per side, two sides"),
     }
@@ -465,7 +499,8 @@ fn run_bar(cfg: &CompareConfig) -> Bar {
                 .map(|_| s.profile.sample_runs.max(1))
         })
         .sum::<usize>();
-    let total = 2 * p.warmup + 2 * p.runs.max(1) * per_round + sampled;
+    let rounds = planned_rounds(cfg.rounds, 0, Duration::ZERO);
+    let total = 2 * p.warmup + 2 * rounds * per_round + sampled;
     Bar::new("ldcost compare", total as u64, "runs")
 }
 
@@ -546,6 +581,7 @@ fn compare_measured(cfg: &CompareConfig) -> Result<ExitCode, Error> {
         head,
         folded,
         warnings,
+        rounds,
     } = measure_with_stacks(cfg)?;
     for (i, side) in SIDES.iter().enumerate() {
         let left = LEFT_RUNNING[i].swap(0, std::sync::atomic::Ordering::Relaxed);
@@ -576,6 +612,11 @@ fn compare_measured(cfg: &CompareConfig) -> Result<ExitCode, Error> {
         false,
         out.fail_above,
     );
+    // How many rounds and why, in the report and its JSON.
+    if let Some(r) = &rounds {
+        cmp.verdict.notes.insert(0, rounds_note(r));
+    }
+    cmp.rounds = rounds;
     // A target that died by a signal: in the report, and loudly, never a silent verdict.
     for w in warnings.iter().flatten() {
         eprintln!("ldcost: warning: {w}; its figures up to that point are in the comparison");

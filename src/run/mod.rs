@@ -5,6 +5,7 @@
 //! This is the driver layer: it may run the target (through `trace` and `perf`) and hand what
 //! was captured to the analysis modules, which read only the recording.
 
+mod compare_rounds;
 pub mod compare_runner;
 mod counting;
 mod deps_tree;

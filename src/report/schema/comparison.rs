@@ -343,4 +343,23 @@ pub struct Comparison {
     pub gate_failure: Option<String>,
     /// The command line that reproduces this report.
     pub command_line: String,
+    /// `compare`: how many measured rounds ran and why that many; absent for `diff` (and in
+    /// comparisons written before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rounds: Option<RoundsRun>,
+}
+
+/// The measured rounds of a `compare` (each runs BASE and HEAD once), and what ended them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoundsRun {
+    pub count: usize,
+    /// "runs" (`-n` fixed the count), "budget" (`--min-time` was spent), "minimum" (the
+    /// minimum number of rounds outlasted the budget), "maximum" (the maximum number of
+    /// rounds came first), "timeout" (a run past `--timeout` ended them).
+    pub stopped_by: String,
+    /// `--min-time`, seconds; absent with `-n`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_s: Option<f64>,
+    /// Wall time of the measured rounds, seconds.
+    pub elapsed_s: f64,
 }
