@@ -226,6 +226,9 @@ pub fn comparison(c: &Comparison) -> String {
     if !floors.is_empty() {
         stats.push_str(&format!(" ({})", floors.join(", ")));
     }
+    if let Some(r) = &c.rounds {
+        stats.push_str(&format!("; {}", super::text::rounds_note(r)));
+    }
     out.push_str(&format!("{stats}.\n\n"));
     if !c.machine_differences.is_empty() {
         out.push_str(&format!(

@@ -373,6 +373,26 @@ fn attribution(out: &mut String, a: &crate::report::schema::comparison::Attribut
     }
 }
 
+/// The report's line: "152 rounds in 3.0 s (the --min-time budget of 3.0 s)".
+pub fn rounds_note(r: &crate::report::schema::comparison::RoundsRun) -> String {
+    let budget = r.budget_s.map_or(String::new(), |b| format!("{b:.1} s"));
+    let why = match r.stopped_by.as_str() {
+        "runs" => format!("-n {}", r.count),
+        "budget" => format!("the --min-time budget of {budget}"),
+        "minimum" => format!(
+            "the minimum of {}, which outlasted the {budget} budget",
+            crate::config::MIN_ROUNDS
+        ),
+        "maximum" => format!(
+            "the maximum of {}, reached within the {budget} budget",
+            crate::config::MAX_ROUNDS
+        ),
+        "timeout" => "a run past --timeout ended them".into(),
+        other => other.to_string(),
+    };
+    format!("{} rounds in {:.1} s ({why})", r.count, r.elapsed_s)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -97,23 +97,10 @@ pub(crate) fn rounds_run(rounds: Rounds, count: usize, why: Stop, elapsed: Durat
     }
 }
 
-/// The report's line: "152 rounds in 3.0 s (the --min-time budget of 3.0 s)".
-pub fn rounds_note(r: &RoundsRun) -> String {
-    let budget = r.budget_s.map_or(String::new(), |b| format!("{b:.1} s"));
-    let why = match r.stopped_by.as_str() {
-        "runs" => format!("-n {}", r.count),
-        "budget" => format!("the --min-time budget of {budget}"),
-        "minimum" => format!("the minimum of {MIN_ROUNDS}, which outlasted the {budget} budget"),
-        "maximum" => format!("the maximum of {MAX_ROUNDS}, reached within the {budget} budget"),
-        "timeout" => "a run past --timeout ended them".into(),
-        other => other.to_string(),
-    };
-    format!("{} rounds in {:.1} s ({why})", r.count, r.elapsed_s)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::compare::text::rounds_note;
 
     /// The rounds a whole run chooses when every round takes `per_round`, and why it stopped.
     fn simulate(rounds: Rounds, per_round: Duration) -> (usize, Stop) {

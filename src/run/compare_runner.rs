@@ -29,9 +29,7 @@ use crate::record::{Detail, Ending, Instrumentation, Machine, Phase, Run};
 use crate::report::Document;
 use crate::trace::startup::{run_once, run_uninstrumented, RunOptions};
 
-use super::compare_rounds::{
-    planned_rounds, rounds_done, rounds_label, rounds_note, rounds_run, Stop,
-};
+use super::compare_rounds::{planned_rounds, rounds_done, rounds_label, rounds_run, Stop};
 use crate::profile::interrupted;
 use crate::progress::Bar;
 use crate::report::schema::comparison::RoundsRun;
@@ -614,7 +612,9 @@ fn compare_measured(cfg: &CompareConfig) -> Result<ExitCode, Error> {
     );
     // How many rounds and why, in the report and its JSON.
     if let Some(r) = &rounds {
-        cmp.verdict.notes.insert(0, rounds_note(r));
+        cmp.verdict
+            .notes
+            .insert(0, crate::compare::text::rounds_note(r));
     }
     cmp.rounds = rounds;
     // A target that died by a signal: in the report, and loudly, never a silent verdict.
