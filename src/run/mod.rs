@@ -149,6 +149,8 @@ pub fn pre_checks(
             ("--json", &cfg.json),
             ("--flamegraph", &cfg.flamegraph),
             ("--folded", &cfg.folded),
+            ("--timeline", &cfg.timeline),
+            ("--trace", &cfg.trace),
         ],
     )?;
     // The same checks as `deps`, with its codes and messages (a script is fine: the kernel
@@ -343,6 +345,8 @@ fn profile_inner(
             ("--json", &cfg.json),
             ("--flamegraph", &cfg.flamegraph),
             ("--folded", &cfg.folded),
+            ("--timeline", &cfg.timeline),
+            ("--trace", &cfg.trace),
         ],
     )?;
     // Why the fork section is absent when `--fork` asked for it.
@@ -409,6 +413,7 @@ fn profile_inner(
     let fixes = crate::attribute::fixes::fixes(Some(&section), fork.as_ref(), closure.as_ref());
     folded.extend(std::mem::take(&mut section.folded));
     write_graphs(cfg, &folded, fork.as_ref(), section.breakdown.as_ref())?;
+    write_timeline(cfg, &section)?;
     if cfg.text {
         let mut text = report::profile_report(Some(&section), fork.as_ref(), &fixes, cfg.detail);
         if let Some(why) = &fork_lost {
@@ -538,6 +543,21 @@ fn write_graphs(
         let mut buf = Vec::new();
         report::flamegraph::write_svg(folded, &opts, &mut buf).map_err(|e| err(path, e))?;
         report::output::write_bytes(&buf, path)?;
+    }
+    Ok(())
+}
+
+/// `--timeline` and `--trace`: the exec runs' phases in time order ([`report::timeline`]).
+fn write_timeline(
+    cfg: &crate::config::ProfileRun,
+    section: &crate::attribute::profile::ProfileSection,
+) -> Result<(), Error> {
+    let title = format!("ldcost profile {}", report::text::clean(&section.argv.join(" ")));
+    if let Some(path) = &cfg.timeline {
+        report::output::write_bytes(report::timeline::svg(section, &title).as_bytes(), path)?;
+    }
+    if let Some(path) = &cfg.trace {
+        report::output::write_bytes(report::timeline::trace(section, &title).as_bytes(), path)?;
     }
     Ok(())
 }
