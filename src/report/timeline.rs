@@ -29,6 +29,8 @@ use crate::record::{Instrumentation, Phase, Run};
 pub struct Bar {
     /// The phase's label ("relocation"), or "exit teardown".
     pub phase: String,
+    /// The phase as the JSON names it ("relocation"); None for the exit teardown.
+    pub key: Option<&'static str>,
     /// The object of a per-object phase, as the JSON names it (ld.so's l_name).
     pub object: Option<String>,
     /// Median start since the run's exec, ns; None when no run placed it.
@@ -124,6 +126,7 @@ pub fn bars(p: &ProfileSection) -> (Vec<Bar>, bool) {
                 .collect();
             Bar {
                 phase: ph.phase.label().to_string(),
+                key: Some(category(ph.phase)),
                 object: ph.object.clone(),
                 start_ns: summarize(&firsts).map(|s| s.median),
                 cpu: ph.task_clock_ns.clone(),
@@ -143,6 +146,7 @@ pub fn bars(p: &ProfileSection) -> (Vec<Bar>, bool) {
             .collect();
         out.push(Bar {
             phase: EXIT_TEARDOWN.to_string(),
+            key: None,
             object: None,
             start_ns: summarize(&ends).map(|s| s.median),
             cpu: Some(exit.clone()),
@@ -213,9 +217,7 @@ pub fn svg(p: &ProfileSection, title: &str) -> String {
     let end = bars.iter().map(Bar::end_ns).fold(0.0, f64::max).max(1.0);
     let x = |ns: f64| left + ns / end * plot_w;
     let h = top + bars.len() as f64 * row_h + 40.0;
-    let mut top_rows: Vec<usize> = (0..bars.len())
-        .filter(|&i| bars[i].cpu.is_some())
-        .collect();
+    let mut top_rows: Vec<usize> = (0..bars.len()).filter(|&i| bars[i].cpu.is_some()).collect();
     top_rows.sort_by(|&a, &b| {
         let m = |i: usize| bars[i].cpu.as_ref().map_or(0.0, |s| s.median);
         m(b).total_cmp(&m(a))
@@ -267,6 +269,9 @@ pub fn svg(p: &ProfileSection, title: &str) -> String {
         let (dark, light) = colours(&b.phase);
         let start = b.start_ns.unwrap_or(0.0);
         let mut attrs = format!(r#" data-phase="{}""#, esc(&b.phase));
+        if let Some(k) = b.key {
+            let _ = write!(attrs, r#" data-key="{k}""#);
+        }
         if let Some(obj) = &b.object {
             let _ = write!(attrs, r#" data-object="{}""#, esc(obj));
         }
@@ -456,7 +461,7 @@ pub fn trace(p: &ProfileSection, title: &str) -> String {
     s
 }
 
-/// The event category: the phase's kebab-case name as the JSON writes it.
+/// The phase's name as the JSON writes it (kebab-case), also the trace events' category.
 fn category(p: Phase) -> &'static str {
     match p {
         Phase::KernelExec => "kernel-exec",

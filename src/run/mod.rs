@@ -552,7 +552,10 @@ fn write_timeline(
     cfg: &crate::config::ProfileRun,
     section: &crate::attribute::profile::ProfileSection,
 ) -> Result<(), Error> {
-    let title = format!("ldcost profile {}", report::text::clean(&section.argv.join(" ")));
+    let title = format!(
+        "ldcost profile {}",
+        report::text::clean(&section.argv.join(" "))
+    );
     if let Some(path) = &cfg.timeline {
         report::output::write_bytes(report::timeline::svg(section, &title).as_bytes(), path)?;
     }
