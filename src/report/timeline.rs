@@ -258,7 +258,7 @@ pub fn svg(p: &ProfileSection, title: &str) -> String {
             X = x(t),
             y2 = h - 34.0,
             ty = axis_y - 4.0,
-            l = format!("{}", (t / 1e6 * 1e6).round() / 1e6),
+            l = t.round() / 1e6,
         );
         t += step;
     }
@@ -391,7 +391,7 @@ pub fn svg(p: &ProfileSection, title: &str) -> String {
 
 /// The Chrome trace-event document: one track (tid) per measured run, one complete event per
 /// segment at its start since that run's exec, lasting its wall time, with its CPU in the args.
-pub fn trace(p: &ProfileSection, title: &str) -> String {
+pub fn trace(p: &ProfileSection, title: &str) -> Result<String, serde_json::Error> {
     let runs = measured(p);
     let mut events = vec![serde_json::json!({
         "ph": "M", "name": "process_name", "pid": 1, "tid": 0,
@@ -414,11 +414,9 @@ pub fn trace(p: &ProfileSection, title: &str) -> String {
                 Some(o) => format!("{}: {}", s.phase.label(), short(o)),
                 None => s.phase.label().to_string(),
             };
-            let mut args = serde_json::json!({
-                "wall_ns": s.wall_ns,
-                "ptrace_stops": s.stops,
-            });
-            let a = args.as_object_mut().expect("an object");
+            let mut a = serde_json::Map::new();
+            a.insert("wall_ns".into(), s.wall_ns.into());
+            a.insert("ptrace_stops".into(), s.stops.into());
             match corrected(s, per_stop) {
                 Some(c) => {
                     a.insert("cpu_ns".into(), c.into());
@@ -444,7 +442,7 @@ pub fn trace(p: &ProfileSection, title: &str) -> String {
                 "dur": s.wall_ns as f64 / 1000.0,
                 "pid": 1,
                 "tid": tid,
-                "args": args,
+                "args": a,
             }));
         }
     }
@@ -456,9 +454,9 @@ pub fn trace(p: &ProfileSection, title: &str) -> String {
             "clock": "µs since each run's exec (CLOCK_MONOTONIC); dur is the segment's wall time without ldcost's stops",
         },
     });
-    let mut s = serde_json::to_string_pretty(&doc).expect("a JSON value serialises");
+    let mut s = serde_json::to_string_pretty(&doc)?;
     s.push('\n');
-    s
+    Ok(s)
 }
 
 /// The phase's name as the JSON writes it (kebab-case), also the trace events' category.
@@ -479,6 +477,115 @@ fn category(p: Phase) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A per-object run: (phase, object, wall, cpu, span start) per segment; spans end at
+    /// start + wall. `spans: false` records none.
+    fn run(segs: &[(&str, Option<&str>, u64, u64, u64)], spans: bool, killed: bool) -> Run {
+        let segments: Vec<serde_json::Value> = segs
+            .iter()
+            .map(|&(phase, object, wall, cpu, at)| {
+                let mut v = serde_json::json!({"phase": phase, "object": object,
+                    "wall_ns": wall, "stops": 0,
+                    "counters": {"task_clock_ns": cpu, "page_faults": 1}});
+                if spans {
+                    v["span_ns"] = serde_json::json!([at, at + wall]);
+                }
+                v
+            })
+            .collect();
+        let ending = if killed {
+            serde_json::json!({"how": "killed", "value": 9})
+        } else {
+            serde_json::json!({"how": "exited", "value": 0})
+        };
+        serde_json::from_value(serde_json::json!({
+            "instrumentation": "per-object", "segments": segments,
+            "total": {"task_clock_ns": 1000}, "wall_ns": 1000, "ending": ending,
+            "stops": 0, "children": null,
+        }))
+        .expect("a run document")
+    }
+
+    fn section(runs: Vec<Run>) -> ProfileSection {
+        crate::attribute::profile::aggregate(
+            vec!["/bin/x".into()],
+            0,
+            crate::record::Detail::Static,
+            runs,
+            None,
+            Default::default(),
+        )
+    }
+
+    #[test]
+    fn bars_start_at_the_median_first_start_in_time_order() {
+        // Run 1 starts at clock 1000, run 2 at 5000, run 3 at 9000; "ld.so other" comes
+        // twice per run, before and after a relocation, and is placed by its first segment.
+        let r = |o: u64, reloc_at: u64| {
+            run(
+                &[
+                    ("kernel-exec", None, 100, 90, o),
+                    ("ldso-other", None, 10, 10, o + 100),
+                    ("relocation", Some("/lib/a.so"), 50, 40, o + reloc_at),
+                    ("ldso-other", None, 10, 10, o + reloc_at + 60),
+                    ("main-to-exit", None, 30, 20, o + 400),
+                ],
+                true,
+                false,
+            )
+        };
+        let mut killed = r(20_000, 1);
+        killed.ending = crate::record::Ending::Killed(9);
+        let p = section(vec![r(1000, 200), r(5000, 220), r(9000, 300), killed]);
+        let (bars, by_span) = bars(&p);
+        assert!(by_span);
+        let got: Vec<(String, Option<f64>)> =
+            bars.iter().map(|b| (b.label(), b.start_ns)).collect();
+        assert_eq!(
+            got,
+            [
+                ("kernel exec".to_string(), Some(0.0)),
+                ("ld.so other".to_string(), Some(100.0)),
+                // Median of 200, 220, 300: the killed run is not a measured one.
+                ("relocation: a.so".to_string(), Some(220.0)),
+                ("main to exit".to_string(), Some(400.0)),
+            ]
+        );
+        let other = &bars[1];
+        assert_eq!(other.wall.as_ref().map(|w| w.median), Some(20.0));
+        assert_eq!(other.key, Some("ldso-other"));
+        // The trace: three tracks, five events each, dur = wall in µs.
+        let t: serde_json::Value = serde_json::from_str(&trace(&p, "t").unwrap()).unwrap();
+        let xs: Vec<&serde_json::Value> = t["traceEvents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["ph"] == "X")
+            .collect();
+        assert_eq!(xs.len(), 15);
+        assert_eq!(xs.iter().filter(|e| e["tid"] == 3).count(), 5);
+        assert_eq!(xs[2]["ts"], 0.2);
+        assert_eq!(xs[2]["dur"], 0.05);
+        assert_eq!(xs[2]["args"]["cpu_ns"], 40.0);
+        assert_eq!(xs[2]["cat"], "relocation");
+    }
+
+    #[test]
+    fn without_spans_bars_follow_the_walls_and_the_subtitle_says_so() {
+        let segs = [
+            ("kernel-exec", None, 100, 90, 0),
+            ("ldso-mapping", None, 40, 30, 0),
+            ("main-to-exit", None, 30, 20, 0),
+        ];
+        let p = section(vec![run(&segs, false, false), run(&segs, false, false)]);
+        let (bars, by_span) = bars(&p);
+        assert!(!by_span);
+        let starts: Vec<Option<f64>> = bars.iter().map(|b| b.start_ns).collect();
+        assert_eq!(starts, [Some(0.0), Some(100.0), Some(140.0)]);
+        let svg = svg(&p, "ldcost profile /bin/x");
+        assert!(svg.contains("this recording has no segment times"), "{svg}");
+        assert_eq!(svg.matches("class=\"ldcost-bar\"").count(), 3);
+    }
 
     #[test]
     fn ticks_are_round() {

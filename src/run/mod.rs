@@ -560,7 +560,13 @@ fn write_timeline(
         report::output::write_bytes(report::timeline::svg(section, &title).as_bytes(), path)?;
     }
     if let Some(path) = &cfg.trace {
-        report::output::write_bytes(report::timeline::trace(section, &title).as_bytes(), path)?;
+        let text = report::timeline::trace(section, &title).map_err(|e| {
+            Error::Report(crate::error::ReportError::Write {
+                path: path.to_path_buf(),
+                source: std::io::Error::other(e),
+            })
+        })?;
+        report::output::write_bytes(text.as_bytes(), path)?;
     }
     Ok(())
 }
