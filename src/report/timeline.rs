@@ -206,6 +206,20 @@ fn tick_step(span: f64, n: f64) -> f64 {
         .unwrap_or(10.0 * mag)
 }
 
+/// The most characters of the title drawn (a 15 px Verdana glyph averages under 8.5 px, so
+/// this fits the 1200 px canvas); a longer command line is shortened with an ellipsis.
+const TITLE_CHARS: usize = 130;
+
+fn fit(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        let mut o: String = s.chars().take(n - 1).collect();
+        o.push('…');
+        o
+    }
+}
+
 /// How many of the costliest rows get their figure written beside the bar.
 const LABELLED: usize = 5;
 
@@ -232,7 +246,7 @@ pub fn svg(p: &ProfileSection, title: &str) -> String {
 <rect x="0" y="0" width="{w}" height="{h}" fill="white"/>
 <text id="ldcost-title" x="{cx}" y="22" text-anchor="middle" font-size="15">{t}</text>"#,
         cx = w / 2.0,
-        t = esc(title),
+        t = esc(&fit(title, TITLE_CHARS)),
     );
     let placed = if by_span {
         "bars at the median start since exec"
@@ -585,6 +599,12 @@ mod tests {
         let svg = svg(&p, "ldcost profile /bin/x");
         assert!(svg.contains("this recording has no segment times"), "{svg}");
         assert_eq!(svg.matches("class=\"ldcost-bar\"").count(), 3);
+    }
+
+    #[test]
+    fn a_long_title_is_shortened() {
+        assert_eq!(fit("abc", 3), "abc");
+        assert_eq!(fit("abcd", 3), "ab…");
     }
 
     #[test]
