@@ -538,6 +538,16 @@ pub struct ProfileArgs {
     /// for standard output, which then carries only the stacks).
     #[arg(long, value_name = "FILE")]
     pub folded: Option<PathBuf>,
+    /// Write the start-up timeline (SVG): one row per phase and object in time order, each
+    /// bar at its median start since exec, CPU dark, wall light, the CPU's 95% interval as a
+    /// whisker, the figures on hover (`-` for standard output, which then carries only the SVG).
+    #[arg(long, value_name = "FILE.svg", conflicts_with = "no_exec")]
+    pub timeline: Option<PathBuf>,
+    /// Write the measured runs in Chrome's trace-event format (JSON; Perfetto,
+    /// chrome://tracing): each run a track, each phase and object an event lasting its wall
+    /// time, its CPU in the args (`-` for standard output, which then carries only the trace).
+    #[arg(long, value_name = "FILE.json", conflicts_with = "no_exec")]
+    pub trace: Option<PathBuf>,
     /// After the summary and the phase and object tables, also show how the figures were
     /// taken, the per-run min and max, the exit and whole-process lines, the instrumentation's
     /// own cost, the cross-checks with glibc and the phase by category table (the JSON always

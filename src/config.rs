@@ -81,6 +81,9 @@ pub struct ProfileRun {
     pub sample_runs: usize,
     pub flamegraph: Option<PathBuf>,
     pub folded: Option<PathBuf>,
+    /// `--timeline`, `--trace`: the start-up timeline (SVG) and trace-event JSON.
+    pub timeline: Option<PathBuf>,
+    pub trace: Option<PathBuf>,
     pub json: Option<PathBuf>,
     pub text: bool,
     /// `--detail`: the text report's long form.
@@ -100,7 +103,9 @@ impl ProfileRun {
         let stdout = Some(std::path::Path::new("-"));
         let text = a.json.as_deref() != stdout
             && a.folded.as_deref() != stdout
-            && a.flamegraph.as_deref() != stdout;
+            && a.flamegraph.as_deref() != stdout
+            && a.timeline.as_deref() != stdout
+            && a.trace.as_deref() != stdout;
         let timeout = a
             .timeout
             .filter(|t| t.is_finite() && *t > 0.0)
@@ -139,6 +144,8 @@ impl ProfileRun {
             sample_runs: a.sample_runs as usize,
             flamegraph: a.flamegraph,
             folded: a.folded,
+            timeline: a.timeline,
+            trace: a.trace,
             fork,
             exec: !a.no_exec,
             profile: crate::profile::ProfileConfig {

@@ -18,6 +18,7 @@ pub mod reader;
 pub mod schema;
 pub mod summary_text;
 pub mod text;
+pub mod timeline;
 
 use std::path::Path;
 

@@ -150,6 +150,8 @@ pub fn pre_checks(
             ("--json", &cfg.json),
             ("--flamegraph", &cfg.flamegraph),
             ("--folded", &cfg.folded),
+            ("--timeline", &cfg.timeline),
+            ("--trace", &cfg.trace),
         ],
     )?;
     // The same checks as `deps`, with its codes and messages (a script is fine: the kernel
@@ -344,6 +346,8 @@ fn profile_inner(
             ("--json", &cfg.json),
             ("--flamegraph", &cfg.flamegraph),
             ("--folded", &cfg.folded),
+            ("--timeline", &cfg.timeline),
+            ("--trace", &cfg.trace),
         ],
     )?;
     // Why the fork section is absent when `--fork` asked for it.
@@ -410,6 +414,7 @@ fn profile_inner(
     let fixes = crate::attribute::fixes::fixes(Some(&section), fork.as_ref(), closure.as_ref());
     folded.extend(std::mem::take(&mut section.folded));
     write_graphs(cfg, &folded, fork.as_ref(), section.breakdown.as_ref())?;
+    write_timeline(cfg, &section)?;
     if cfg.text {
         let mut text = report::profile_report(Some(&section), fork.as_ref(), &fixes, cfg.detail);
         if let Some(why) = &fork_lost {
@@ -539,6 +544,30 @@ fn write_graphs(
         let mut buf = Vec::new();
         report::flamegraph::write_svg(folded, &opts, &mut buf).map_err(|e| err(path, e))?;
         report::output::write_bytes(&buf, path)?;
+    }
+    Ok(())
+}
+
+/// `--timeline` and `--trace`: the exec runs' phases in time order ([`report::timeline`]).
+fn write_timeline(
+    cfg: &crate::config::ProfileRun,
+    section: &crate::attribute::profile::ProfileSection,
+) -> Result<(), Error> {
+    let title = format!(
+        "ldcost profile {}",
+        report::text::clean(&section.argv.join(" "))
+    );
+    if let Some(path) = &cfg.timeline {
+        report::output::write_bytes(report::timeline::svg(section, &title).as_bytes(), path)?;
+    }
+    if let Some(path) = &cfg.trace {
+        let text = report::timeline::trace(section, &title).map_err(|e| {
+            Error::Report(crate::error::ReportError::Write {
+                path: path.to_path_buf(),
+                source: std::io::Error::other(e),
+            })
+        })?;
+        report::output::write_bytes(text.as_bytes(), path)?;
     }
     Ok(())
 }

@@ -1,0 +1,388 @@
+//! `profile --timeline` and `profile --trace`, read by their consumers: a real XML parser
+//! (roxmltree) reads the SVG, whose bars must carry the JSON report's phase figures exactly and
+//! one row per object ldd lists; the trace must have the trace-event format's required fields
+//! and each event the wall time of its run's segment in the JSON; headless Chromium renders the
+//! SVG (scripts/check-timeline) and the screenshot must show labelled bars.
+//!
+//! Needs ptrace and perf_event_open (exit 8 elsewhere: `SKIP`), cc for the fixture, chromium
+//! for the screenshot. Set LDCOST_KEEP_TIMELINE=DIR to keep the SVG, trace, JSON and PNG.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{ldcost, skip, tools};
+use serde_json::Value;
+
+/// A program linked to libm (one library besides libc), so the timeline has per-object rows.
+fn fixture(dir: &Path) -> PathBuf {
+    common::write(
+        dir,
+        "prog.c",
+        "#include <math.h>\n#include <stdio.h>\n\
+         int main(int argc, char **argv) { printf(\"%f\\n\", cos((double)argc)); return 0; }\n",
+    );
+    common::cc(dir, &["-O1", "-o", "prog", "prog.c", "-lm"]);
+    dir.join("prog")
+}
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+fn attr(n: roxmltree::Node, name: &str) -> Option<f64> {
+    n.attribute(name).map(|v| {
+        v.parse::<f64>()
+            .unwrap_or_else(|_| panic!("{name}={v} is not a number"))
+    })
+}
+
+/// The measured runs of the JSON, in order: per-object runs not killed by SIGKILL (the runs
+/// the phase medians are taken over).
+fn measured(doc: &Value) -> Vec<&Value> {
+    doc["profile"]["raw"]
+        .as_array()
+        .expect("raw runs")
+        .iter()
+        .filter(|r| r["instrumentation"] == "per-object")
+        .filter(|r| !(r["ending"]["how"] == "killed" && r["ending"]["value"] == 9))
+        .collect()
+}
+
+fn short(p: &str) -> &str {
+    p.rsplit('/').next().unwrap_or(p)
+}
+
+#[test]
+fn timeline_and_trace_carry_the_reports_figures() {
+    let name = "timeline_and_trace_carry_the_reports_figures";
+    if !tools(name, &["cc", "ldd"]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let prog = fixture(dir.path());
+    let (svg, trace, json) = (
+        dir.path().join("t.svg"),
+        dir.path().join("t.trace.json"),
+        dir.path().join("d.json"),
+    );
+    let o = ldcost(&[
+        "profile",
+        "-n",
+        "3",
+        "--no-ld-debug",
+        "--quiet-target",
+        "--json",
+        json.to_str().unwrap(),
+        "--timeline",
+        svg.to_str().unwrap(),
+        "--trace",
+        trace.to_str().unwrap(),
+        prog.to_str().unwrap(),
+    ]);
+    if o.code == 8 {
+        skip(name, o.stderr.trim());
+        return;
+    }
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    if let Ok(keep) = std::env::var("LDCOST_KEEP_TIMELINE") {
+        for p in [&svg, &trace, &json] {
+            std::fs::copy(p, Path::new(&keep).join(p.file_name().unwrap())).unwrap();
+        }
+    }
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let phases = doc["profile"]["phases"].as_array().expect("phases");
+
+    // The SVG: well-formed XML, one bar per phase row of the JSON (and the exit teardown),
+    // each carrying that row's figures as the JSON prints them.
+    let text = std::fs::read_to_string(&svg).unwrap();
+    let xml = roxmltree::Document::parse(&text).expect("the SVG is well-formed XML");
+    let bars: Vec<roxmltree::Node> = xml
+        .descendants()
+        .filter(|n| n.attribute("class") == Some("ldcost-bar"))
+        .collect();
+    let teardown = doc["profile"]["exit_uncounted_ns"].is_object();
+    assert_eq!(
+        bars.len(),
+        phases.len() + teardown as usize,
+        "one bar per phase row"
+    );
+    let mut last_start = 0.0;
+    for p in phases {
+        let object = p["object"].as_str();
+        let bar = bars
+            .iter()
+            .find(|b| {
+                b.attribute("data-key") == p["phase"].as_str()
+                    && b.attribute("data-object") == object
+            })
+            .unwrap_or_else(|| panic!("no bar for {p}"));
+        let cpu = &p["task_clock_ns"];
+        if cpu.is_object() {
+            assert_eq!(attr(*bar, "data-cpu-ns"), Some(f(&cpu["median"])), "{p}");
+            assert_eq!(
+                attr(*bar, "data-cpu-lo-ns"),
+                Some(f(&cpu["ci95"][0])),
+                "{p}"
+            );
+            assert_eq!(
+                attr(*bar, "data-cpu-hi-ns"),
+                Some(f(&cpu["ci95"][1])),
+                "{p}"
+            );
+            // The hover title prints the text's figure (ms, three decimals).
+            let title = bar
+                .children()
+                .find(|c| c.has_tag_name("title"))
+                .and_then(|t| t.text())
+                .expect("a title");
+            let shown = format!("CPU {:.3} ms", f(&cpu["median"]) / 1e6);
+            assert!(title.contains(&shown), "{title} lacks {shown}");
+        }
+        if p["wall_ns"].is_object() {
+            assert_eq!(attr(*bar, "data-wall-ns"), Some(f(&p["wall_ns"]["median"])));
+        }
+        // The start: the median over the measured runs of the row's first segment's start
+        // since the run's first (kernel exec) segment, recomputed from the raw spans.
+        let mut starts: Vec<f64> = measured(&doc)
+            .iter()
+            .filter_map(|r| {
+                let segs = r["segments"].as_array()?;
+                let origin = f(&segs[0]["span_ns"][0]);
+                segs.iter()
+                    .find(|s| s["phase"] == p["phase"] && s["object"].as_str() == object)
+                    .map(|s| f(&s["span_ns"][0]) - origin)
+            })
+            .collect();
+        starts.sort_by(f64::total_cmp);
+        let n = starts.len();
+        let median = if n % 2 == 1 {
+            starts[n / 2]
+        } else {
+            (starts[n / 2 - 1] + starts[n / 2]) / 2.0
+        };
+        assert_eq!(attr(*bar, "data-start-ns"), Some(median), "{p}");
+    }
+    // Time order.
+    for b in &bars {
+        let s = attr(*b, "data-start-ns").expect("every row placed");
+        assert!(s >= last_start, "rows out of time order at {s}");
+        last_start = s;
+    }
+    if teardown {
+        let b = bars
+            .iter()
+            .find(|b| b.attribute("data-phase") == Some("exit teardown"))
+            .expect("an exit teardown row");
+        assert_eq!(
+            attr(*b, "data-cpu-ns"),
+            Some(f(&doc["profile"]["exit_uncounted_ns"]["median"]))
+        );
+    }
+    // One relocation row per object ldd lists, when ld.so's internals were visible.
+    if doc["profile"]["detail"]["level"] == "debug-symbols" {
+        let libs = common::ldd(&prog, &[]).expect("ldd reads the fixture");
+        for l in libs {
+            let path = l.path.expect("found");
+            let base = short(&path).to_string();
+            assert!(
+                bars.iter()
+                    .any(|b| b.attribute("data-key") == Some("relocation")
+                        && b.attribute("data-object").map(short) == Some(base.as_str())),
+                "no relocation row for {base} (ldd lists it)"
+            );
+        }
+    } else {
+        skip(
+            "timeline_rows_per_ldd_object",
+            "ld.so's debug symbols are not installed: no per-object rows",
+        );
+    }
+
+    // The trace: the trace-event format's required fields, a named track per measured run,
+    // and each event the wall time of its run's segment.
+    let t: Value = serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+    let events = t["traceEvents"].as_array().expect("traceEvents");
+    let runs = measured(&doc);
+    for e in events {
+        for k in ["ph", "ts", "pid", "tid", "name"] {
+            if e["ph"] != "M" || k != "ts" {
+                assert!(!e[k].is_null(), "{k} missing in {e}");
+            }
+        }
+        assert!(e["ph"] == "X" || e["ph"] == "M", "{e}");
+        if e["ph"] == "X" {
+            assert!(e["dur"].is_number() && e["ts"].is_number(), "{e}");
+        }
+    }
+    for (i, r) in runs.iter().enumerate() {
+        let tid = (i + 1) as u64;
+        assert!(
+            events.iter().any(|e| e["ph"] == "M"
+                && e["name"] == "thread_name"
+                && e["tid"] == tid
+                && e["args"]["name"].is_string()),
+            "track {tid} is named"
+        );
+        let xs: Vec<&Value> = events
+            .iter()
+            .filter(|e| e["ph"] == "X" && e["tid"] == tid)
+            .collect();
+        let segs = r["segments"].as_array().unwrap();
+        assert_eq!(xs.len(), segs.len(), "one event per segment of run {tid}");
+        let origin = f(&segs[0]["span_ns"][0]);
+        for (e, s) in xs.iter().zip(segs) {
+            assert_eq!(
+                (f(&e["dur"]) * 1000.0).round(),
+                f(&s["wall_ns"]),
+                "{e} vs {s}"
+            );
+            assert_eq!(
+                (f(&e["ts"]) * 1000.0).round(),
+                f(&s["span_ns"][0]) - origin,
+                "{e} vs {s}"
+            );
+            assert_eq!(e["cat"], s["phase"]);
+            assert_eq!(e["args"]["wall_ns"], s["wall_ns"]);
+            assert_eq!(e["args"]["cpu_raw_ns"], s["counters"]["task_clock_ns"]);
+        }
+    }
+
+    // The picture, in headless Chromium.
+    if !common::have("chromium") && std::env::var_os("CHROMIUM").is_none() {
+        skip("timeline_screenshot", "chromium is not installed");
+        return;
+    }
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/check-timeline");
+    let png = dir.path().join("t.png");
+    let out = Command::new(&script)
+        .arg(&svg)
+        .arg(&png)
+        .output()
+        .expect("run scripts/check-timeline");
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    if out.status.code() == Some(2) {
+        skip("timeline_screenshot", said.trim());
+        return;
+    }
+    assert!(out.status.success(), "check-timeline failed:\n{said}");
+    assert!(said.contains("png: not blank"), "{said}");
+    assert!(
+        said.contains(&format!("rows: {} rows", bars.len())),
+        "{said}"
+    );
+    if let Ok(keep) = std::env::var("LDCOST_KEEP_TIMELINE") {
+        std::fs::copy(&png, Path::new(&keep).join("t.png")).unwrap();
+    }
+}
+
+#[test]
+fn check_timeline_fails_a_blank_picture() {
+    let name = "check_timeline_fails_a_blank_picture";
+    if !common::have("chromium") && std::env::var_os("CHROMIUM").is_none() {
+        skip(name, "chromium is not installed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("blank.svg");
+    std::fs::write(
+        &svg,
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"400\" height=\"200\">\
+         <rect width=\"400\" height=\"200\" fill=\"white\"/><g id=\"ldcost-bars\"></g></svg>\n",
+    )
+    .unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/check-timeline");
+    let out = Command::new(&script).arg(&svg).output().expect("run it");
+    let said = String::from_utf8_lossy(&out.stderr);
+    if out.status.code() == Some(2) {
+        skip(name, said.trim());
+        return;
+    }
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(said.contains("FAIL png: blank"), "{said}");
+    assert!(said.contains("FAIL rows: 0 rows"), "{said}");
+}
+
+#[test]
+fn bad_outputs_are_refused_like_the_others() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("same.json");
+    let js = j.to_str().unwrap();
+    // The same file as --json: refused before anything runs (exit 2).
+    for opt in ["--timeline", "--trace"] {
+        let o = ldcost(&["profile", "--json", js, opt, js, "/bin/true"]);
+        assert_eq!(o.code, 2, "{opt}: {}", o.stderr);
+        assert!(
+            o.stderr
+                .contains(&format!("refusing to write: --json and {opt} both name")),
+            "{}",
+            o.stderr
+        );
+        assert!(!j.exists(), "nothing written");
+    }
+    // A directory that is not there: refused before anything runs, naming the file.
+    let missing = dir.path().join("no/such/t.svg");
+    let o = ldcost(&[
+        "profile",
+        "--timeline",
+        missing.to_str().unwrap(),
+        "/bin/true",
+    ]);
+    assert_ne!(o.code, 0);
+    assert!(
+        o.stderr.contains(&missing.display().to_string()),
+        "{}",
+        o.stderr
+    );
+    // With --no-exec there is nothing to draw: a usage error.
+    let o = ldcost(&[
+        "profile",
+        "--fork",
+        "--no-exec",
+        "--trace",
+        "t.json",
+        "/bin/true",
+    ]);
+    assert_eq!(o.code, 2, "{}", o.stderr);
+    assert!(o.stderr.contains("--no-exec"), "{}", o.stderr);
+}
+
+#[test]
+fn a_directory_as_file_is_a_write_error_and_nothing_is_left() {
+    let name = "a_directory_as_file_is_a_write_error_and_nothing_is_left";
+    let dir = tempfile::tempdir().unwrap();
+    let sub = dir.path().join("adir");
+    std::fs::create_dir(&sub).unwrap();
+    let o = ldcost(&[
+        "profile",
+        "-n",
+        "1",
+        "--no-reference",
+        "--no-ld-debug",
+        "--quiet-target",
+        "--timeline",
+        sub.to_str().unwrap(),
+        "/bin/true",
+    ]);
+    if o.code == 8 {
+        skip(name, o.stderr.trim());
+        return;
+    }
+    // As --json DIR: exit 7, one line naming the path, no temporary file left.
+    assert_eq!(o.code, 7, "{}", o.stderr);
+    assert!(
+        o.stderr.starts_with(&format!(
+            "ldcost: error: cannot write {}: Is a directory",
+            sub.display()
+        )),
+        "{}",
+        o.stderr
+    );
+    assert_eq!(std::fs::read_dir(&sub).unwrap().count(), 0);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+}
