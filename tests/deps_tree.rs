@@ -194,8 +194,15 @@ fn bad_input_is_counted_and_skipped() {
     let (files, summary) = json_lines(&[dir]);
     let real = std::fs::canonicalize(d.join("prog")).unwrap();
     assert_eq!(files.len(), 1, "{files:?}");
-    assert_eq!(files[0]["path"], real.to_str().unwrap());
+    // Named by the first path the scan reached (entries sorted), with the other two listed.
+    assert_eq!(files[0]["path"], d.join("alias1").to_str().unwrap());
+    assert_eq!(files[0]["real_path"], real.to_str().unwrap());
+    assert_eq!(
+        files[0]["aliases"],
+        serde_json::json!([d.join("alias2"), d.join("prog")])
+    );
     assert_eq!(summary["analysed"], 1);
+    assert_eq!(summary["links_merged"], 2);
     let skipped = &summary["skipped"];
     for (reason, n) in [
         ("not ELF", 2), // notes.txt and the fixture's own main.c
@@ -339,4 +346,186 @@ fn bare_name_is_looked_up_in_path() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(doc["target"], want.as_str());
+}
+
+/// The valid ELF files that are not programs or shared objects are each counted under their
+/// own reason, never as malformed: an object file, a static archive, separate debug-info files
+/// (`objcopy --only-keep-debug`, as /usr/lib/debug holds them) of a program and of a library,
+/// and a core file. Only the truncated library is "malformed". Oracle: readelf's own reading
+/// of each fixture (its type, the executable segment with no bytes in the file, the complaint
+/// about the truncated one).
+#[test]
+fn elf_kinds_are_counted_by_reason_not_as_malformed() {
+    let name = "elf_kinds_are_counted_by_reason_not_as_malformed";
+    if !tools(name, &["cc", "ar", "objcopy", "readelf"]) {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let src = t.path().join("src");
+    let d = t.path().join("scan");
+    std::fs::create_dir_all(&d).unwrap();
+    write(&src, "lib.c", "int f(int x) { return x + 1; }\n");
+    write(&src, "main.c", "int main(void) { return 0; }\n");
+    cc(
+        &src,
+        &["-g", "-shared", "-fPIC", "-o", "../scan/libf.so", "lib.c"],
+    );
+    cc(&src, &["-g", "-o", "../scan/prog", "main.c"]);
+    cc(&src, &["-c", "-fPIC", "-o", "../scan/f.o", "lib.c"]);
+    let run = |cmd: &str, args: &[&str]| {
+        let out = Command::new(cmd).args(args).output().unwrap();
+        assert!(out.status.success(), "{cmd} {args:?}: {out:?}");
+    };
+    let at = |n: &str| d.join(n).to_string_lossy().into_owned();
+    run("ar", &["rcs", &at("libf.a"), &at("f.o")]);
+    run(
+        "objcopy",
+        &["--only-keep-debug", &at("libf.so"), &at("libf.so.debug")],
+    );
+    run(
+        "objcopy",
+        &["--only-keep-debug", &at("prog"), &at("prog.debug")],
+    );
+    let lib = std::fs::read(d.join("libf.so")).unwrap();
+    std::fs::write(d.join("libtrunc.so"), &lib[..lib.len() / 2]).unwrap();
+    // e_type (offset 16) set to ET_CORE: what a core dump's header says.
+    let mut core = std::fs::read(d.join("prog")).unwrap();
+    core[16] = 4;
+    core[17] = 0;
+    std::fs::write(d.join("core"), &core).unwrap();
+
+    // The oracle's reading of each fixture.
+    let header = |n: &str| stdout_of("readelf", &["-hW", &at(n)]);
+    assert!(header("f.o").contains("REL (Relocatable file)"));
+    assert!(header("core").contains("CORE (Core file)"));
+    assert!(std::fs::read(d.join("libf.a"))
+        .unwrap()
+        .starts_with(b"!<arch>\n"));
+    for dbg in ["libf.so.debug", "prog.debug"] {
+        // "LOAD off vaddr paddr filesz memsz flags align": an R E segment with no file bytes.
+        let segs = stdout_of("readelf", &["-lW", &at(dbg)]);
+        let empty_code = segs.lines().any(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            w.first() == Some(&"LOAD")
+                && w.get(4)
+                    .is_some_and(|f| u64::from_str_radix(&f[2..], 16) == Ok(0))
+                && w.get(6) == Some(&"R")
+                && w.get(7) == Some(&"E")
+        });
+        assert!(
+            empty_code,
+            "{dbg}: readelf shows no empty code segment:\n{segs}"
+        );
+    }
+    let trunc = Command::new("readelf")
+        .args(["-lW", &at("libtrunc.so")])
+        .output()
+        .unwrap();
+    assert!(
+        !trunc.stderr.is_empty(),
+        "readelf accepts the truncated library"
+    );
+
+    let (files, summary) = json_lines(&[d.to_str().unwrap()]);
+    let mut analysed: Vec<&str> = files.iter().map(|f| f["path"].as_str().unwrap()).collect();
+    analysed.sort();
+    assert_eq!(analysed, [at("libf.so"), at("prog")], "{summary}");
+    let skipped = summary["skipped"].as_object().unwrap();
+    let want = serde_json::json!({
+        "relocatable object (.o, .ko)": 1,
+        "static archive (ar)": 1,
+        "separate debug info (no code in the file)": 2,
+        "core dump": 1,
+        "truncated or malformed ELF": 1,
+    });
+    assert_eq!(serde_json::Value::Object(skipped.clone()), want);
+
+    // One debug file on its own: exit 6 (an ELF ldcost does not analyse), not 5 (malformed).
+    let out = ldcost(&["deps", &at("libf.so.debug")]);
+    assert_eq!(out.code, 6, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("separate debug-info file"),
+        "{}",
+        out.stderr
+    );
+}
+
+/// A tree scan names each file by the path it was scanned under, lists the other paths of the
+/// same file (symlinks and hard links) and counts them in the summary, in text and JSON
+/// Lines. Oracle: the links made by the test, and `stat`'s device and inode for the hard link.
+#[test]
+fn links_are_named_as_scanned_and_listed() {
+    let name = "links_are_named_as_scanned_and_listed";
+    if !tools(name, &["cc", "stat"]) {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let src = t.path().join("src");
+    let real = t.path().join("real");
+    let bin = t.path().join("bin");
+    std::fs::create_dir_all(&real).unwrap();
+    std::fs::create_dir_all(&bin).unwrap();
+    write(&src, "main.c", "int main(void) { return 0; }\n");
+    cc(&src, &["-o", "../real/tool-1.2", "main.c"]);
+    cc(&src, &["-o", "../bin/other", "main.c"]);
+    // bin/tool -> ../real/tool-1.2 (outside the scanned directory), bin/tool-1 -> tool,
+    // bin/zz-hard: a hard link of the real file; bin/other: a file of its own.
+    std::os::unix::fs::symlink("../real/tool-1.2", bin.join("tool")).unwrap();
+    std::os::unix::fs::symlink("tool", bin.join("tool-1")).unwrap();
+    std::fs::hard_link(real.join("tool-1.2"), bin.join("zz-hard")).unwrap();
+    for extra in ["a-1", "a-2", "a-3", "a-4"] {
+        std::os::unix::fs::symlink("other", bin.join(extra)).unwrap();
+    }
+    let id = |p: &Path| stdout_of("stat", &["-L", "-c", "%d:%i", p.to_str().unwrap()]);
+    assert_eq!(id(&bin.join("zz-hard")), id(&real.join("tool-1.2")));
+    assert_ne!(id(&bin.join("other")), id(&real.join("tool-1.2")));
+
+    let b = |n: &str| bin.join(n).to_string_lossy().into_owned();
+    let (files, summary) = json_lines(&[bin.to_str().unwrap()]);
+    let by_path: std::collections::BTreeMap<&str, &serde_json::Value> = files
+        .iter()
+        .map(|f| (f["path"].as_str().unwrap(), f))
+        .collect();
+    let names: Vec<&str> = by_path.keys().copied().collect();
+    // a-1 sorts before other; tool before tool-1 and zz-hard.
+    assert_eq!(names, [b("a-1"), b("tool")], "{files:?}");
+    let tool = by_path[b("tool").as_str()];
+    assert_eq!(
+        tool["aliases"],
+        serde_json::json!([b("tool-1"), b("zz-hard")])
+    );
+    let real_tool = std::fs::canonicalize(real.join("tool-1.2")).unwrap();
+    assert_eq!(tool["real_path"], real_tool.to_str().unwrap());
+    let a1 = by_path[b("a-1").as_str()];
+    assert_eq!(
+        a1["aliases"],
+        serde_json::json!([b("a-2"), b("a-3"), b("a-4"), b("other")])
+    );
+    assert_eq!(summary["links_merged"], 6, "{summary}");
+    assert_eq!(summary["analysed"], 2, "{summary}");
+
+    // Text: the same names, the aliases listed (or counted past three), and the summary line.
+    let out = ldcost(&["deps", bin.to_str().unwrap()]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout
+            .lines()
+            .next()
+            .is_some_and(|l| l.contains("2 ELF files analysed") && l.contains("6 links")),
+        "{}",
+        out.stdout
+    );
+    let row = |n: &str| {
+        out.stdout
+            .lines()
+            .find(|l| l.split_whitespace().nth(1) == Some(&b(n)))
+            .unwrap_or_else(|| panic!("no row for {n}:\n{}", out.stdout))
+            .to_string()
+    };
+    assert!(
+        row("tool").trim_end().ends_with("tool-1, zz-hard"),
+        "{}",
+        out.stdout
+    );
+    assert!(row("a-1").trim_end().ends_with("4 links"), "{}", out.stdout);
 }

@@ -609,3 +609,88 @@ fn the_fork_line_is_the_per_fork_tables_cpu() {
         child
     );
 }
+
+/// `profile --fork --no-exec` reads no dependency closure: its summary claims as checked only
+/// the fix kinds whose inputs the run has. /bin/true is too small for the fork/vfork A/B, so
+/// nothing is looked for; a program that touches 48 MiB before main gets the A/B, and fork
+/// then exec is the one kind named, as a fix or as checked. Oracle: the document's own
+/// sections (no `deps` objects; `fork.spawn_ab` present or not) and its `fixes`.
+#[test]
+fn fork_only_claims_only_what_it_looked_for() {
+    let test = "fork_only_claims_only_what_it_looked_for";
+    if !common::tools(test, &["cc"]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    common::write(
+        dir.path(),
+        "big.c",
+        "#include <string.h>\n\
+         static char big[48 << 20];\n\
+         __attribute__((constructor)) static void touch(void) { memset(big, 1, sizeof big); }\n\
+         int main(void) { return big[12345] - 1; }\n",
+    );
+    common::cc(dir.path(), &["-O1", "-o", "big", "big.c"]);
+    let big = dir.path().join("big");
+    let json = dir.path().join("fork.json");
+    for (target, ab) in [("/bin/true", false), (big.to_str().unwrap(), true)] {
+        let o = ldcost(&[
+            "profile",
+            target,
+            "--quiet-target",
+            "--fork=200",
+            "--no-exec",
+            "--json",
+            json.to_str().unwrap(),
+        ]);
+        if o.code == 8 {
+            return skip(
+                test,
+                "ldcost profile is refused here (exit 8: ptrace or perf)",
+            );
+        }
+        assert_eq!(o.code, 0, "{target}: {}", o.stderr);
+        let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let objects = doc["deps"]["closure"]["objects"]
+            .as_array()
+            .or_else(|| doc["deps"]["objects"].as_array())
+            .map_or(0, Vec::len);
+        assert_eq!(objects, 0, "{target}: a closure in a --no-exec document");
+        assert_eq!(
+            doc["fork"]["spawn_ab"].is_object(),
+            ab,
+            "{target}: spawn_ab {}",
+            doc["fork"]["spawn_ab"]
+        );
+        let s = summary_lines(&o.stdout);
+        let fixes = doc["fixes"].as_array().unwrap();
+        assert!(
+            fixes.iter().all(|f| f["kind"] == "spawn"),
+            "{target}: {fixes:?}"
+        );
+        let claims = s.iter().filter(|l| l.starts_with("fixes: ")).count()
+            + s.iter().filter(|l| l.starts_with("fork fix ")).count();
+        assert_eq!(claims, 1.max(fixes.len()), "{target}: {s:?}");
+        for l in &s {
+            assert!(!l.contains("unused direct"), "{target}: {l}");
+            assert!(!l.contains("DT_RELR"), "{target}: {l}");
+        }
+        if !ab {
+            assert!(
+                s.iter().any(|l| l.starts_with("fixes: none looked for (")),
+                "{target}: {s:?}"
+            );
+        } else if fixes.is_empty() {
+            assert!(
+                s.contains(&"fixes: none found (checked: fork vs vfork/posix_spawn)".to_string()),
+                "{target}: {s:?}"
+            );
+        } else {
+            assert!(
+                s.iter()
+                    .any(|l| l.starts_with("fork fix 1: ") && l.contains("posix_spawn")),
+                "{target}: {s:?}"
+            );
+        }
+    }
+}

@@ -312,8 +312,16 @@ pub fn fixes_of(inp: &Inputs) -> Vec<Fix> {
             out.extend(exec_fixes(inp, p, c));
         }
     }
-    if let (Some(f), Some(c)) = (inp.fork, inp.closure) {
-        out.extend(fork_fixes(inp, f, c));
+    match (inp.fork, inp.closure) {
+        (Some(f), Some(c)) => out.extend(fork_fixes(inp, f, c)),
+        // Without the closure (`--fork --no-exec`) fork then exec is still priced: it needs
+        // the fork/vfork A/B alone.
+        (Some(f), None) => out.extend(
+            whole_fork(f)
+                .filter(|w| *w > 0.0)
+                .and_then(|w| spawn_fix(f, w)),
+        ),
+        _ => {}
     }
     // Dropping an unused dependency removes everything of the objects it takes with it, their
     // constructors and relocations included: a fix naming only such objects is inside that

@@ -7,6 +7,7 @@
 //! the tables cannot disagree. A pure function of what a saved document holds: `report` of the
 //! document gives the summary the `profile` run printed.
 
+use crate::attribute::fixes::FixKind;
 use crate::attribute::fork_cost::ForkSection;
 use crate::attribute::profile::{PhaseStat, ProfileSection};
 use crate::record::Phase;
@@ -108,6 +109,41 @@ pub const UNCOUNTED_EXIT: &str = "exit teardown after the counters stop";
 
 fn median(s: &Option<crate::attribute::stats::Summary>) -> Option<f64> {
     s.as_ref().map(|s| s.median)
+}
+
+/// The fix kinds whose inputs this profile has, in [`FixKind`]'s order: the exec-side kinds
+/// need the exec profile and the dependency closure; on the fork side an unused dependency
+/// needs the closure and the footprint, lazy binding the closure and the lazy-binding A/B,
+/// fork then exec the fork/vfork A/B. A kind whose inputs were not read was not looked for,
+/// and the summary does not say it was checked.
+pub fn looked_for(
+    profile: Option<&ProfileSection>,
+    fork: Option<&ForkSection>,
+    closure: bool,
+) -> Vec<FixKind> {
+    let exec = profile.is_some() && closure;
+    let fork_with = |has: fn(&ForkSection) -> bool| fork.is_some_and(has);
+    let mut out = Vec::new();
+    for (kind, present) in [
+        (
+            FixKind::UnusedDependency,
+            exec || (closure && fork_with(|f| f.footprint.is_some())),
+        ),
+        (
+            FixKind::BindNow,
+            exec || (closure && fork_with(|f| f.lazy_binding.is_some())),
+        ),
+        (FixKind::LazyBinding, exec),
+        (FixKind::PackRelativeRelocs, exec),
+        (FixKind::SelfBinding, exec),
+        (FixKind::Constructor, exec),
+        (FixKind::Spawn, fork_with(|f| f.spawn_ab.is_some())),
+    ] {
+        if present {
+            out.push(kind);
+        }
+    }
+    out
 }
 
 /// The summary of one profile.

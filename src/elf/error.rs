@@ -28,7 +28,11 @@ pub enum ElfError {
     #[error("{path} is a malformed ELF file: {what}")]
     Malformed { path: PathBuf, what: String },
     #[error("{path} is {what}, not something ld.so loads")]
-    NotLoadable { path: PathBuf, what: String },
+    NotLoadable {
+        path: PathBuf,
+        what: String,
+        kind: NotLoadableKind,
+    },
     #[error("{path} is a 32-bit ELF object; ldcost analyses 64-bit objects only")]
     Elf32 { path: PathBuf },
     #[error("{path} is an ELF object for {machine}; ldcost analyses x86-64 and aarch64 objects")]
@@ -39,4 +43,28 @@ pub enum ElfError {
         machine: String,
         host: String,
     },
+}
+
+/// The kinds of valid ELF file that are not programs or shared objects, each counted apart by
+/// a tree scan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotLoadableKind {
+    /// ET_REL: object files (`.o`), kernel modules (`.ko`).
+    Relocatable,
+    /// ET_CORE.
+    Core,
+    /// A separate debug-info file (`objcopy --only-keep-debug`, /usr/lib/debug): the headers
+    /// of a program or library whose code and data are not in the file.
+    DebugInfo,
+}
+
+impl NotLoadableKind {
+    /// The reason a tree scan counts such a file under.
+    pub fn label(self) -> &'static str {
+        match self {
+            NotLoadableKind::Relocatable => "relocatable object (.o, .ko)",
+            NotLoadableKind::Core => "core dump",
+            NotLoadableKind::DebugInfo => "separate debug info (no code in the file)",
+        }
+    }
 }

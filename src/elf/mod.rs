@@ -27,7 +27,7 @@ use goblin::elf::dynamic as dt;
 use goblin::elf::program_header as ph;
 use goblin::elf::Elf;
 
-pub use error::ElfError;
+pub use error::{ElfError, NotLoadableKind};
 pub use layout::{Segment, SegmentKind, Vma};
 pub use mapped::MappedFile;
 pub use reloc::{RelocClass, Relocations};
@@ -208,11 +208,13 @@ pub fn analyze(bytes: &[u8], path: &Path, lazy: bool) -> Result<ObjectInfo, ElfE
                 what:
                     "a relocatable object (.o); link it into an executable or shared library first"
                         .into(),
+                kind: NotLoadableKind::Relocatable,
             }),
             goblin::elf::header::ET_CORE => {
                 return Err(ElfError::NotLoadable {
                     path: path.to_path_buf(),
                     what: "a core dump".into(),
+                    kind: NotLoadableKind::Core,
                 })
             }
             other => {
@@ -319,6 +321,27 @@ pub fn analyze(bytes: &[u8], path: &Path, lazy: bool) -> Result<ObjectInfo, ElfE
         relocations,
         lookup_keys: Some(lookup_keys),
         deferred_keys: Some(deferred_keys),
+    })
+}
+
+/// Whether the file is a separate debug-info file: `objcopy --only-keep-debug` keeps the
+/// program headers of the program or library but turns its loaded sections into SHT_NOBITS,
+/// so an executable segment or the dynamic section occupies memory and no bytes of the file.
+/// No linker writes that for a real program (code is always in the file), and ld.so would
+/// map zeros where the code should be.
+fn debug_only(phdrs: &[goblin::elf::ProgramHeader]) -> Option<String> {
+    phdrs.iter().find_map(|p| {
+        let empty = p.p_filesz == 0 && p.p_memsz > 0;
+        if empty && p.p_type == ph::PT_LOAD && p.p_flags & ph::PF_X != 0 {
+            Some(format!(
+                "its executable segment has {:#x} bytes in memory and none in the file",
+                p.p_memsz
+            ))
+        } else if empty && p.p_type == ph::PT_DYNAMIC {
+            Some("its dynamic section has no bytes in the file".to_string())
+        } else {
+            None
+        }
     })
 }
 

@@ -48,6 +48,15 @@ pub(super) fn parse_lean<'a>(bytes: &'a [u8], path: &Path) -> Result<Elf<'a>, El
             )));
         }
     }
+    // Before the dynamic section is read: in a debug-info file its offset points at other
+    // sections' bytes.
+    if let Some(what) = super::debug_only(&elf.program_headers) {
+        return Err(ElfError::NotLoadable {
+            path: path.to_path_buf(),
+            what: format!("a separate debug-info file ({what})"),
+            kind: super::NotLoadableKind::DebugInfo,
+        });
+    }
     let shend = header
         .e_shoff
         .checked_add(u64::from(header.e_shnum) * u64::from(header.e_shentsize));

@@ -26,16 +26,19 @@ pub use error::ReportError;
 pub use schema::{DepsSection, Document, Tool, SCHEMA_VERSION};
 
 /// The text `profile` prints: the summary ([`summary_text`]: the CPU per exec and where it
-/// goes, the costliest objects, `fixes`), then [`profile_body`]. `report` re-renders a saved
+/// goes, the costliest objects, `fixes`), then [`profile_body`]. `closure`: whether the
+/// dependency closure was read (the exec-side fixes are looked for only then). `report` re-renders a saved
 /// document with the same function, so the two cannot drift apart.
 pub fn profile_report(
     profile: Option<&crate::attribute::profile::ProfileSection>,
     fork: Option<&crate::attribute::fork_cost::ForkSection>,
+    closure: bool,
     fixes: &[crate::attribute::fixes::Fix],
     detail: bool,
 ) -> String {
     let summary = crate::attribute::summary::summary(profile, fork);
-    let mut text = summary_text::text(&summary, fixes);
+    let looked_for = crate::attribute::summary::looked_for(profile, fork, closure);
+    let mut text = summary_text::text(&summary, fixes, &looked_for);
     text.push('\n');
     text.push_str(&profile_body(profile, fork, detail));
     let why = summary_text::why(fixes);

@@ -670,7 +670,7 @@ mod tests {
     #[test]
     fn runs_left_out_are_said_in_the_text() {
         let s = crate::attribute::profile::tests::left_out_section();
-        let text = crate::report::profile_report(Some(&s), None, &[], true);
+        let text = crate::report::profile_report(Some(&s), None, false, &[], true);
         assert!(
             text.contains(
                 "without ptrace 0.000 ms; boundaries only not measured (1 of 1 boundaries-only run timed out: left out); per object "

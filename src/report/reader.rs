@@ -109,6 +109,13 @@ pub enum StdinFailure {
     Read(ReadFailure),
 }
 
+/// Whether `doc` holds the dependency closure the exec-side fixes are priced from.
+fn has_closure(doc: &Document) -> bool {
+    doc.deps
+        .as_ref()
+        .is_some_and(|d| !d.closure.objects.is_empty())
+}
+
 /// The text the command that wrote `doc` printed (without colour), or `None` when the document
 /// has no section to show (it was written by neither `profile` nor `deps`).
 pub fn text(doc: &Document, detail: bool) -> Option<String> {
@@ -118,6 +125,7 @@ pub fn text(doc: &Document, detail: bool) -> Option<String> {
         return Some(super::profile_report(
             section.as_ref(),
             fork.as_ref(),
+            has_closure(doc),
             &doc.fixes(),
             detail,
         ));
@@ -163,7 +171,16 @@ pub fn markdown(doc: &Document, text: &str, detail: bool) -> String {
         let section = doc.profile.as_ref().map(|p| p.section());
         let fork = doc.fork.as_ref().map(|f| f.section());
         let summary = crate::attribute::summary::summary(section.as_ref(), fork.as_ref());
-        s.push_str(&super::summary_text::markdown(&summary, &doc.fixes()));
+        let looked_for = crate::attribute::summary::looked_for(
+            section.as_ref(),
+            fork.as_ref(),
+            has_closure(doc),
+        );
+        s.push_str(&super::summary_text::markdown(
+            &summary,
+            &doc.fixes(),
+            &looked_for,
+        ));
         text = super::profile_body(section.as_ref(), fork.as_ref(), detail);
         let why = super::summary_text::why(&doc.fixes());
         if !why.is_empty() {

@@ -18,16 +18,6 @@ fn checked(kind: FixKind) -> &'static str {
     }
 }
 
-const ALL_KINDS: [FixKind; 7] = [
-    FixKind::UnusedDependency,
-    FixKind::BindNow,
-    FixKind::LazyBinding,
-    FixKind::PackRelativeRelocs,
-    FixKind::SelfBinding,
-    FixKind::Constructor,
-    FixKind::Spawn,
-];
-
 /// A count with thousands separators: 1,339.
 pub fn thousands(n: u64) -> String {
     let s = n.to_string();
@@ -142,7 +132,7 @@ fn numbered(fixes: &[Fix]) -> Vec<(String, &Fix)> {
 }
 
 /// The summary's lines, without indentation or title.
-pub fn lines(sum: &Summary, fixes: &[Fix]) -> Vec<String> {
+pub fn lines(sum: &Summary, fixes: &[Fix], looked_for: &[FixKind]) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(e) = &sum.exec {
         let ci = match e.ci95_ns {
@@ -242,16 +232,17 @@ pub fn lines(sum: &Summary, fixes: &[Fix]) -> Vec<String> {
     }
     if fixes.is_empty() {
         let mut kinds: Vec<&str> = Vec::new();
-        for k in ALL_KINDS {
-            if k == FixKind::Spawn && sum.fork.is_none() {
-                continue;
-            }
+        for &k in looked_for {
             let c = checked(k);
             if !kinds.contains(&c) {
                 kinds.push(c);
             }
         }
-        out.push(format!("fixes: none found (checked: {})", kinds.join(", ")));
+        out.push(if kinds.is_empty() {
+            "fixes: none looked for (each is priced from the dependency closure or the fork/vfork A/B, and this run read neither)".to_string()
+        } else {
+            format!("fixes: none found (checked: {})", kinds.join(", "))
+        });
     }
     for (label, f) in numbered(fixes) {
         out.push(format!("{label}: {}", fix_line(f)));
@@ -261,9 +252,9 @@ pub fn lines(sum: &Summary, fixes: &[Fix]) -> Vec<String> {
 
 /// The summary as the text report opens with it: its first line after "Summary: ", the
 /// others indented under it.
-pub fn text(sum: &Summary, fixes: &[Fix]) -> String {
+pub fn text(sum: &Summary, fixes: &[Fix], looked_for: &[FixKind]) -> String {
     let mut s = String::from("Summary: ");
-    for (i, l) in lines(sum, fixes).iter().enumerate() {
+    for (i, l) in lines(sum, fixes, looked_for).iter().enumerate() {
         if i > 0 {
             s.push_str("  ");
         }
@@ -274,9 +265,9 @@ pub fn text(sum: &Summary, fixes: &[Fix]) -> String {
 }
 
 /// The summary as Markdown: a heading and a list, one item per line.
-pub fn markdown(sum: &Summary, fixes: &[Fix]) -> String {
+pub fn markdown(sum: &Summary, fixes: &[Fix], looked_for: &[FixKind]) -> String {
     let mut s = String::from("## Summary\n\n");
-    for l in lines(sum, fixes) {
+    for l in lines(sum, fixes, looked_for) {
         // Markdown's own characters in a path or a change stay literal.
         let escaped: String = l
             .chars()
@@ -338,7 +329,7 @@ mod tests {
             fix(FixSide::Exec, 12_345.0, 0.016),
             fix(FixSide::Exec, 50_000.0, 0.065),
         ];
-        let l = lines(&sum, &fixes);
+        let l = lines(&sum, &fixes, &[]);
         let fx: Vec<&String> = l.iter().filter(|x| x.contains(" fix ")).collect();
         assert_eq!(fx.len(), 3, "{l:?}");
         assert!(fx[0].starts_with("exec fix 1: saves 50.0 µs per exec (6.5%), 95% CI [40.0, 60.0] µs, predicted: -Wl,--as-needed [libfoo.so.1]"), "{}", fx[0]);
@@ -382,14 +373,33 @@ mod tests {
         );
     }
 
-    /// No fix: one line naming what was looked for (the fork kind only with --fork).
+    /// No fix: one line naming what was looked for, and only that: the exec kinds with the
+    /// exec profile and the closure, fork then exec with the fork/vfork A/B, nothing claimed
+    /// checked when neither was read (`profile --fork --no-exec` reads no closure).
     #[test]
     fn none_found_says_what_was_checked() {
-        let l = lines(&Summary::default(), &[]);
+        use crate::attribute::summary::looked_for;
+        let profile = crate::attribute::profile::tests::left_out_section();
+        let l = lines(
+            &Summary::default(),
+            &[],
+            &looked_for(Some(&profile), None, true),
+        );
         assert_eq!(l.len(), 1);
         assert_eq!(
             l[0],
             "fixes: none found (checked: unused direct dependencies, lazy vs immediate binding, DT_RELR, self-binding symbol lookups, constructors over 5%)"
+        );
+        // The exec profile without the closure: no exec kind was looked for.
+        assert_eq!(looked_for(Some(&profile), None, false), []);
+        let l = lines(&Summary::default(), &[], &[]);
+        assert!(l[0].starts_with("fixes: none looked for ("), "{l:?}");
+        assert!(!l[0].contains("checked"), "{l:?}");
+        // Fork only, with the A/B: only fork then exec.
+        let l = lines(&Summary::default(), &[], &[FixKind::Spawn]);
+        assert_eq!(
+            l[0],
+            "fixes: none found (checked: fork vs vfork/posix_spawn)"
         );
     }
 }

@@ -6,7 +6,7 @@
 //! document per analysed file, then one summary line). A file that cannot be analysed is
 //! counted by reason and skipped; the scan itself never stops for one.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write as _;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -22,7 +22,12 @@ use crate::report;
 /// One analysed file: the figures the ranking uses.
 #[derive(Debug, Clone)]
 pub struct FileCost {
+    /// The path the scan first reached the file by.
     pub path: String,
+    /// The file's real path (symlinks resolved).
+    pub real_path: String,
+    /// The other scanned paths of the same file, in the order found.
+    pub aliases: Vec<String>,
     pub kind: String,
     pub objects: u64,
     /// Predicted start-up symbol lookups (cache hits excluded, ld.so's own included): what
@@ -49,17 +54,33 @@ fn reason(e: &ElfError) -> &'static str {
         ElfError::Empty { .. } => "empty (0 bytes)",
         ElfError::Script { .. } | ElfError::NotElf { .. } => "not ELF",
         ElfError::Malformed { .. } => "truncated or malformed ELF",
-        ElfError::NotLoadable { .. } => "ELF that ld.so does not load (object file, core)",
+        ElfError::NotLoadable { kind, .. } => kind.label(),
         ElfError::Elf32 { .. } | ElfError::ForeignMachine { .. } | ElfError::ForeignHost { .. } => {
             "foreign architecture"
         }
     }
 }
 
-/// The scan's input: regular files by real path, each once, and what was skipped on the way.
-fn collect(paths: &[PathBuf], skipped: &mut BTreeMap<&'static str, u64>) -> Vec<PathBuf> {
-    let mut seen = HashSet::new();
-    let mut files = Vec::new();
+/// One file to analyse: the path it was first found by (arguments in order, directory entries
+/// sorted), and the other paths that reach the same file (symlinks, hard links, a path given
+/// twice over different routes), in the order found.
+#[derive(Debug, Clone)]
+struct Found {
+    path: PathBuf,
+    aliases: Vec<PathBuf>,
+}
+
+/// A file's identity: two paths name the same file when device and inode agree.
+fn file_key(meta: &std::fs::Metadata) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    (meta.dev(), meta.ino())
+}
+
+/// The scan's input: regular files, each once, named by the first path that reached it, and
+/// what was skipped on the way.
+fn collect(paths: &[PathBuf], skipped: &mut BTreeMap<&'static str, u64>) -> Vec<Found> {
+    let mut seen: HashMap<(u64, u64), Option<usize>> = HashMap::new();
+    let mut files: Vec<Found> = Vec::new();
     let mut stack: Vec<PathBuf> = paths.iter().rev().cloned().collect();
     while let Some(p) = stack.pop() {
         let Ok(lmeta) = std::fs::symlink_metadata(&p) else {
@@ -78,8 +99,8 @@ fn collect(paths: &[PathBuf], skipped: &mut BTreeMap<&'static str, u64>) -> Vec<
             stack.extend(entries.into_iter().rev());
             continue;
         }
-        let real = match std::fs::canonicalize(&p) {
-            Ok(r) => r,
+        let meta = match std::fs::metadata(&p) {
+            Ok(m) => m,
             Err(e) => {
                 *skipped
                     .entry(match e.raw_os_error() {
@@ -91,10 +112,6 @@ fn collect(paths: &[PathBuf], skipped: &mut BTreeMap<&'static str, u64>) -> Vec<
                 continue;
             }
         };
-        let Ok(meta) = std::fs::metadata(&real) else {
-            *skipped.entry("unreadable").or_default() += 1;
-            continue;
-        };
         if meta.is_dir() {
             continue; // a symlink to a directory
         }
@@ -102,29 +119,65 @@ fn collect(paths: &[PathBuf], skipped: &mut BTreeMap<&'static str, u64>) -> Vec<
             *skipped.entry("not a regular file").or_default() += 1;
             continue;
         }
-        if !seen.insert(real.clone()) {
-            continue; // reached again through a symlink or a second path
-        }
-        if meta.len() == 0 {
-            *skipped.entry("empty (0 bytes)").or_default() += 1;
-            continue;
-        }
-        // The magic is read here, not mapped: most files of a library tree are not ELF, and
-        // `deps` keeps the maps of the files it analyses.
-        let mut magic = [0u8; 4];
-        match std::fs::File::open(&real).and_then(|mut f| f.read_exact(&mut magic)) {
-            Ok(()) if &magic == b"\x7fELF" => files.push(real),
-            Ok(()) => *skipped.entry("not ELF").or_default() += 1,
-            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
-                *skipped.entry("not ELF").or_default() += 1
+        match seen.get(&file_key(&meta)) {
+            // Reached again: an alias of an analysed file (the same path given twice is not).
+            Some(Some(i)) => {
+                let f = &mut files[*i];
+                if f.path != p && !f.aliases.contains(&p) {
+                    f.aliases.push(p);
+                }
+                continue;
             }
-            Err(_) => *skipped.entry("unreadable").or_default() += 1,
+            // Reached again, but already skipped (and counted) once.
+            Some(None) => continue,
+            None => {}
+        }
+        let why = if meta.len() == 0 {
+            Some("empty (0 bytes)")
+        } else {
+            // The magic is read here, not mapped: most files of a library tree are not ELF,
+            // and `deps` keeps the maps of the files it analyses.
+            let mut magic = [0u8; 8];
+            match std::fs::File::open(&p).and_then(|f| read_prefix(f, &mut magic)) {
+                Ok(n) if n >= 4 && &magic[..4] == b"\x7fELF" => None,
+                Ok(8) if &magic == b"!<arch>\n" => Some("static archive (ar)"),
+                Ok(_) => Some("not ELF"),
+                Err(_) => Some("unreadable"),
+            }
+        };
+        match why {
+            Some(why) => {
+                *skipped.entry(why).or_default() += 1;
+                seen.insert(file_key(&meta), None);
+            }
+            None => {
+                seen.insert(file_key(&meta), Some(files.len()));
+                files.push(Found {
+                    path: p,
+                    aliases: Vec::new(),
+                });
+            }
         }
     }
     files
 }
 
-fn analyse(path: &Path, opts: &ResolveOptions) -> Result<FileCost, &'static str> {
+/// Reads up to `buf.len()` bytes from the start of `f`; how many were read.
+fn read_prefix(mut f: std::fs::File, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match f.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+fn analyse(found: &Found, opts: &ResolveOptions) -> Result<FileCost, &'static str> {
+    let path = found.path.as_path();
     let c = match deps::resolve(path, opts) {
         Ok(c) => c,
         Err(DepsError::Target(e)) => return Err(reason(&e)),
@@ -134,6 +187,15 @@ fn analyse(path: &Path, opts: &ResolveOptions) -> Result<FileCost, &'static str>
     let main = &c.objects[0];
     Ok(FileCost {
         path: path.to_string_lossy().into_owned(),
+        real_path: std::fs::canonicalize(path)
+            .unwrap_or_else(|_| path.to_path_buf())
+            .to_string_lossy()
+            .into_owned(),
+        aliases: found
+            .aliases
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect(),
         kind: main.info.kind.label().to_string(),
         objects: p.objects,
         lookups: if main.info.interpreter.is_some() || c.objects.len() > 1 {
@@ -152,7 +214,7 @@ fn analyse(path: &Path, opts: &ResolveOptions) -> Result<FileCost, &'static str>
 
 /// Analyses `files` on every core; results in `files`' order.
 fn analyse_all(
-    files: &[PathBuf],
+    files: &[Found],
     opts: &ResolveOptions,
 ) -> Vec<Option<Result<FileCost, &'static str>>> {
     let threads = std::thread::available_parallelism()
@@ -200,6 +262,7 @@ pub fn scan(cfg: &DepsConfig) -> Result<ExitCode, Error> {
             report::text::clean(why)
         );
     }
+    let links: u64 = files.iter().map(|f| f.aliases.len() as u64).sum();
     let mut analysed = Vec::new();
     for r in analyse_all(&files, &opts).into_iter().flatten() {
         match r {
@@ -215,23 +278,49 @@ pub fn scan(cfg: &DepsConfig) -> Result<ExitCode, Error> {
             .then_with(|| a.path.cmp(&b.path))
     });
     if cfg.text {
-        let text = render(&analysed, &skipped, cfg);
+        let text = render(&analysed, links, &skipped, cfg);
         report::write_text(&text, Path::new("-"))?;
     }
     if let Some(path) = &cfg.json {
-        let lines = json_lines(&analysed, &skipped);
+        let lines = json_lines(&analysed, links, &skipped);
         report::write_text(&lines, path)?;
     }
     Ok(ExitCode::Ok)
 }
 
-fn render(files: &[FileCost], skipped: &BTreeMap<&'static str, u64>, cfg: &DepsConfig) -> String {
+/// The "also" cell of a file reached by several paths: the other names when they are few
+/// (file names when in the row's directory), else their count.
+fn also(f: &FileCost) -> String {
+    const LISTED: usize = 3;
+    if f.aliases.len() > LISTED {
+        return format!("{} links", f.aliases.len());
+    }
+    let dir = Path::new(&f.path).parent();
+    f.aliases
+        .iter()
+        .map(|a| {
+            let a = Path::new(a);
+            match (a.parent(), a.file_name()) {
+                (Some(d), Some(n)) if Some(d) == dir => n.to_string_lossy().into_owned(),
+                _ => a.to_string_lossy().into_owned(),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn render(
+    files: &[FileCost],
+    links: u64,
+    skipped: &BTreeMap<&'static str, u64>,
+    cfg: &DepsConfig,
+) -> String {
     let clean = report::text::clean;
     let mut s = String::new();
     let n_skipped: u64 = skipped.values().sum();
     let _ = writeln!(
         s,
-        "ldcost deps: {} ELF file{} analysed under {}; {} skipped",
+        "ldcost deps: {} ELF file{} analysed under {}; {} link{} to them merged; {} skipped",
         files.len(),
         if files.len() == 1 { "" } else { "s" },
         cfg.targets
@@ -239,6 +328,8 @@ fn render(files: &[FileCost], skipped: &BTreeMap<&'static str, u64>, cfg: &DepsC
             .map(|p| clean(&p.to_string_lossy()))
             .collect::<Vec<_>>()
             .join(" "),
+        links,
+        if links == 1 { "" } else { "s" },
         n_skipped
     );
     s.push('\n');
@@ -256,7 +347,7 @@ fn render(files: &[FileCost], skipped: &BTreeMap<&'static str, u64>, cfg: &DepsC
     t.load_preset(comfy_table::presets::NOTHING);
     t.set_header(vec![
         "#", "file", "kind", "objects", "lookups", "relative", "lazy PLT", "VMAs", "inits",
-        "unused",
+        "unused", "also",
     ]);
     for (i, f) in files.iter().take(shown).enumerate() {
         t.add_row(vec![
@@ -270,6 +361,7 @@ fn render(files: &[FileCost], skipped: &BTreeMap<&'static str, u64>, cfg: &DepsC
             f.vmas.to_string(),
             f.initializers.to_string(),
             f.unused.len().to_string(),
+            clean(&also(f)),
         ]);
     }
     let _ = writeln!(s, "{t}");
@@ -309,7 +401,7 @@ fn render(files: &[FileCost], skipped: &BTreeMap<&'static str, u64>, cfg: &DepsC
     s
 }
 
-fn json_lines(files: &[FileCost], skipped: &BTreeMap<&'static str, u64>) -> String {
+fn json_lines(files: &[FileCost], links: u64, skipped: &BTreeMap<&'static str, u64>) -> String {
     use report::schema::tree::{TreeFile, TreeSummary};
     let mut out = String::new();
     for (i, f) in files.iter().enumerate() {
@@ -317,6 +409,8 @@ fn json_lines(files: &[FileCost], skipped: &BTreeMap<&'static str, u64>) -> Stri
             record: "file".into(),
             rank: i as u64 + 1,
             path: f.path.clone(),
+            real_path: f.real_path.clone(),
+            aliases: f.aliases.clone(),
             kind: f.kind.clone(),
             objects: f.objects,
             lookups: f.lookups,
@@ -333,6 +427,7 @@ fn json_lines(files: &[FileCost], skipped: &BTreeMap<&'static str, u64>) -> Stri
     let summary = TreeSummary {
         record: "summary".into(),
         analysed: files.len() as u64,
+        links_merged: links,
         skipped: skipped.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
     };
     out.push_str(&serde_json::to_string(&summary).unwrap_or_default());

@@ -416,7 +416,13 @@ fn profile_inner(
     write_graphs(cfg, &folded, fork.as_ref(), section.breakdown.as_ref())?;
     write_timeline(cfg, &section)?;
     if cfg.text {
-        let mut text = report::profile_report(Some(&section), fork.as_ref(), &fixes, cfg.detail);
+        let mut text = report::profile_report(
+            Some(&section),
+            fork.as_ref(),
+            closure.as_ref().is_some_and(|c| !c.objects.is_empty()),
+            &fixes,
+            cfg.detail,
+        );
         if let Some(why) = &fork_lost {
             text.push_str(&format!("\nfork cost: not measured ({why})\n"));
         }
@@ -471,7 +477,7 @@ fn fork_only(
     let target = cfg.profile.command.program.to_string_lossy().to_string();
     if cfg.text && fork.is_some() {
         let fixes = crate::attribute::fixes::fixes(None, fork.as_ref(), None);
-        let mut text = report::profile_report(None, fork.as_ref(), &fixes, cfg.detail);
+        let mut text = report::profile_report(None, fork.as_ref(), false, &fixes, cfg.detail);
         if report::color::wanted() {
             text = report::color::paint(&text);
         }

@@ -15,8 +15,13 @@ pub struct TreeFile {
     pub record: String,
     /// Position in the ranking, from 1.
     pub rank: u64,
-    /// The real path (symlinks resolved).
+    /// The path the scan first reached the file by (arguments in order, directory entries
+    /// sorted).
     pub path: String,
+    /// The real path (symlinks resolved).
+    pub real_path: String,
+    /// The other scanned paths of the same file (symlinks, hard links), in the order found.
+    pub aliases: Vec<String>,
     pub kind: String,
     pub objects: u64,
     /// Predicted start-up symbol lookups, as LD_DEBUG=statistics counts them.
@@ -38,5 +43,8 @@ pub struct TreeSummary {
     /// Always `summary`.
     pub record: String,
     pub analysed: u64,
+    /// Paths merged into an analysed file because they reach the same file: the sum of the
+    /// `aliases` of the file lines.
+    pub links_merged: u64,
     pub skipped: BTreeMap<String, u64>,
 }
