@@ -162,7 +162,7 @@ pub(super) fn wrap(text: &str, width: usize) -> Vec<String> {
     let width = width.max(8);
     let mut lines = Vec::new();
     let mut line = String::new();
-    for word in text.split(' ') {
+    for word in text.split_whitespace() {
         let mut word = word.to_string();
         while word.chars().count() > width {
             let head: String = word.chars().take(width).collect();
