@@ -502,7 +502,7 @@ pub struct ProfileArgs {
     pub no_exec: bool,
     /// Sample with kernel and user call chains (system-wide per CPU as root, keeping the
     /// target's process tree) in separate runs and loops, and show the cost by category.
-    /// Implied by --flamegraph and --folded.
+    /// Implied by --flamegraph, --fork-flamegraph and --folded.
     #[arg(long)]
     pub sample: bool,
     /// Samples per second of CPU time (cpu-clock here), capped at --max-frequency.
@@ -530,10 +530,15 @@ pub struct ProfileArgs {
     #[arg(long, value_name = "N", default_value_t = 10,
           value_parser = clap::value_parser!(u64).range(1..=10000))]
     pub sample_runs: u64,
-    /// Write a flame graph (SVG, inferno) of the sampled stacks, rooted by exec/fork and
-    /// category (`-` for standard output, which then carries only the SVG).
+    /// Write a flame graph (SVG, inferno) of the sampled exec runs, rooted by category, with
+    /// a frame naming the object in its relocation and initializers (`-` for standard output,
+    /// which then carries only the SVG). With --no-exec, of the sampled fork loop.
     #[arg(long, value_name = "FILE.svg")]
     pub flamegraph: Option<PathBuf>,
+    /// Write a flame graph (SVG, inferno) of the sampled fork loop, rooted by category: exec
+    /// runs and forks are two populations, never drawn on one sample scale.
+    #[arg(long, value_name = "FILE.svg", requires = "fork")]
+    pub fork_flamegraph: Option<PathBuf>,
     /// Write the sampled stacks in the folded format (inferno, FlameGraph, speedscope; `-`
     /// for standard output, which then carries only the stacks).
     #[arg(long, value_name = "FILE")]

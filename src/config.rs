@@ -80,6 +80,8 @@ pub struct ProfileRun {
     pub sampling: Option<crate::perf::SamplerConfig>,
     pub sample_runs: usize,
     pub flamegraph: Option<PathBuf>,
+    /// `--fork-flamegraph`: the fork loop's graph, apart from the exec runs'.
+    pub fork_flamegraph: Option<PathBuf>,
     pub folded: Option<PathBuf>,
     /// `--timeline`, `--trace`: the start-up timeline (SVG) and trace-event JSON.
     pub timeline: Option<PathBuf>,
@@ -105,12 +107,17 @@ impl ProfileRun {
             && a.folded.as_deref() != stdout
             && a.flamegraph.as_deref() != stdout
             && a.timeline.as_deref() != stdout
-            && a.trace.as_deref() != stdout;
+            && a.trace.as_deref() != stdout
+            && a.fork_flamegraph.as_deref() != stdout;
         let timeout = a
             .timeout
             .filter(|t| t.is_finite() && *t > 0.0)
             .map(std::time::Duration::from_secs_f64);
-        let sampling = (a.sample || a.flamegraph.is_some() || a.folded.is_some()).then(|| {
+        let sampling = (a.sample
+            || a.flamegraph.is_some()
+            || a.fork_flamegraph.is_some()
+            || a.folded.is_some())
+        .then(|| {
             let sysctl = std::fs::read_to_string(MAX_SAMPLE_RATE)
                 .ok()
                 .and_then(|s| s.trim().parse::<u64>().ok());
@@ -143,6 +150,7 @@ impl ProfileRun {
             sampling: sampling.clone(),
             sample_runs: a.sample_runs as usize,
             flamegraph: a.flamegraph,
+            fork_flamegraph: a.fork_flamegraph,
             folded: a.folded,
             timeline: a.timeline,
             trace: a.trace,

@@ -188,9 +188,12 @@ pub fn breakdown_in_phases(
     // keyed by its frames' interned names (the symbolizer shares one string per address).
     let mut distinct: HashMap<Vec<(usize, bool)>, (Category, usize)> = HashMap::new();
     let mut frame_lists: Vec<Vec<String>> = Vec::new();
-    let mut folded_keys: Vec<(Category, usize)> = Vec::new();
+    // (category, frame list, object frame of the span): see `folded::object_frame`.
+    let mut folded_keys: Vec<(Category, usize, Option<usize>)> = Vec::new();
+    let mut object_frames: Vec<String> = Vec::new();
+    let mut object_index: HashMap<&str, Option<usize>> = HashMap::new();
     let mut folded_counts: Vec<u64> = Vec::new();
-    let mut folded_index: HashMap<(Category, usize), usize> = HashMap::new();
+    let mut folded_index: HashMap<(Category, usize, Option<usize>), usize> = HashMap::new();
     let mut phase_counts: HashMap<(Category, &str), (u64, u64)> = HashMap::new();
     let mut by_phase: BTreeMap<Category, u64> = BTreeMap::new();
     let mut parts: BTreeMap<ExecPart, (u64, u64)> = BTreeMap::new();
@@ -251,8 +254,13 @@ pub fn breakdown_in_phases(
         if cat != stack_cat {
             *by_phase.entry(cat).or_insert(0) += 1;
         }
-        let fi = *folded_index.entry((cat, li)).or_insert_with(|| {
-            folded_keys.push((cat, li));
+        let oi = *object_index.entry(label).or_insert_with(|| {
+            let f = super::folded::object_frame(label)?;
+            object_frames.push(f);
+            Some(object_frames.len() - 1)
+        });
+        let fi = *folded_index.entry((cat, li, oi)).or_insert_with(|| {
+            folded_keys.push((cat, li, oi));
             folded_counts.push(0);
             folded_keys.len() - 1
         });
@@ -324,7 +332,7 @@ pub fn breakdown_in_phases(
                 (n > 0).then(|| m.get(&cat).map(|e| e.0).unwrap_or(0) as f64 / n as f64)
             })
             .collect();
-        let share = samples as f64 / total.max(1) as f64;
+        let share = super::folded::pooled_share(samples, total);
         let ns = weight as f64 / covered.max(1.0);
         let (share_ci95, ns_ci95) = match intervals.get(ci) {
             // A percentile bootstrap of a ratio can miss the full-sample ratio by a hair when
@@ -351,10 +359,14 @@ pub fn breakdown_in_phases(
     let mut folded: Vec<FoldedStack> = folded_keys
         .into_iter()
         .zip(folded_counts)
-        .map(|((category, li), count)| FoldedStack {
+        .map(|((category, li, oi), count)| FoldedStack {
             category,
             section: section.to_string(),
-            frames: frame_lists[li].clone(),
+            frames: oi
+                .map(|o| object_frames[o].clone())
+                .into_iter()
+                .chain(frame_lists[li].iter().cloned())
+                .collect(),
             count,
         })
         .collect();

@@ -149,6 +149,7 @@ pub fn pre_checks(
         &[
             ("--json", &cfg.json),
             ("--flamegraph", &cfg.flamegraph),
+            ("--fork-flamegraph", &cfg.fork_flamegraph),
             ("--folded", &cfg.folded),
             ("--timeline", &cfg.timeline),
             ("--trace", &cfg.trace),
@@ -345,6 +346,7 @@ fn profile_inner(
         &[
             ("--json", &cfg.json),
             ("--flamegraph", &cfg.flamegraph),
+            ("--fork-flamegraph", &cfg.fork_flamegraph),
             ("--folded", &cfg.folded),
             ("--timeline", &cfg.timeline),
             ("--trace", &cfg.trace),
@@ -500,14 +502,18 @@ fn fork_only(
     Ok(ExitCode::Ok)
 }
 
-/// `--folded` and `--flamegraph`: the sampled stacks of exec and fork in one graph, rooted by
-/// section, then category.
+/// `--folded`, `--flamegraph` and `--fork-flamegraph`. The folded file holds both sections
+/// (rooted by section, then category); each graph draws one: the exec runs' samples and the
+/// fork loop's are different populations (10 runs against 2000 forks) and one sample scale
+/// would draw the larger one only. `--flamegraph` draws the exec runs, or the fork loop when
+/// there are none (`--no-exec`).
 fn write_graphs(
     cfg: &crate::config::ProfileRun,
     folded: &[report::flamegraph::FoldedStack],
     fork: Option<&crate::attribute::fork_cost::ForkSection>,
     exec: Option<&crate::attribute::breakdown::Breakdown>,
 ) -> Result<(), Error> {
+    use crate::attribute::breakdown::Breakdown;
     let err = |path: &std::path::Path, e: std::io::Error| {
         Error::Report(crate::error::ReportError::Write {
             path: path.to_path_buf(),
@@ -519,36 +525,78 @@ fn write_graphs(
         report::flamegraph::write_folded(folded, &mut buf).map_err(|e| err(path, e))?;
         report::output::write_bytes(&buf, path)?;
     }
-    if let Some(path) = &cfg.flamegraph {
-        if folded.is_empty() {
+    let command = &cfg.profile.command;
+    let mut invocation = vec![command.program.display().to_string()];
+    invocation.extend(
+        command
+            .args
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned()),
+    );
+    let invocation = invocation.join(" ");
+    let head = |b: Option<&Breakdown>, per: &str| -> Option<String> {
+        let b = b?;
+        let mut s = format!(
+            "{} samples over {} {per}",
+            b.samples,
+            b.covered.round() as u64
+        );
+        if b.instrumentation.samples > 0 {
+            s.push_str(&format!(
+                " ({} of ldcost's instrumentation left out)",
+                b.instrumentation.samples
+            ));
+        }
+        Some(s)
+    };
+    let fork_breakdown = fork.and_then(|f| f.breakdown.as_ref());
+    let fork_reading = fork.map(|f| f.reading.as_str()).filter(|r| !r.is_empty());
+    let mut graphs = Vec::new();
+    if cfg.exec {
+        if let Some(path) = &cfg.flamegraph {
+            let sub = head(exec, "exec runs");
+            graphs.push((path, "exec", "exec", sub, exec));
+        }
+        if let Some(path) = &cfg.fork_flamegraph {
+            let sub = head(fork_breakdown, "forks");
+            let sub = [sub.as_deref(), fork_reading].into_iter().flatten();
+            let sub = Some(sub.collect::<Vec<_>>().join(" · "));
+            graphs.push((path, "fork", "fork", sub, fork_breakdown));
+        }
+    } else {
+        for path in [&cfg.flamegraph, &cfg.fork_flamegraph]
+            .into_iter()
+            .flatten()
+        {
+            let sub = head(fork_breakdown, "forks");
+            let sub = [sub.as_deref(), fork_reading].into_iter().flatten();
+            let sub = Some(sub.collect::<Vec<_>>().join(" · "));
+            graphs.push((path, "fork", "fork", sub, fork_breakdown));
+        }
+    }
+    for (path, section, what, subtitle, breakdown) in graphs {
+        let stacks: Vec<_> = folded
+            .iter()
+            .filter(|s| s.section == section)
+            .cloned()
+            .collect();
+        if stacks
+            .iter()
+            .all(|s| s.category == crate::attribute::categories::Category::Instrumentation)
+        {
             eprintln!(
-                "ldcost: warning: no samples to draw; {} not written",
+                "ldcost: warning: no {what} samples to draw; {} not written",
                 path.display()
             );
-            return Ok(());
-        }
-        let target = cfg.profile.command.program.display().to_string();
-        let mut head = Vec::new();
-        if let Some(b) = exec {
-            head.push(format!("exec: {} samples over {} runs", b.samples, b.units));
-        }
-        if let Some(f) = fork {
-            if let Some(b) = &f.breakdown {
-                head.push(format!(
-                    "fork: {} samples over {} forks",
-                    b.samples, b.covered as u64
-                ));
-            }
-            if !f.reading.is_empty() {
-                head.push(f.reading.clone());
-            }
+            continue;
         }
         let opts = report::flamegraph::FlameOptions {
-            title: format!("ldcost profile {target}"),
-            subtitle: Some(head.join(" · ")),
+            title: format!("ldcost profile ({what}): {invocation}"),
+            subtitle: subtitle.filter(|s| !s.is_empty()),
         };
         let mut buf = Vec::new();
-        report::flamegraph::write_svg(folded, &opts, &mut buf).map_err(|e| err(path, e))?;
+        report::flamegraph::write_section_svg(&stacks, &opts, breakdown, &mut buf)
+            .map_err(|e| err(path, e))?;
         report::output::write_bytes(&buf, path)?;
     }
     Ok(())

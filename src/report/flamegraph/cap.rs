@@ -11,7 +11,8 @@
 //!   followed by a `[×N]` frame (N the run's length); deep direct recursion reads the same way,
 //!   and reads better so;
 //! * a stack still deeper than [`MAX_DEPTH`] frames keeps its leaf-most frames (where the time
-//!   is) under one `[N outer frames cut]` frame.
+//!   is) under one `[N outer frames cut]` frame (and above it the object frame,
+//!   `relocation: libfoo.so`, when the stack has one).
 //!
 //! Only the SVG is cut: `--folded` writes the stacks whole for other viewers, and the subtitle
 //! of the SVG says how many stacks were cut.
@@ -40,8 +41,16 @@ pub fn cap_stacks(stacks: &[FoldedStack]) -> Capped {
     for s in stacks {
         let mut frames = fold_repeats(&s.frames);
         if frames.len() > MAX_DEPTH {
-            let outer = frames.len() - (MAX_DEPTH - 1);
-            let mut kept = vec![format!("[{outer} outer frames cut]")];
+            // The object frame (`relocation: libfoo.so`) says whose work the stack is: kept.
+            let object = frames
+                .first()
+                .filter(|f| crate::attribute::folded::is_object_frame(f))
+                .cloned();
+            let own = usize::from(object.is_some());
+            let outer = frames.len() - (MAX_DEPTH - 1 - own);
+            let mut kept: Vec<String> = object.into_iter().collect();
+            let cut = outer - own;
+            kept.push(format!("[{cut} outer frames cut]"));
             kept.extend(frames.drain(outer..));
             frames = kept;
         }

@@ -46,13 +46,34 @@ pub(super) fn thousands(n: u64) -> String {
 const LEGEND_COLUMNS: usize = 3;
 pub(super) const LEGEND_ROW: usize = 20;
 const LEGEND_HEAD: usize = 34;
+/// One wrapped line of a head line written in full.
+const ABOUT_ROW: usize = 16;
+
+/// What the legend says.
+pub(super) struct Legend<'a> {
+    /// Samples per category drawn, in display order.
+    pub(super) totals: &'a [(Category, u64)],
+    /// Each category's share, in the order of `totals`.
+    pub(super) shares: &'a [f64],
+    /// Whether the shares are the report's (a breakdown's) rather than the drawn samples'.
+    pub(super) reported: bool,
+    /// Samples per section drawn.
+    pub(super) sections: &'a [(String, u64)],
+    /// ldcost's own instrumentation samples, not drawn.
+    pub(super) left_out: u64,
+    /// Head lines the canvas could not hold whole, written here in full, wrapped.
+    pub(super) about: &'a [String],
+    pub(super) chars_per_line: usize,
+}
 
 /// Appends the legend below the graph and makes the image taller to hold it.
-pub(super) fn add_legend(
-    svg: &str,
-    totals: &[(Category, u64)],
-    sections: &[(String, u64)],
-) -> io::Result<String> {
+pub(super) fn add_legend(svg: &str, legend: &Legend<'_>) -> io::Result<String> {
+    let (totals, sections) = (legend.totals, legend.sections);
+    let about: Vec<String> = legend
+        .about
+        .iter()
+        .flat_map(|t| super::svg::wrap(t, legend.chars_per_line))
+        .collect();
     let root = svg.find("<svg ").ok_or_else(|| malformed("no <svg>"))?;
     let root_end = root
         + svg[root..]
@@ -64,7 +85,8 @@ pub(super) fn add_legend(
         .ok_or_else(|| malformed("no image height"))?;
     let width = attr(tag, "width").unwrap_or("1200");
     let rows = totals.len().div_ceil(LEGEND_COLUMNS);
-    let extra = LEGEND_HEAD + rows * LEGEND_ROW + 8;
+    let about_h = about.len() * ABOUT_ROW;
+    let extra = LEGEND_HEAD + rows * LEGEND_ROW + 8 + about_h;
     let new_height = height + extra;
     let tag = tag
         .replacen(
@@ -88,19 +110,43 @@ pub(super) fn add_legend(
     let _ = write!(
         g,
         "<g id=\"ldcost-legend\"><line x1=\"10\" x2=\"99%\" y1=\"{y}\" y2=\"{y}\" \
-         stroke=\"rgb(160,160,160)\" stroke-width=\"0.5\"/>\
-         <text x=\"10\" y=\"{ty}\" style=\"font-weight:bold\">Categories (share of {} samples; {})</text>",
-        thousands(total),
-        per_section.join(", "),
+         stroke=\"rgb(160,160,160)\" stroke-width=\"0.5\"/>",
         y = top + 6,
-        ty = top + 24,
     );
+    for (i, line) in about.iter().enumerate() {
+        let _ = write!(
+            g,
+            "<text class=\"ldcost-about\" x=\"10\" y=\"{}\">{}</text>",
+            top + 22 + i * ABOUT_ROW,
+            xml_escape(line)
+        );
+    }
+    let left_out = match legend.left_out {
+        0 => String::new(),
+        n => format!(
+            "; left out: {} samples of ldcost's own instrumentation",
+            thousands(n)
+        ),
+    };
+    let _ = write!(
+        g,
+        "<text id=\"ldcost-legend-head\" x=\"10\" y=\"{ty}\" style=\"font-weight:bold\">\
+         Categories ({basis} samples; {}{left_out})</text>",
+        per_section.join(", "),
+        basis = if legend.reported {
+            "the report's shares; widths in".to_string()
+        } else {
+            format!("share of {}", thousands(total))
+        },
+        ty = top + 24 + about_h,
+    );
+    let top = top + about_h;
     for (i, (c, n)) in totals.iter().enumerate() {
         // Column-major, so each colour family reads down a column.
         let (col, row) = (i / rows, i % rows);
         let x_pct = 100.0 * col as f64 / LEGEND_COLUMNS as f64;
         let y = top + LEGEND_HEAD + row * LEGEND_ROW;
-        let share = 100.0 * *n as f64 / total as f64;
+        let share = legend.shares.get(i).copied().unwrap_or(0.0) * 100.0;
         let _ = write!(
             g,
             "<svg x=\"{x_pct:.2}%\" y=\"{y}\" overflow=\"visible\">\

@@ -34,7 +34,7 @@ mod tests;
 
 pub use cap::{cap_stacks, Capped, MAX_DEPTH, MAX_REPEAT};
 pub use folded::{category_totals, clean_frame, folded_lines, read_folded, write_folded};
-pub use svg::write_svg;
+pub use svg::{estimated_width, write_section_svg, write_svg, CHAR_WIDTH_EM, TITLE_FONT_PX};
 
 pub use crate::attribute::FoldedStack;
 

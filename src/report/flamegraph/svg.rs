@@ -11,20 +11,43 @@ use inferno::flamegraph::{self, FuncFrameAttrsMap, TextTruncateDirection};
 
 use super::cap::{cap_stacks, cut_note};
 use super::folded::{category_totals, folded_lines};
-use super::legend::add_legend;
+use super::legend::{add_legend, Legend};
 use super::{FlameOptions, FoldedStack};
+use crate::attribute::breakdown::Breakdown;
 use crate::attribute::categories::{Category, Rgb};
+use crate::attribute::folded::pooled_share;
 
 /// Draws the flame graph as SVG: inferno's graph and scripts, frames coloured by category, and
-/// a legend with each category's share. Runaway stacks are cut first (see `cap.rs`) and the
-/// subtitle says how many. An empty profile is an error (there is nothing to draw).
+/// a legend with each category's share. ldcost's own instrumentation (ptrace stops) is not
+/// drawn: the target's shares leave it out, and the legend says how many samples were left
+/// out. Runaway stacks are cut first (see `cap.rs`) and the subtitle says how many. A title or
+/// subtitle wider than the canvas is shortened to fit, and the whole text goes in the legend,
+/// wrapped. An empty profile is an error (there is nothing to draw).
 pub fn write_svg<W: Write>(
     stacks: &[FoldedStack],
     options: &FlameOptions,
+    writer: W,
+) -> io::Result<()> {
+    write_section_svg(stacks, options, None, writer)
+}
+
+/// [`write_svg`] of one section with its breakdown: the legend's shares are the breakdown's
+/// (the figures the text and the JSON print, phase-weighted for the exec runs), its counts the
+/// samples drawn (the widths). Without a breakdown the shares are the drawn samples' pooled
+/// shares.
+pub fn write_section_svg<W: Write>(
+    stacks: &[FoldedStack],
+    options: &FlameOptions,
+    breakdown: Option<&Breakdown>,
     mut writer: W,
 ) -> io::Result<()> {
-    let capped = cap_stacks(stacks);
-    let total: u64 = stacks.iter().map(|s| s.count).sum();
+    let (own, drawn): (Vec<&FoldedStack>, Vec<&FoldedStack>) = stacks
+        .iter()
+        .partition(|s| s.category == Category::Instrumentation);
+    let left_out: u64 = own.iter().map(|s| s.count).sum();
+    let drawn: Vec<FoldedStack> = drawn.into_iter().cloned().collect();
+    let capped = cap_stacks(&drawn);
+    let total: u64 = drawn.iter().map(|s| s.count).sum();
     let subtitle = match (options.subtitle.clone(), cut_note(&capped, total)) {
         (Some(s), Some(n)) => Some(format!("{s}; {n}")),
         (s, n) => s.or(n),
@@ -41,8 +64,16 @@ pub fn write_svg<W: Write>(
     let attrs = category_attrs(&totals);
     // inferno's Options is non-exhaustive: start from its defaults.
     let mut opt = flamegraph::Options::default();
-    opt.title = options.title.clone();
-    opt.subtitle = subtitle;
+    let (title, title_cut) = fit(&options.title, TITLE_FONT_PX, &opt);
+    let (short_subtitle, subtitle_cut) = match &subtitle {
+        Some(s) => {
+            let (t, cut) = fit(s, f64::from(opt.font_size as u32), &opt);
+            (Some(t), cut)
+        }
+        None => (None, false),
+    };
+    opt.title = title;
+    opt.subtitle = short_subtitle;
     opt.count_name = "samples".to_string();
     opt.deterministic = true;
     opt.hash = true;
@@ -56,9 +87,104 @@ pub fn write_svg<W: Write>(
     let svg = String::from_utf8(svg).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
     let svg = recolour(&svg)?;
     let sections = section_totals(&lines);
-    let svg = add_legend(&svg, &totals, &sections)?;
+    // What the head lines could not hold, in full.
+    let mut about = Vec::new();
+    if title_cut {
+        about.push(options.title.clone());
+    }
+    if let (true, Some(s)) = (subtitle_cut, &subtitle) {
+        about.push(s.clone());
+    }
+    let total_drawn: u64 = totals.iter().map(|t| t.1).sum();
+    let shares: Vec<f64> = totals
+        .iter()
+        .map(|&(c, n)| {
+            breakdown
+                .and_then(|b| b.categories.iter().find(|x| x.category == c))
+                .map_or_else(|| pooled_share(n, total_drawn), |x| x.share)
+        })
+        .collect();
+    let legend = Legend {
+        totals: &totals,
+        shares: &shares,
+        reported: breakdown.is_some(),
+        sections: &sections,
+        left_out,
+        about: &about,
+        chars_per_line: chars_per_line(f64::from(opt.font_size as u32), &opt),
+    };
+    let svg = add_legend(&svg, &legend)?;
     writer.write_all(svg.as_bytes())?;
     writer.flush()
+}
+
+/// inferno's canvas width when none is set (its `DEFAULT_IMAGE_WIDTH`, not exported).
+const INFERNO_IMAGE_WIDTH: usize = 1200;
+/// inferno's title is drawn 5 px larger than its frames' text (12 px by default).
+pub const TITLE_FONT_PX: f64 = 17.0;
+/// An average character's width in ems, for fitting text to the canvas. inferno assumes 0.59
+/// (Verdana); the fonts a browser falls back to (DejaVu Sans, Liberation Sans) run wider, so
+/// the estimate is generous.
+pub const CHAR_WIDTH_EM: f64 = 0.66;
+/// Space kept free on each side of a head line, in pixels.
+const HEAD_MARGIN_PX: f64 = 10.0;
+
+/// How many characters of `font_px` text fit on the canvas between the margins.
+fn chars_per_line(font_px: f64, opt: &flamegraph::Options<'_>) -> usize {
+    let width = opt.image_width.unwrap_or(INFERNO_IMAGE_WIDTH) as f64;
+    ((width - 2.0 * HEAD_MARGIN_PX) / (font_px * CHAR_WIDTH_EM)).floor() as usize
+}
+
+/// The estimated width in pixels of `text` drawn at `font_px` (see [`CHAR_WIDTH_EM`]).
+pub fn estimated_width(text: &str, font_px: f64) -> f64 {
+    text.chars().count() as f64 * font_px * CHAR_WIDTH_EM
+}
+
+/// `text` shortened to fit on the canvas at `font_px`: cut at the last separator (` · `, `; `,
+/// `, `) or space that fits, with `…`; and whether it was cut.
+fn fit(text: &str, font_px: f64, opt: &flamegraph::Options<'_>) -> (String, bool) {
+    let max = chars_per_line(font_px, opt).max(8);
+    if text.chars().count() <= max {
+        return (text.to_string(), false);
+    }
+    let head: String = text.chars().take(max - 1).collect();
+    let cut = [" · ", "; ", ", ", " "]
+        .iter()
+        .filter_map(|sep| head.rfind(sep))
+        .find(|&i| i >= head.len() / 2)
+        .unwrap_or(head.len());
+    (format!("{}…", head[..cut].trim_end()), true)
+}
+
+/// The lines `text` wraps into at `width` characters, broken at spaces (a word longer than a
+/// line is cut).
+pub(super) fn wrap(text: &str, width: usize) -> Vec<String> {
+    let width = width.max(8);
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        let mut word = word.to_string();
+        while word.chars().count() > width {
+            let head: String = word.chars().take(width).collect();
+            word = word.chars().skip(width).collect();
+            if !line.is_empty() {
+                lines.push(std::mem::take(&mut line));
+            }
+            lines.push(head);
+        }
+        let n = line.chars().count();
+        if n > 0 && n + 1 + word.chars().count() > width {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(&word);
+    }
+    if !line.is_empty() {
+        lines.push(line);
+    }
+    lines
 }
 
 /// inferno's frame attributes for the category roots: a class and the category's name, which

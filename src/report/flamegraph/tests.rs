@@ -436,3 +436,30 @@ fn a_deep_stack_keeps_its_leaf_most_frames() {
     assert_eq!(f[1..], names[100 - (MAX_DEPTH - 1)..]);
     assert_eq!((capped.stacks_cut, capped.samples_cut), (1, 3));
 }
+
+#[test]
+fn a_deep_stack_keeps_its_object_frame() {
+    let mut names: Vec<String> = vec!["relocation: libLLVM.so.22.1".to_string()];
+    names.extend((0..100).map(|i| format!("f{i}")));
+    let frames: Vec<&str> = names.iter().map(String::as_str).collect();
+    let capped = cap_stacks(&[stack(Category::FileFault, "exec", &frames, 2)]);
+    let f = &capped.stacks[0].frames;
+    assert_eq!(f.len(), MAX_DEPTH);
+    assert_eq!(f[0], "relocation: libLLVM.so.22.1");
+    // 100 own frames, MAX_DEPTH - 2 of them kept.
+    assert_eq!(
+        f[1],
+        format!("[{} outer frames cut]", 100 - (MAX_DEPTH - 2))
+    );
+    assert_eq!(f[2..], names[names.len() - (MAX_DEPTH - 2)..]);
+}
+
+#[test]
+fn head_lines_wrap_at_spaces_within_the_width() {
+    let text = "one two three four five six seven eight nine ten eleven";
+    let lines = super::svg::wrap(text, 12);
+    assert!(lines.iter().all(|l| l.chars().count() <= 12), "{lines:?}");
+    assert_eq!(lines.join(" "), text);
+    let long = "x".repeat(30);
+    assert_eq!(super::svg::wrap(&long, 12).concat(), long);
+}
