@@ -343,6 +343,7 @@ fn section(
         plots: vec![Plot {
             file_name: "matrix-fork-execl.svg".into(),
             title: "the fork+execl matrix as bars".into(),
+            caption: None,
             svg,
         }],
         flamegraphs: Vec::new(),
