@@ -546,6 +546,10 @@ pub fn add_to_section(
     }
 }
 
+/// One side's figures in the table: the graph's total, CPU µs and wall µs per fork, the
+/// measured rounds' median.
+type Figures = (f64, f64, f64, Option<f64>);
+
 /// The title of the table beside the graphs.
 pub const POPULATION_TITLE: &str = "erik: the forks behind the differential flame graphs, per fork";
 
@@ -589,10 +593,7 @@ pub fn population(
             figs.push((total as f64, cpu, wall, r));
         }
         let n = f64::from(g.head.libs.saturating_sub(g.base.libs).max(1));
-        let d = |f: fn(&(f64, f64, f64, Option<f64>)) -> Option<f64>| match (
-            f(&figs[0]),
-            f(&figs[1]),
-        ) {
+        let d = |f: fn(&Figures) -> Option<f64>| match (f(&figs[0]), f(&figs[1])) {
             (Some(a), Some(b)) => format!("{:+.2}", (b - a) / n),
             _ => na(),
         };
