@@ -214,6 +214,8 @@ fn the_exit_graph_paints_red_what_only_a_hundred_libraries_do() {
         assert!(d["head"]["samples"].as_u64().unwrap() > 0);
     }
 
+    summary_and_population(section, &md, &dir);
+
     let folded = std::fs::read_to_string(dir.join("erik-diff-exit.folded")).unwrap();
     // The walk over every object at exit (ld.so's _dl_fini and the destructors it calls in
     // each library) holds many times more samples per fork with 100 libraries than with none.
@@ -413,4 +415,150 @@ fn the_tree_gives_a_frame_its_own_samples_only() {
     assert!(blue_only_in_base(t).is_empty());
     let t = "fork;exit: teardown;only0 4 0\nfork;exit: teardown;both 3 1\n";
     assert_eq!(blue_only_in_base(t), vec![("only0".to_string(), 4)]);
+}
+
+/// The median as ldcost's tables take it (the mean of the middle two of an even count).
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// The Summary opens with erik's verdict (results.json's `erik.verdict` finding, its
+/// conclusion the one the fitted intervals in `data.fits` choose); no plot title holds a
+/// conclusion; and the table beside the graphs describes the graphs' own forks: its samples
+/// per 1000 forks are the folded files' column sums (what inferno drew), its forks and samples
+/// `data.diff`'s, its measured-rounds column the medians of the points' own samples.
+fn summary_and_population(section: &Value, md: &str, dir: &Path) {
+    use ldcost::experiment::erik::verdict::{conclusion, Effect};
+    let findings = section["findings"].as_array().unwrap();
+    let verdict = findings
+        .iter()
+        .find(|f| f["key"] == "erik.verdict")
+        .expect("a verdict finding");
+    let text = verdict["text"].as_str().unwrap();
+    let first = md
+        .split("## Summary\n\n")
+        .nth(1)
+        .and_then(|r| r.lines().next())
+        .unwrap();
+    assert!(first.starts_with("erik's question"), "{first}");
+    assert!(first.contains("µs per VMA") && first.contains("µs per library"));
+    assert_eq!(first.replace("\\|", "|"), text);
+    // The sides, recomputed from the fits' intervals in the data.
+    let fit = |exit: &str, measure: &str| {
+        section["data"]["fits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["exit"] == exit && f["measure"] == measure)
+            .unwrap()
+            .clone()
+    };
+    let effect = |f: &Value, c: usize| Effect {
+        value: f["coef"][c].as_f64().unwrap(),
+        ci: [
+            f["ci95"][c][0].as_f64().unwrap(),
+            f["ci95"][c][1].as_f64().unwrap(),
+        ],
+    };
+    let fork = fit("_exit", "parent");
+    let chosen = conclusion(
+        effect(&fork, 2).side(),
+        effect(&fork, 1).side(),
+        effect(&fit("_exit", "round_trip"), 1).side(),
+        effect(&fit("exit", "round_trip"), 1).side(),
+    );
+    assert!(text.ends_with(chosen), "{text}\nwanted: {chosen}");
+    assert!(text.contains(&format!("{:.3} [", effect(&fork, 2).value)));
+    for f in findings {
+        let t = f["text"].as_str().unwrap();
+        assert!(!t.contains("significant"), "{t}");
+        if f["key"]
+            .as_str()
+            .unwrap()
+            .starts_with("erik.per_library_us")
+            && f["interval"][1].as_f64().unwrap() < 0.0
+        {
+            assert!(t.contains("below zero: "), "{t}");
+        }
+    }
+    for p in section["plots"].as_array().unwrap() {
+        let title = p["title"].as_str().unwrap();
+        for w in ["erik is right", "flat", "hypothesis", "holds", "So "] {
+            assert!(!title.contains(w), "plot title with a conclusion: {title}");
+        }
+        let caption = p["caption"].as_str().expect("a caption");
+        assert!(caption.contains(" µs at "), "{caption}");
+        if p["file_name"] == "erik-libraries.svg" {
+            assert!(caption.ends_with(chosen), "{caption}");
+        }
+    }
+
+    let table = section["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["title"] == ldcost::experiment::erik::diff::POPULATION_TITLE)
+        .expect("the table beside the graphs");
+    let rows = table["rows"].as_array().unwrap();
+    let cell = |r: &Value, i: usize| r[i].as_str().unwrap().to_string();
+    let points = section["data"]["points"].as_array().unwrap();
+    for d in section["data"]["diff"].as_array().unwrap() {
+        let exit = d["exit"].as_str().unwrap();
+        let label = if exit == "exit" { "exit()" } else { "_exit" };
+        let e = ["_exit", "exit", "exit_bound"]
+            .iter()
+            .position(|x| *x == exit)
+            .unwrap();
+        let folded = std::fs::read_to_string(dir.join(format!("erik-diff-{exit}.folded"))).unwrap();
+        let (mut b, mut h) = (0i64, 0i64);
+        for l in folded.lines() {
+            let mut w = l.rsplitn(3, ' ');
+            h += w.next().unwrap().parse::<i64>().unwrap();
+            b += w.next().unwrap().parse::<i64>().unwrap();
+        }
+        for (side, total) in [("base", b), ("head", h)] {
+            let libs = d[side]["libs"].as_u64().unwrap();
+            let r = rows
+                .iter()
+                .find(|r| cell(r, 0) == label && cell(r, 1) == libs.to_string())
+                .unwrap_or_else(|| panic!("no row {label} k = {libs}: {table}"));
+            let (forks, samples) = (
+                d[side]["forks"].as_u64().unwrap(),
+                d[side]["samples"].as_u64().unwrap(),
+            );
+            assert_eq!(cell(r, 2), forks.to_string());
+            assert_eq!(cell(r, 3), samples.to_string());
+            assert_eq!(
+                cell(r, 4),
+                total.to_string(),
+                "the graph's total, per 1000 forks"
+            );
+            // Per fork both: the folded lines are rounded one by one, and the samples
+            // outside any category (none here) are left out.
+            let per = samples as f64 * 1000.0 / forks as f64;
+            assert!(
+                (total as f64 - per).abs() <= 0.05 * per + folded.lines().count() as f64,
+                "{label} k = {libs}: graph {total}, samples {per:.0} per 1000 forks"
+            );
+            let p = points
+                .iter()
+                .find(|p| p["point"]["series"] == "A" && p["point"]["libs"] == libs)
+                .unwrap();
+            let rt = median(
+                p["samples"][e]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|s| s["round_trip"].as_f64().unwrap())
+                    .collect(),
+            );
+            assert_eq!(cell(r, 7), format!("{rt:.1}"), "{label} k = {libs}");
+        }
+    }
 }

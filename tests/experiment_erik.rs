@@ -376,6 +376,23 @@ fn quick_series_measures_a_constant_footprint_and_fits_the_model() {
         ["erik-vmas.svg", "erik-libraries.svg", "erik-footprint.svg"]
     );
     assert!(s.plots.iter().all(|p| p.svg.contains("<svg")));
+    // The verdict comes first among the findings (the Summary opens with it), with numbers;
+    // titles are neutral, captions carry what the data show.
+    let v = &s.findings[0];
+    assert_eq!(v.key, "erik.verdict");
+    assert!(
+        v.text.contains("µs per VMA") && v.text.contains("µs per library") && v.interval.is_some(),
+        "{}",
+        v.text
+    );
+    for p in &s.plots {
+        assert!(!p.title.contains("erik is right") && !p.title.contains("flat"));
+        assert!(
+            p.caption.as_ref().is_some_and(|c| c.contains(" µs ")),
+            "{}",
+            p.title
+        );
+    }
     let drivers: Vec<_> = std::fs::read_dir(dir.path().join("erik"))
         .unwrap()
         .flatten()

@@ -37,6 +37,7 @@ pub mod kinds;
 mod plots;
 mod report;
 pub mod terms;
+pub mod verdict;
 
 pub use report::Measure;
 
@@ -360,7 +361,7 @@ pub fn run(settings: &Settings, progress: &dyn Progress) -> Result<Section, Expe
             };
             let g = side(b)
                 .and_then(|base| side(h).map(|head| (base, head)))
-                .and_then(|(base, head)| diff::graph(exit, base, head));
+                .and_then(|(base, head)| diff::graph(exit, cfg.frequency_hz, base, head));
             graphs.push((exit, g));
         }
     }
@@ -382,7 +383,14 @@ pub fn run(settings: &Settings, progress: &dyn Progress) -> Result<Section, Expe
     let vmaloop: VmaLoop = driver::vma_loop(&programs.vmaloop, LOOP_VMAS, forks, blocks)?;
     progress.step("erik: fitting");
     let mut s = report::section(settings, &measured, &vmaloop, &programs.commands);
-    diff::add_to_section(&mut s, &graphs);
+    let rounds = |libs: u32, exit: Exit| {
+        let e = Exit::ALL.iter().position(|x| *x == exit)?;
+        measured
+            .iter()
+            .find(|m| m.point.series == SeriesId::A && m.point.libs == libs)
+            .map(|m| report::med(m, e, Measure::RoundTrip))
+    };
+    diff::add_to_section(&mut s, &graphs, &rounds);
     s.notes.push(ANCHOR.into());
     Ok(s)
 }

@@ -325,6 +325,7 @@ fn section(
         plots.push(Plot {
             file_name: "forktest-forks-per-second.svg".into(),
             title: "forktest: forks per second per library list".into(),
+            caption: None,
             svg,
         });
     }

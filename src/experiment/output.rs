@@ -88,6 +88,7 @@ impl From<&Section> for doc::Section {
                 .map(|p| doc::Plot {
                     file_name: p.file_name.clone(),
                     title: p.title.clone(),
+                    caption: p.caption.clone(),
                 })
                 .collect(),
             flamegraphs: s
@@ -184,6 +185,16 @@ fn headline(r: &Report) -> Vec<String> {
     out
 }
 
+/// The paragraphs that open the Summary: each section's answer to its seed's question, in
+/// words (findings keyed `….verdict`).
+fn verdicts(r: &Report) -> Vec<String> {
+    r.sections()
+        .flat_map(|s| s.findings.iter())
+        .filter(|f| f.key.ends_with(".verdict"))
+        .map(|f| f.text.clone())
+        .collect()
+}
+
 /// The directions of every section, then the failed experiments: (line, holds).
 fn summary(r: &Report) -> Vec<(String, bool)> {
     let mut out: Vec<(String, bool)> = r
@@ -248,6 +259,9 @@ pub fn markdown(r: &Report) -> String {
         let _ = writeln!(out, "{l}\n");
     }
     out.push_str("## Summary\n\n");
+    for p in verdicts(r) {
+        let _ = writeln!(out, "{}\n", md_cell(&p));
+    }
     for (line, holds) in summary(r) {
         let _ = writeln!(
             out,
@@ -275,6 +289,9 @@ pub fn markdown(r: &Report) -> String {
                 }
                 for p in &s.plots {
                     let _ = writeln!(out, "![{}]({})\n", p.title, p.file_name);
+                    if let Some(c) = &p.caption {
+                        let _ = writeln!(out, "_{}_\n", md_cell(c).replace('_', "\\_"));
+                    }
                 }
                 for g in &s.flamegraphs {
                     // The picture, linked to the file itself (interactive when opened).
@@ -326,6 +343,9 @@ pub fn text(r: &Report) -> String {
         let _ = writeln!(out, "{l}");
     }
     out.push_str("\nSummary\n");
+    for p in verdicts(r) {
+        let _ = writeln!(out, "  {p}\n");
+    }
     for (line, holds) in summary(r) {
         let _ = writeln!(out, "  {} {line}", if holds { "ok " } else { "NO " });
     }
@@ -342,6 +362,9 @@ pub fn text(r: &Report) -> String {
                 }
                 for p in &s.plots {
                     let _ = writeln!(out, "   plot: {} ({})", p.title, p.file_name);
+                    if let Some(c) = &p.caption {
+                        let _ = writeln!(out, "     {c}");
+                    }
                 }
                 for g in &s.flamegraphs {
                     let _ = writeln!(out, "   flame graph: {} ({})", g.title, g.file_name);
@@ -404,7 +427,11 @@ pub fn html(r: &Report) -> String {
     for l in headline(r) {
         let _ = writeln!(out, "<p>{}</p>", esc(&l));
     }
-    out.push_str("<h2>Summary</h2>\n<ul>\n");
+    out.push_str("<h2>Summary</h2>\n");
+    for p in verdicts(r) {
+        let _ = writeln!(out, "<p>{}</p>", esc(&p));
+    }
+    out.push_str("<ul>\n");
     for (line, holds) in summary(r) {
         let (class, mark) = if holds { ("ok", "✓") } else { ("no", "✗") };
         let _ = writeln!(out, "<li class=\"{class}\">{mark} {}</li>", esc(&line));
@@ -457,9 +484,13 @@ pub fn html(r: &Report) -> String {
                     let svg = p.svg.find("<svg").map(|i| &p.svg[i..]).unwrap_or("");
                     let _ = writeln!(
                         out,
-                        "<figure>{svg}<figcaption>{} ({})</figcaption></figure>",
+                        "<figure>{svg}<figcaption>{} ({}){}</figcaption></figure>",
                         esc(&p.title),
-                        esc(&p.file_name)
+                        esc(&p.file_name),
+                        p.caption
+                            .as_ref()
+                            .map(|c| format!(": {}", esc(c)))
+                            .unwrap_or_default()
                     );
                 }
                 for g in &s.flamegraphs {

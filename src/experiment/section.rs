@@ -82,7 +82,10 @@ pub struct Table {
 pub struct Plot {
     /// The file it is written to in the output directory (`erik-a-vmas.svg`).
     pub file_name: String,
+    /// Neutral: what is drawn against what.
     pub title: String,
+    /// The sentence under it: what the lines show, from the data.
+    pub caption: Option<String>,
     /// The SVG text (written beside results.json, not into it).
     pub svg: String,
 }

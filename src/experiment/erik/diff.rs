@@ -40,6 +40,8 @@ pub struct Side {
     pub samples: u64,
     /// Forks the blocks cover.
     pub forks: u64,
+    /// The sampled blocks' wall time, summed (CLOCK_MONOTONIC around each block).
+    pub wall_ns: u64,
     /// What the recording says about itself (per-task fallback, lost records).
     pub notes: Vec<String>,
 }
@@ -49,6 +51,8 @@ pub struct Side {
 pub struct DiffGraph {
     pub exit: Exit,
     pub file_name: String,
+    /// The sampler's requested frequency: samples ÷ it is CPU time.
+    pub frequency_hz: u64,
     pub base: Side,
     pub head: Side,
     /// `section;category;frames… BASE HEAD`, samples per 1000 forks (what inferno drew).
@@ -161,11 +165,13 @@ pub fn sample_side(
     notes.extend(rec.notes.iter().cloned());
     notes.sort();
     notes.dedup();
+    let wall_ns = units.iter().map(|u| u.end_ns - u.start_ns).sum();
     Ok(Side {
         libs,
         stacks: folded,
         samples: b.samples,
         forks: b.covered as u64,
+        wall_ns,
         notes,
     })
 }
@@ -227,8 +233,8 @@ pub fn shrinkage(folded: &str) -> Growth {
     largest(&deltas(folded).0, -1)
 }
 
-/// Draws the graph of `base` (k = 0) against `head` (k = 100).
-pub fn graph(exit: Exit, base: Side, head: Side) -> Result<DiffGraph, String> {
+/// Draws the graph of `base` (k = 0) against `head` (k = 100), sampled at `frequency_hz`.
+pub fn graph(exit: Exit, frequency_hz: u64, base: Side, head: Side) -> Result<DiffGraph, String> {
     let bu = diff::Units {
         exec: 0,
         fork: base.forks,
@@ -277,6 +283,7 @@ pub fn graph(exit: Exit, base: Side, head: Side) -> Result<DiffGraph, String> {
     Ok(DiffGraph {
         exit,
         file_name: file_name(exit),
+        frequency_hz,
         base,
         head,
         folded,
@@ -443,7 +450,14 @@ pub fn totals(folded: &str) -> (i64, i64) {
 
 /// Puts the graphs into the section: each as a flame graph with its sentence, its figures in
 /// `data.diff`; a graph that could not be made is a skipped row with the reason.
-pub fn add_to_section(s: &mut Section, graphs: &[(Exit, Result<DiffGraph, String>)]) {
+///
+/// `rounds(libs, exit)`: the measured rounds' median round trip of series A's point with that
+/// many libraries, for the table that puts the graphs' forks beside them ([`population`]).
+pub fn add_to_section(
+    s: &mut Section,
+    graphs: &[(Exit, Result<DiffGraph, String>)],
+    rounds: &dyn Fn(u32, Exit) -> Option<f64>,
+) {
     let what = |e: Exit| {
         format!(
             "erik: differential flame graph k = {MAX_LIBS} vs k = 0 with {}",
@@ -476,7 +490,9 @@ pub fn add_to_section(s: &mut Section, graphs: &[(Exit, Result<DiffGraph, String
                     caption: format!(
                         "Widths: k = {}'s samples per 1000 forks; red where k = {} spends more \
                          in a frame's own code, blue where less; a frame only k = {} has is not \
-                         drawn here (see the graph with k = {}'s widths). {}",
+                         drawn here (see the graph with k = {}'s widths). {} The same forks \
+                         per fork in µs, beside the measured rounds and the fit: the table \
+                         \"{POPULATION_TITLE}\".",
                         g.head.libs,
                         g.head.libs,
                         g.base.libs,
@@ -513,11 +529,131 @@ pub fn add_to_section(s: &mut Section, graphs: &[(Exit, Result<DiffGraph, String
             }
         }
     }
+    let drawn: Vec<&DiffGraph> = graphs.iter().filter_map(|(_, g)| g.as_ref().ok()).collect();
+    if !drawn.is_empty() {
+        let fitted = |e: Exit| {
+            s.findings
+                .iter()
+                .find(|f| f.key == format!("erik.per_library_us.round_trip.{}", e.key()))
+                .and_then(|f| Some((f.value, f.interval?)))
+        };
+        let table = population(&drawn, rounds, &fitted);
+        s.tables.push(table);
+    }
     if let Some(o) = s.data.as_object_mut() {
         o.insert(
             "diff".into(),
             serde_json::to_value(data).unwrap_or(serde_json::Value::Null),
         );
+    }
+}
+
+/// One side's figures in the table: the graph's total, CPU µs and wall µs per fork, the
+/// measured rounds' median.
+type Figures = (f64, f64, f64, Option<f64>);
+
+/// The title of the table beside the graphs.
+pub const POPULATION_TITLE: &str = "erik: the forks behind the differential flame graphs, per fork";
+
+/// The table beside the graphs: each side's sampled forks normalised per fork as the graph
+/// is (samples per 1000 forks, the graph's total), the same forks in µs (samples ÷ the
+/// sampling frequency; the blocks' wall time), the measured rounds' median for the same point,
+/// and per library ((k = 100 − k = 0) ÷ 100) beside the model's fitted per-library effect,
+/// with the caption saying why those differ.
+pub fn population(
+    graphs: &[&DiffGraph],
+    rounds: &dyn Fn(u32, Exit) -> Option<f64>,
+    fitted: &dyn Fn(Exit) -> Option<(f64, [f64; 2])>,
+) -> crate::experiment::section::Table {
+    let na = || "not available".to_string();
+    let mut rows = Vec::new();
+    let mut fits = Vec::new();
+    for g in graphs {
+        let (bt, ht) = totals(&g.folded);
+        let per_fork = |x: &Side| {
+            let f = x.forks.max(1) as f64;
+            (
+                x.samples as f64 / f,
+                x.samples as f64 / f / g.frequency_hz.max(1) as f64 * 1e6,
+                x.wall_ns as f64 / f / 1e3,
+            )
+        };
+        let mut figs = Vec::new();
+        for (x, total) in [(&g.base, bt), (&g.head, ht)] {
+            let (_, cpu, wall) = per_fork(x);
+            let r = rounds(x.libs, g.exit);
+            rows.push(vec![
+                g.exit.label().to_string(),
+                x.libs.to_string(),
+                x.forks.to_string(),
+                x.samples.to_string(),
+                total.to_string(),
+                format!("{cpu:.1}"),
+                format!("{wall:.1}"),
+                r.map_or_else(na, |r| format!("{r:.1}")),
+            ]);
+            figs.push((total as f64, cpu, wall, r));
+        }
+        let n = f64::from(g.head.libs.saturating_sub(g.base.libs).max(1));
+        let d = |f: fn(&Figures) -> Option<f64>| match (f(&figs[0]), f(&figs[1])) {
+            (Some(a), Some(b)) => format!("{:+.2}", (b - a) / n),
+            _ => na(),
+        };
+        rows.push(vec![
+            g.exit.label().to_string(),
+            format!(
+                "per library ((k = {} − k = {}) ÷ {n})",
+                g.head.libs, g.base.libs
+            ),
+            String::new(),
+            String::new(),
+            d(|x| Some(x.0)),
+            d(|x| Some(x.1)),
+            d(|x| Some(x.2)),
+            d(|x| x.3),
+        ]);
+        if let Some((v, ci)) = fitted(g.exit) {
+            fits.push(format!(
+                "{} {v:.2} [{:.2}, {:.2}] µs per library",
+                g.exit.label(),
+                ci[0],
+                ci[1]
+            ));
+        }
+    }
+    let hz = graphs.first().map_or(0, |g| g.frequency_hz);
+    crate::experiment::section::Table {
+        title: POPULATION_TITLE.into(),
+        columns: [
+            "way out",
+            "libraries",
+            "forks sampled",
+            "samples",
+            "samples per 1000 forks (the graph's total)",
+            "CPU µs per fork (samples ÷ sampling rate)",
+            "sampled blocks: wall µs per fork",
+            "measured rounds: median round trip µs",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows,
+        caption: Some(format!(
+            "The graphs draw exactly the forks of the first four columns, normalised per fork \
+             as here (column 5 is each graph's total width). Samples count CPU time on every \
+             CPU at {hz} Hz requested (parent, child, and the kernel's work for both), so \
+             column 6 can exceed the wall time of column 7, and the sampled blocks run under \
+             the sampler, after the measured rounds: their per-fork figures are not the \
+             measured rounds' (column 8). The model's per-library figures (the round trip: {}) \
+             are fitted to the medians of every point of series A, B and C with a footprint \
+             term, not to these two points: where the per-library rows here and the fit \
+             disagree, the fit is the figure the verdict uses; these rows say what the two \
+             graphs compare.",
+            if fits.is_empty() {
+                na()
+            } else {
+                fits.join("; ")
+            }
+        )),
     }
 }
 

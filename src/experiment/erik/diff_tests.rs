@@ -41,12 +41,14 @@ fn graph_of(folded: &str) -> DiffGraph {
         stacks: Vec::new(),
         samples: 0,
         forks: 1000,
+        wall_ns: 0,
         notes: Vec::new(),
     };
     let (red, red_categories) = growth(folded);
     DiffGraph {
         exit: Exit::Libc,
         file_name: file_name(Exit::Libc),
+        frequency_hz: 10_000,
         base: side(0),
         head: side(100),
         folded: folded.into(),

@@ -108,14 +108,6 @@ fn interval(v: f64, ci: [f64; 2], digits: usize) -> String {
     format!("{v:.digits$} [{:.digits$}, {:.digits$}]", ci[0], ci[1])
 }
 
-fn significant(ci: [f64; 2]) -> &'static str {
-    if ci[0] > 0.0 || ci[1] < 0.0 {
-        "significant"
-    } else {
-        "not significant"
-    }
-}
-
 /// Builds the section.
 pub fn section(
     settings: &Settings,
@@ -169,12 +161,12 @@ pub fn section(
         .filter(|m| m.point.vary.is_none_or(|v| v == Vary::AnonPages))
         .cloned()
         .collect();
-    let fits = model(&mut s, &mixed);
+    let (fits, conclusion) = model(&mut s, &mixed);
     let kinds = super::kinds::kind_model(points);
     super::kinds::add_to_section(&mut s, &kinds);
     let independent = super::independent::independent(&mut s, vmaloop);
     checks(&mut s, points, &fits, independent);
-    super::plots::plots(&mut s, points);
+    super::plots::plots(&mut s, points, conclusion);
     s.notes.push(
         "The drivers run with address-space randomisation off (they re-execute themselves as \
          `setarch -R` would), so every point has the same layout and the same page-table pages; \
@@ -321,7 +313,7 @@ fn fork_table(s: &mut Section, points: &[Measured]) {
 
 type FitRow = (usize, Measure, Option<Fit>, Option<f64>);
 
-fn model(s: &mut Section, points: &[Measured]) -> Vec<FitRow> {
+fn model(s: &mut Section, points: &[Measured]) -> (Vec<FitRow>, Option<&'static str>) {
     let x: Vec<Vec<f64>> = points
         .iter()
         .map(|m| {
@@ -401,7 +393,7 @@ fn model(s: &mut Section, points: &[Measured]) -> Vec<FitRow> {
                 interval(lib, f.ci[1], 2),
                 what.label(),
                 ex.label(),
-                significant(f.ci[1])
+                super::verdict::judged(f.ci[1])
             ),
             value: lib,
             unit: "µs per library".into(),
@@ -460,7 +452,56 @@ fn model(s: &mut Section, points: &[Measured]) -> Vec<FitRow> {
             interval: None,
         });
     }
-    out
+    let mut conclusion = None;
+    if let Some((v, c)) = verdict(&out) {
+        // First among the findings: the Summary opens with it.
+        s.findings.insert(0, v);
+        conclusion = Some(c);
+    }
+    (out, conclusion)
+}
+
+/// The verdict paragraph as a finding (`erik.verdict`, valued at the per-library effect on the
+/// parent's fork() call), with its conclusion sentence; None when a fit it needs is missing.
+fn verdict(fits: &[FitRow]) -> Option<(Finding, &'static str)> {
+    use super::verdict::{conclusion, paragraph, Effect, Inputs};
+    let get = |e: usize, m: Measure| {
+        fits.iter()
+            .find(|(x, w, _, _)| *x == e && *w == m)
+            .and_then(|(_, _, f, _)| f.as_ref())
+    };
+    let effect = |f: &Fit, c: usize| Effect {
+        value: f.coef[c],
+        ci: f.ci[c],
+    };
+    let fork = get(0, Measure::Parent)?;
+    let child = |e: usize| get(e, Measure::Child).map(|f| f.coef[1]);
+    let inputs = Inputs {
+        per_vma_fork: effect(fork, 2),
+        lib_fork: effect(fork, 1),
+        lib_round_trip: effect(get(0, Measure::RoundTrip)?, 1),
+        lib_round_trip_exit: effect(get(1, Measure::RoundTrip)?, 1),
+        exit_part: match (child(0), child(1), child(2)) {
+            (Some(u), Some(l), Some(b)) => Some((l - u, b - u, l - b)),
+            _ => None,
+        },
+    };
+    let chosen = conclusion(
+        inputs.per_vma_fork.side(),
+        inputs.lib_fork.side(),
+        inputs.lib_round_trip.side(),
+        inputs.lib_round_trip_exit.side(),
+    );
+    Some((
+        Finding {
+            key: "erik.verdict".into(),
+            text: paragraph(&inputs),
+            value: inputs.lib_fork.value,
+            unit: "µs per library".into(),
+            interval: Some(inputs.lib_fork.ci),
+        },
+        chosen,
+    ))
 }
 
 fn checks(s: &mut Section, points: &[Measured], fits: &[FitRow], independent: Option<(f64, f64)>) {

@@ -477,6 +477,7 @@ fn plots(data: &Data) -> Result<Vec<Plot>, ExperimentError> {
         out.push(Plot {
             file_name: file.into(),
             title,
+            caption: None,
             svg,
         });
     }

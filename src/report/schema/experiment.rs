@@ -84,6 +84,8 @@ pub struct Table {
 pub struct Plot {
     pub file_name: String,
     pub title: String,
+    /// What the plot shows, from the data (None: no caption).
+    pub caption: Option<String>,
 }
 
 /// A flame graph: the SVG file written beside results.json.
