@@ -556,3 +556,98 @@ fn fork_then_exec_is_priced_on_a_large_image_only() {
     );
     assert!(check_spawn_rule(&small, "/bin/true").is_none());
 }
+
+/// The objects glibc's `LD_DEBUG=files` says it generated a link map for, by file name, in
+/// that order (the objects `_dl_map_object` searched for and mapped; not the program, not
+/// ld.so, nor an object found already loaded).
+fn ld_debug_files(prog: &Path) -> Vec<String> {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let base = dir.path().join("ld");
+    let status = Command::new(prog)
+        .env("LD_DEBUG", "files")
+        .env("LD_DEBUG_OUTPUT", &base)
+        .env_remove("LD_BIND_NOW")
+        .env_remove("LD_LIBRARY_PATH")
+        .status()
+        .expect("run the fixture");
+    assert!(status.success());
+    let file = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("ld."))
+        .expect("LD_DEBUG_OUTPUT wrote its file");
+    let text = std::fs::read_to_string(file).unwrap();
+    // "file=libfxunused_a.so [0];  generating link map"
+    text.lines()
+        .filter(|l| l.contains("generating link map"))
+        .filter_map(|l| l.split("file=").nth(1)?.split_whitespace().next())
+        .map(|n| n.rsplit('/').next().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn each_object_s_search_and_mapping_is_timed_in_ld_debug_files_order() {
+    const NAME: &str = "each_object_s_search_and_mapping_is_timed_in_ld_debug_files_order";
+    let Some((_dir, pair)) = build(NAME, fx::unused_dependency) else {
+        return;
+    };
+    let Some(doc) = profile(NAME, &pair.before, &[]) else {
+        return;
+    };
+    let want = ld_debug_files(&pair.before);
+    for lib in &pair.objects {
+        assert!(want.contains(lib), "LD_DEBUG=files: {want:?}");
+    }
+    let p = doc.profile.as_ref().expect("a profile section").section();
+    let measured: Vec<_> = p
+        .raw
+        .iter()
+        .filter(|r| r.instrumentation == ldcost::record::Instrumentation::PerObject)
+        .collect();
+    assert!(!measured.is_empty());
+    let interp = "ld-linux";
+    for r in measured {
+        use ldcost::record::Phase;
+        // Each object ld.so mapped, in the order it first searched for it: LD_DEBUG=files'
+        // objects, and besides them only ld.so, found already loaded (libc needs it).
+        let mut order: Vec<String> = Vec::new();
+        for s in r
+            .segments
+            .iter()
+            .filter(|s| s.phase == Phase::ObjectMapping)
+        {
+            let o = s
+                .object
+                .as_deref()
+                .expect("a mapping segment names its object");
+            let o = o.rsplit('/').next().unwrap().to_string();
+            if !order.contains(&o) {
+                order.push(o);
+            }
+        }
+        order.retain(|o| !o.contains(interp));
+        assert_eq!(order, want, "{:#?}", r.segments);
+        // Inside ld.so's start, search and mapping: after its own start-up, before the first
+        // relocation, and each newly mapped object's window holds CPU and the faults of
+        // reading its headers.
+        let pos = |ph: Phase| r.segments.iter().position(|s| s.phase == ph);
+        let first_map = pos(Phase::ObjectMapping).unwrap();
+        assert!(pos(Phase::LdsoMapping).unwrap() < first_map);
+        assert!(first_map < pos(Phase::Relocation).unwrap());
+        for lib in &want {
+            let cpu: u64 = r
+                .segments
+                .iter()
+                .filter(|s| {
+                    s.phase == Phase::ObjectMapping
+                        && s.object
+                            .as_deref()
+                            .is_some_and(|o| o.ends_with(&format!("/{lib}")))
+                })
+                .filter_map(|s| s.counters.task_clock_ns)
+                .sum();
+            assert!(cpu > 0, "{lib}: {:#?}", r.segments);
+        }
+    }
+}

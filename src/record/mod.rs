@@ -141,6 +141,11 @@ pub enum Instrumentation {
     Coarse,
     /// Plus a breakpoint pair around every object's relocation and initializers.
     PerObject,
+    /// A per-object run with LD_BIND_NOW=1 added to the environment: every lazily bound PLT
+    /// slot is bound in its object's relocation, so each object's relocation here less its
+    /// relocation in the per-object runs is what `-z now` would cost it at start-up. Kept
+    /// out of every statistic but that price.
+    PerObjectBindNow,
 }
 
 /// Where a run's kernel-exec phase starts counting.

@@ -216,7 +216,10 @@ impl<'a> StartupRun<'a> {
             at_entry: aux.get(&AT_ENTRY).copied().unwrap_or(0),
             main_name: main_map_name(&cmd.program, &exe),
             exe,
-            per_object: opts.instrumentation == Instrumentation::PerObject,
+            per_object: matches!(
+                opts.instrumentation,
+                Instrumentation::PerObject | Instrumentation::PerObjectBindNow
+            ),
             detail: Detail::Static,
             r_debug: None,
             ldso_bps: Vec::new(),
