@@ -16,7 +16,7 @@ use std::process::Command;
 
 use common::fix_fixtures::{self as fx, Pair};
 use common::*;
-use ldcost::attribute::fixes::{of_document, unit_costs, Fix, FixKind, FixSide, UnitCosts};
+use ldcost::attribute::fixes::{of_document, Fix, FixKind, FixSide};
 use ldcost::report::Document;
 
 const BIN: &str = env!("CARGO_BIN_EXE_ldcost");
@@ -90,12 +90,6 @@ fn fixes(doc: &Document) -> Vec<Fix> {
     let f = doc.fork.as_ref().map(|f| f.section());
     let d = doc.deps.as_ref().expect("a deps section");
     of_document(&p, f.as_ref(), &d.closure(), d.lookups().as_ref())
-}
-
-fn unit_costs_of(doc: &Document) -> Option<UnitCosts> {
-    let p = doc.profile.as_ref()?.section();
-    let d = doc.deps.as_ref()?;
-    unit_costs(&p, &d.closure(), d.lookups().as_ref())
 }
 
 fn of_kind<'a>(fixes: &'a [Fix], kind: FixKind, object: &str) -> Vec<&'a Fix> {
@@ -219,16 +213,24 @@ fn bind_now_and_lazy_binding_appear_on_the_build_that_needs_each() {
     let (slots, now) = readelf_slots(pair.before.to_str().unwrap());
     assert!(!now);
     // Lazy build: -z now would cost its slots at start-up; nothing to gain by dropping it.
-    // Priced only when this run's objects separate a lookup's cost from the rest (their
-    // lookups vary enough for the fit to give it a cost).
+    // Priced from the per-object runs with LD_BIND_NOW=1 that profile makes (at most five).
+    let p = before
+        .profile
+        .as_ref()
+        .expect("a profile section")
+        .section();
+    let now_runs = p
+        .raw
+        .iter()
+        .filter(|r| r.instrumentation == ldcost::record::Instrumentation::PerObjectBindNow)
+        .count();
+    assert!(
+        (1..=3).contains(&now_runs),
+        "{now_runs} LD_BIND_NOW=1 runs of -n 3"
+    );
     let cost = of_kind(&fb, FixKind::BindNow, prog);
-    let u = unit_costs_of(&before).expect("a relocation fit");
-    if u.per_lookup + u.per_probe == 0.0 {
-        assert!(cost.is_empty(), "{fb:#?}");
-        eprintln!("{NAME}: the lazy build's fit gives lookups no cost ({u:?}): -z now not priced");
-    } else {
-        assert_eq!(cost.len(), 1, "{fb:#?}");
-    }
+    assert_eq!(cost.len(), 1, "{fb:#?}");
+    assert!(cost[0].reason.contains("LD_BIND_NOW=1"), "{fb:#?}");
     for cost in cost {
         assert!(cost.saving_ns < 0.0, "{cost:#?}");
         assert!(
