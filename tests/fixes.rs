@@ -16,7 +16,7 @@ use std::process::Command;
 
 use common::fix_fixtures::{self as fx, Pair};
 use common::*;
-use ldcost::attribute::fixes::{of_document, unit_costs, Fix, FixKind, FixSide, UnitCosts};
+use ldcost::attribute::fixes::{of_document, Fix, FixKind, FixSide};
 use ldcost::report::Document;
 
 const BIN: &str = env!("CARGO_BIN_EXE_ldcost");
@@ -90,12 +90,6 @@ fn fixes(doc: &Document) -> Vec<Fix> {
     let f = doc.fork.as_ref().map(|f| f.section());
     let d = doc.deps.as_ref().expect("a deps section");
     of_document(&p, f.as_ref(), &d.closure(), d.lookups().as_ref())
-}
-
-fn unit_costs_of(doc: &Document) -> Option<UnitCosts> {
-    let p = doc.profile.as_ref()?.section();
-    let d = doc.deps.as_ref()?;
-    unit_costs(&p, &d.closure(), d.lookups().as_ref())
 }
 
 fn of_kind<'a>(fixes: &'a [Fix], kind: FixKind, object: &str) -> Vec<&'a Fix> {
@@ -219,16 +213,24 @@ fn bind_now_and_lazy_binding_appear_on_the_build_that_needs_each() {
     let (slots, now) = readelf_slots(pair.before.to_str().unwrap());
     assert!(!now);
     // Lazy build: -z now would cost its slots at start-up; nothing to gain by dropping it.
-    // Priced only when this run's objects separate a lookup's cost from the rest (their
-    // lookups vary enough for the fit to give it a cost).
+    // Priced from the per-object runs with LD_BIND_NOW=1 that profile makes (at most five).
+    let p = before
+        .profile
+        .as_ref()
+        .expect("a profile section")
+        .section();
+    let now_runs = p
+        .raw
+        .iter()
+        .filter(|r| r.instrumentation == ldcost::record::Instrumentation::PerObjectBindNow)
+        .count();
+    assert!(
+        (1..=3).contains(&now_runs),
+        "{now_runs} LD_BIND_NOW=1 runs of -n 3"
+    );
     let cost = of_kind(&fb, FixKind::BindNow, prog);
-    let u = unit_costs_of(&before).expect("a relocation fit");
-    if u.per_lookup + u.per_probe == 0.0 {
-        assert!(cost.is_empty(), "{fb:#?}");
-        eprintln!("{NAME}: the lazy build's fit gives lookups no cost ({u:?}): -z now not priced");
-    } else {
-        assert_eq!(cost.len(), 1, "{fb:#?}");
-    }
+    assert_eq!(cost.len(), 1, "{fb:#?}");
+    assert!(cost[0].reason.contains("LD_BIND_NOW=1"), "{fb:#?}");
     for cost in cost {
         assert!(cost.saving_ns < 0.0, "{cost:#?}");
         assert!(
@@ -555,4 +557,99 @@ fn fork_then_exec_is_priced_on_a_large_image_only() {
         f.spawn_ab
     );
     assert!(check_spawn_rule(&small, "/bin/true").is_none());
+}
+
+/// The objects glibc's `LD_DEBUG=files` says it generated a link map for, by file name, in
+/// that order (the objects `_dl_map_object` searched for and mapped; not the program, not
+/// ld.so, nor an object found already loaded).
+fn ld_debug_files(prog: &Path) -> Vec<String> {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let base = dir.path().join("ld");
+    let status = Command::new(prog)
+        .env("LD_DEBUG", "files")
+        .env("LD_DEBUG_OUTPUT", &base)
+        .env_remove("LD_BIND_NOW")
+        .env_remove("LD_LIBRARY_PATH")
+        .status()
+        .expect("run the fixture");
+    assert!(status.success());
+    let file = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("ld."))
+        .expect("LD_DEBUG_OUTPUT wrote its file");
+    let text = std::fs::read_to_string(file).unwrap();
+    // "file=libfxunused_a.so [0];  generating link map"
+    text.lines()
+        .filter(|l| l.contains("generating link map"))
+        .filter_map(|l| l.split("file=").nth(1)?.split_whitespace().next())
+        .map(|n| n.rsplit('/').next().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn each_object_s_search_and_mapping_is_timed_in_ld_debug_files_order() {
+    const NAME: &str = "each_object_s_search_and_mapping_is_timed_in_ld_debug_files_order";
+    let Some((_dir, pair)) = build(NAME, fx::unused_dependency) else {
+        return;
+    };
+    let Some(doc) = profile(NAME, &pair.before, &[]) else {
+        return;
+    };
+    let want = ld_debug_files(&pair.before);
+    for lib in &pair.objects {
+        assert!(want.contains(lib), "LD_DEBUG=files: {want:?}");
+    }
+    let p = doc.profile.as_ref().expect("a profile section").section();
+    let measured: Vec<_> = p
+        .raw
+        .iter()
+        .filter(|r| r.instrumentation == ldcost::record::Instrumentation::PerObject)
+        .collect();
+    assert!(!measured.is_empty());
+    let interp = "ld-linux";
+    for r in measured {
+        use ldcost::record::Phase;
+        // Each object ld.so mapped, in the order it first searched for it: LD_DEBUG=files'
+        // objects, and besides them only ld.so, found already loaded (libc needs it).
+        let mut order: Vec<String> = Vec::new();
+        for s in r
+            .segments
+            .iter()
+            .filter(|s| s.phase == Phase::ObjectMapping)
+        {
+            let o = s
+                .object
+                .as_deref()
+                .expect("a mapping segment names its object");
+            let o = o.rsplit('/').next().unwrap().to_string();
+            if !order.contains(&o) {
+                order.push(o);
+            }
+        }
+        order.retain(|o| !o.contains(interp));
+        assert_eq!(order, want, "{:#?}", r.segments);
+        // Inside ld.so's start, search and mapping: after its own start-up, before the first
+        // relocation, and each newly mapped object's window holds CPU and the faults of
+        // reading its headers.
+        let pos = |ph: Phase| r.segments.iter().position(|s| s.phase == ph);
+        let first_map = pos(Phase::ObjectMapping).unwrap();
+        assert!(pos(Phase::LdsoMapping).unwrap() < first_map);
+        assert!(first_map < pos(Phase::Relocation).unwrap());
+        for lib in &want {
+            let cpu: u64 = r
+                .segments
+                .iter()
+                .filter(|s| {
+                    s.phase == Phase::ObjectMapping
+                        && s.object
+                            .as_deref()
+                            .is_some_and(|o| o.ends_with(&format!("/{lib}")))
+                })
+                .filter_map(|s| s.counters.task_clock_ns)
+                .sum();
+            assert!(cpu > 0, "{lib}: {:#?}", r.segments);
+        }
+    }
 }

@@ -74,14 +74,20 @@ pub const CONSTRUCTOR_SHARE: f64 = 0.05;
 /// few pages of entries the saving is within any run's noise.
 pub const RELR_MIN_RELATIVE: u64 = 1000;
 
-/// The part of a relative relocation's fitted cost that DT_RELR removes: reading its 24-byte
-/// Elf64_Rela entry (and faulting in the entries' pages), not the 8-byte pointer write and the
-/// faults of the pages written, which it keeps. Not a share of bytes (24/32 would say 75%):
-/// measured on a library built both ways (`benches/fixes.rs`, 40,003 entries), where the
-/// entries removed cost 3.0–4.2 ns of 8.0–10.6 ns per relative relocation in interleaved
-/// runs — about a third. The bench checks every prediction made with it against `compare` of
-/// the two builds.
-pub const RELR_REMOVED_SHARE: f64 = 0.35;
+/// The part of an object's relocation CPU per relative relocation, as `profile` measures it,
+/// that DT_RELR removes: reading its 24-byte Elf64_Rela entry (and faulting in the entries'
+/// pages), not the 8-byte pointer write and the faults of the pages written, which it keeps.
+/// Not a share of bytes (24/32 would say 75%). Measured on a library built both ways
+/// (`benches/fixes.rs`, 40,003 entries) as the saving `compare` measures in the library's
+/// relocation, over that relocation as BEFORE's `profile` measures it: 39%, 46% and 60% in
+/// three runs. The two other ratios the bench prints differ for a reason: `compare`'s own
+/// (saving over its BEFORE, 30% to 40%) divides by a relocation measured with the other
+/// build's runs between, which find the entries out of the CPU caches; `profile` rounds of
+/// each build back to back (before less after over before, 14% to 22%) measure the saving
+/// with the entries left cached by the run before. A program's start meets its entries after
+/// other work, as `compare` runs it, while `profile`'s per-object runs follow runs of the same
+/// program: so the saving is `compare`'s and the unit it is a share of `profile`'s.
+pub const RELR_REMOVED_SHARE: f64 = 0.46;
 
 /// What [`fixes`] reads: all of it held by a saved `profile --json` document.
 #[derive(Debug, Clone, Copy, Default)]
@@ -99,7 +105,12 @@ pub struct Inputs<'a> {
 struct Runs {
     reloc: Vec<BTreeMap<usize, f64>>,
     init: Vec<BTreeMap<usize, f64>>,
+    /// Each object's own search and mapping ([`Phase::ObjectMapping`]), where measured.
+    map_of: Vec<BTreeMap<usize, f64>>,
+    /// ld.so's start, search and mapping: its own part and every object's together.
     mapping: Vec<Option<f64>>,
+    /// Each object's relocation in the LD_BIND_NOW=1 runs ([`Instrumentation::PerObjectBindNow`]).
+    reloc_now: Vec<BTreeMap<usize, f64>>,
 }
 
 /// Unit costs of one resample of the runs (or of all of them).
@@ -112,8 +123,14 @@ struct Units {
     reloc_of: Vec<Option<f64>>,
     init_of: Vec<Option<f64>>,
     /// ld.so's search and mapping per object it maps (the median phase over the objects it
-    /// maps: all but the program and ld.so, which the kernel maps).
+    /// maps: all but the program and ld.so, which the kernel maps): ld.so's own start-up is
+    /// in it, so it is an upper bound, used only where an object's own is not measured.
     mapping_per_object: Option<f64>,
+    /// Each object's median search and mapping, measured between `_dl_map_object`'s entry
+    /// and return (per-object runs with ld.so's debug symbols).
+    mapping_of: Vec<Option<f64>>,
+    /// Each object's median relocation in the LD_BIND_NOW=1 runs.
+    reloc_now_of: Vec<Option<f64>>,
 }
 
 fn short(p: &str) -> &str {
@@ -140,11 +157,27 @@ fn runs(p: &ProfileSection, c: &Closure) -> Runs {
     for r in p
         .raw
         .iter()
+        .filter(|r| r.instrumentation == Instrumentation::PerObjectBindNow)
+        .filter(|r| crate::attribute::profile::lost(r).is_none())
+    {
+        let per_stop = crate::attribute::profile::per_stop_ns(r, fallback).unwrap_or(0.0);
+        let mut rl = BTreeMap::new();
+        for s in r.segments.iter().filter(|s| s.phase == Phase::Relocation) {
+            let obj = s.object.as_deref().and_then(|o| index_of(c, argv0, o));
+            if let (Some(i), Some(ns)) = (obj, crate::attribute::profile::corrected(s, per_stop)) {
+                *rl.entry(i).or_insert(0.0) += ns;
+            }
+        }
+        out.reloc_now.push(rl);
+    }
+    for r in p
+        .raw
+        .iter()
         .filter(|r| r.instrumentation == Instrumentation::PerObject)
         .filter(|r| crate::attribute::profile::lost(r).is_none())
     {
         let per_stop = crate::attribute::profile::per_stop_ns(r, fallback).unwrap_or(0.0);
-        let (mut rl, mut it) = (BTreeMap::new(), BTreeMap::new());
+        let (mut rl, mut it, mut mo) = (BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
         let mut map = None;
         for s in &r.segments {
             let Some(ns) = crate::attribute::profile::corrected(s, per_stop) else {
@@ -154,12 +187,17 @@ fn runs(p: &ProfileSection, c: &Closure) -> Runs {
             match (s.phase, obj) {
                 (Phase::Relocation, Some(i)) => *rl.entry(i).or_insert(0.0) += ns,
                 (Phase::Initializers, Some(i)) => *it.entry(i).or_insert(0.0) += ns,
-                (Phase::LdsoMapping, _) => *map.get_or_insert(0.0) += ns,
+                (Phase::ObjectMapping, Some(i)) => {
+                    *mo.entry(i).or_insert(0.0) += ns;
+                    *map.get_or_insert(0.0) += ns
+                }
+                (Phase::LdsoMapping | Phase::ObjectMapping, _) => *map.get_or_insert(0.0) += ns,
                 _ => {}
             }
         }
         out.reloc.push(rl);
         out.init.push(it);
+        out.map_of.push(mo);
         out.mapping.push(map);
     }
     out
@@ -250,13 +288,26 @@ fn fit_reloc(counts: &[Counts], reloc_of: &[Option<f64>]) -> Option<Vec<f64>> {
     nnls(&x, &y, &[], Singular::PivotAtMostOfDiagonal(1e-9))
 }
 
-fn units(runs: &Runs, counts: &[Counts], pick: Option<&[usize]>) -> Units {
+/// The unit costs of the runs `pick` picks (all when None), and of the LD_BIND_NOW=1 runs
+/// `pick_now` picks (all when None).
+fn units(
+    runs: &Runs,
+    counts: &[Counts],
+    pick: Option<&[usize]>,
+    pick_now: Option<&[usize]>,
+) -> Units {
     let n = counts.len();
+    let reloc_now_of = (0..n)
+        .map(|i| object_median(&runs.reloc_now, &i, pick_now))
+        .collect();
     let reloc_of: Vec<Option<f64>> = (0..n)
         .map(|i| object_median(&runs.reloc, &i, pick))
         .collect();
     let init_of = (0..n)
         .map(|i| initializers_cpu(&runs.init, &i, pick))
+        .collect();
+    let mapping_of = (0..n)
+        .map(|i| object_median(&runs.map_of, &i, pick))
         .collect();
     let maps: Vec<f64> = match pick {
         Some(p) => p.iter().filter_map(|&r| runs.mapping[r]).collect(),
@@ -270,6 +321,8 @@ fn units(runs: &Runs, counts: &[Counts], pick: Option<&[usize]>) -> Units {
         mapping_per_object: median(&maps)
             .filter(|_| mapped > 0)
             .map(|m| m / mapped as f64),
+        mapping_of,
+        reloc_now_of,
     }
 }
 
@@ -488,7 +541,7 @@ fn exec_fixes(inp: &Inputs, p: &ProfileSection, c: &Closure) -> Vec<Fix> {
         return Vec::new();
     }
     let cnt = counts(c, inp.lookups);
-    let full = units(&runs, &cnt, None);
+    let full = units(&runs, &cnt, None, None);
     let mut cands: Vec<Candidate> = Vec::new();
     let name = |i: usize| short(&c.objects[i].path).to_string();
     let system_caveat = |objs: &[usize]| -> Option<String> {
@@ -538,12 +591,18 @@ fn exec_fixes(inp: &Inputs, p: &ProfileSection, c: &Closure) -> Vec<Fix> {
                 probes_saved += l.unresolved as f64 * gone.len() as f64;
             }
         }
+        // Each removed object's own search and mapping where the runs measured it; else
+        // ld.so's whole phase over the objects it maps, an upper bound.
+        let own_mapping = gone.iter().all(|&i| full.mapping_of[i].is_some());
         let g = gone.clone();
         let price: Pricer = Box::new(move |un: &Units| {
             let mut t = 0.0;
             for &i in &g {
                 t += un.reloc_of[i].unwrap_or(0.0) + un.init_of[i].unwrap_or(0.0);
-                t += un.mapping_per_object?;
+                t += match un.mapping_of[i] {
+                    Some(m) if own_mapping => m,
+                    _ => un.mapping_per_object?,
+                };
             }
             t += probes_saved * un.reloc.as_ref().map_or(0.0, |f| f[3]);
             Some(t)
@@ -563,23 +622,37 @@ fn exec_fixes(inp: &Inputs, p: &ProfileSection, c: &Closure) -> Vec<Fix> {
                     lib_flag(&u.needed)
                 ),
                 reason: format!(
-                    "{} needs {} but binds no symbol to it: dropping it removes {} ({} object{}: their measured relocation and initializers, {} of ld.so's search and mapping each{})",
+                    "{} needs {} but binds no symbol to it: dropping it removes {} ({} object{}: their measured relocation and initializers, {}{})",
                     u.object,
                     u.needed,
                     removed,
                     gone.len(),
                     if gone.len() == 1 { "" } else { "s" },
-                    full.mapping_per_object.map_or("nothing".into(), us),
+                    if own_mapping {
+                        format!(
+                            "and their measured search and mapping ({})",
+                            gone.iter()
+                                .map(|&i| format!("{} {}", name(i), us(full.mapping_of[i].unwrap_or(0.0))))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )
+                    } else {
+                        format!(
+                            "{} of ld.so's search and mapping each",
+                            full.mapping_per_object.map_or("nothing".into(), us)
+                        )
+                    },
                     if probes_saved > 0.0 {
                         format!(", and {probes_saved:.0} probes of the other objects' lookups")
                     } else {
                         String::new()
                     }
                 ),
-                caveat: Some(
-                    "the mapping per object is ld.so's search-and-mapping phase over the objects it maps, its own start-up included (an upper bound); the exit teardown of the mappings is not priced"
-                        .into(),
-                ),
+                caveat: Some(if own_mapping {
+                    "the exit teardown of the mappings is not priced".into()
+                } else {
+                    "without ld.so's debug symbols each object's mapping is not measured: priced as ld.so's search-and-mapping phase over the objects it maps, its own start-up included (an upper bound); the exit teardown of the mappings is not priced".into()
+                }),
             },
             price,
         });
@@ -596,7 +669,19 @@ fn exec_fixes(inp: &Inputs, p: &ProfileSection, c: &Closure) -> Vec<Fix> {
             .iter()
             .map(|&(i, n)| (n as f64, probes_per_lookup(&cnt[i], &cnt)))
             .collect();
+        // Measured where the LD_BIND_NOW=1 runs were made: the relocation there less here of
+        // the object with the most lazy slots, per slot, for every lazy slot. One object's
+        // difference: an object with a few slots (libc's dozen) would add the noise of its
+        // whole relocation phase for a saving inside it. The fit's lookup price only without
+        // those runs: few start-up lookups in objects of like size leave it unidentified
+        // (priced at zero, and then not shown).
+        let (most, most_slots) = lazy.iter().copied().max_by_key(|l| l.1).unwrap_or(lazy[0]);
+        let measured = full.reloc_now_of[most].is_some() && full.reloc_of[most].is_some();
         let price: Pricer = Box::new(move |un: &Units| {
+            if measured {
+                let per_slot = (un.reloc_now_of[most]? - un.reloc_of[most]?) / most_slots as f64;
+                return Some(-per_slot * total as f64);
+            }
             let f = un.reloc.as_ref()?;
             Some(
                 -per.iter()
@@ -604,6 +689,14 @@ fn exec_fixes(inp: &Inputs, p: &ProfileSection, c: &Closure) -> Vec<Fix> {
                     .sum::<f64>(),
             )
         });
+        let how = if measured {
+            format!(
+                "measured: {}'s relocation in per-object runs with LD_BIND_NOW=1 less its relocation without, over its {most_slots} slots, for each",
+                name(most)
+            )
+        } else {
+            format!("each priced at {}", unit_text(&full))
+        };
         let child = inp
             .fork
             .and_then(|f| f.lazy_binding.as_ref())
@@ -618,12 +711,11 @@ fn exec_fixes(inp: &Inputs, p: &ProfileSection, c: &Closure) -> Vec<Fix> {
                 share: 0.0,
                 change: "link with -Wl,-z,now (or run with LD_BIND_NOW=1)".into(),
                 reason: format!(
-                    "a cost at start-up: {total} lazily bound PLT slots ({}) become start-up lookups, each priced at {}",
+                    "a cost at start-up: {total} lazily bound PLT slots ({}) become start-up lookups, {how}",
                     lazy.iter()
                         .map(|&(i, n)| format!("{} {n}", name(i)))
                         .collect::<Vec<_>>()
                         .join(", "),
-                    unit_text(&full)
                 ),
                 caveat: Some(match child {
                     Some(ns) => format!(
@@ -691,10 +783,17 @@ fn exec_fixes(inp: &Inputs, p: &ProfileSection, c: &Closure) -> Vec<Fix> {
         if facts(c, i).relr_candidate == 0 {
             continue;
         }
+        // On the object's own relocation CPU per relative relocation (the share is one of
+        // that), the fit's per-relative cost only where the object's own was not measured.
+        let relative = r.by_class.relative;
         let price: Pricer = Box::new(move |un: &Units| {
-            let f = un.reloc.as_ref()?;
-            Some(relr_saving_ns(unpacked, f[1]))
+            let per = match un.reloc_of[i] {
+                Some(own) if relative > 0 => own / relative as f64,
+                _ => un.reloc.as_ref()?[1],
+            };
+            Some(relr_saving_ns(unpacked, per))
         });
+        let own_per = full.reloc_of[i].filter(|_| r.by_class.relative > 0);
         cands.push(Candidate {
             fix: Fix {
                 kind: FixKind::PackRelativeRelocs,
@@ -708,10 +807,21 @@ fn exec_fixes(inp: &Inputs, p: &ProfileSection, c: &Closure) -> Vec<Fix> {
                     name(i)
                 ),
                 reason: format!(
-                    "{unpacked} relative relocations in RELA ({} KiB of 24-byte entries): priced as reading those entries, {:.0}% of this run's fitted {:.0} ns per relative relocation (the share measured on a library built both ways); the 8-byte pointer writes and their page faults are kept",
+                    "{unpacked} relative relocations in RELA ({} KiB of 24-byte entries): priced as reading those entries, {:.0}% of {} (the share measured on a library built both ways); the 8-byte pointer writes and their page faults are kept",
                     unpacked * 24 / 1024,
                     RELR_REMOVED_SHARE * 100.0,
-                    full.reloc.as_ref().map_or(0.0, |f| f[1])
+                    match own_per {
+                        Some(own) => format!(
+                            "its own {:.1} ns of relocation CPU per relative relocation ({} over {})",
+                            own / r.by_class.relative as f64,
+                            us(own),
+                            r.by_class.relative
+                        ),
+                        None => format!(
+                            "this run's fitted {:.1} ns per relative relocation (its own relocation was not measured)",
+                            full.reloc.as_ref().map_or(0.0, |f| f[1])
+                        ),
+                    }
                 ),
                 caveat: system_caveat(&[i]),
             },
@@ -813,12 +923,16 @@ fn exec_fixes(inp: &Inputs, p: &ProfileSection, c: &Closure) -> Vec<Fix> {
 
     // Price each on all runs, and its interval on resamples of them.
     let n = runs.reloc.len();
+    let n_now = runs.reloc_now.len();
     let mut draws: Vec<Vec<f64>> = vec![Vec::new(); cands.len()];
     if n > 1 {
         let mut next = crate::stats::draws();
         for _ in 0..RESAMPLES {
             let pick: Vec<usize> = (0..n).map(|_| crate::stats::pick(&mut next, n)).collect();
-            let u = units(&runs, &cnt, Some(&pick));
+            let pick_now: Vec<usize> = (0..n_now)
+                .map(|_| crate::stats::pick(&mut next, n_now))
+                .collect();
+            let u = units(&runs, &cnt, Some(&pick), Some(&pick_now));
             for (d, k) in draws.iter_mut().zip(&cands) {
                 if let Some(v) = (k.price)(&u) {
                     d.push(v);
@@ -1015,7 +1129,12 @@ pub fn unit_costs(
     closure: &Closure,
     lookups: Option<&LookupModel>,
 ) -> Option<UnitCosts> {
-    let u = units(&runs(profile, closure), &counts(closure, lookups), None);
+    let u = units(
+        &runs(profile, closure),
+        &counts(closure, lookups),
+        None,
+        None,
+    );
     let f = u.reloc?;
     Some(UnitCosts {
         per_object: f[0],
@@ -1068,9 +1187,11 @@ mod tests {
         let runs = Runs {
             reloc: vec![cnt.iter().map(cost).enumerate().collect(); 3],
             init: vec![BTreeMap::new(); 3],
+            map_of: vec![BTreeMap::new(); 3],
             mapping: vec![Some(40_000.0); 3],
+            reloc_now: Vec::new(),
         };
-        let u = units(&runs, &cnt, None);
+        let u = units(&runs, &cnt, None, None);
         let f = u.reloc.expect("a fit");
         for (got, want) in f.iter().zip(TRUE) {
             assert!((got - want).abs() < 1e-6 * want, "{f:?}");
@@ -1223,17 +1344,113 @@ mod tests {
         assert_eq!(lazy.objects, ["lib2.so"]);
         // Ranked: the saving first, the cost last.
         assert_eq!(fixes.last().unwrap().kind, FixKind::BindNow);
-        // lib1.so's 5,000 relative relocations (over RELR_MIN_RELATIVE): RELR_REMOVED_SHARE of 10 ns each.
+        // lib1.so's 5,000 relative relocations (over RELR_MIN_RELATIVE), all in RELA:
+        // RELR_REMOVED_SHARE of its own relocation CPU, not of the fit's 10 ns each.
         let relr = fixes
             .iter()
             .find(|f| f.kind == FixKind::PackRelativeRelocs)
             .unwrap();
         assert_eq!(relr.objects, ["lib1.so"]);
+        let own = cost(&counts_of()[1]);
         assert!(
-            (relr.saving_ns - 5000.0 * 10.0 * RELR_REMOVED_SHARE).abs() < 1e-6,
+            (relr.saving_ns - own * RELR_REMOVED_SHARE).abs() < 1e-6,
             "{relr:#?}"
         );
         assert!(relr.caveat.is_none(), "not a system library: {relr:#?}");
+    }
+
+    /// The unused-dependency fix on `section`'s runs with lib3.so's own search and mapping
+    /// (`own`, in each per-object run) or without it.
+    fn unused_fix(own: Option<f64>) -> Fix {
+        let c = closure();
+        let m = lookups(&c);
+        let mut p = section(&c);
+        if let Some(ns) = own {
+            for r in p
+                .raw
+                .iter_mut()
+                .filter(|r| r.instrumentation == Instrumentation::PerObject)
+            {
+                let mut s = r.segments[0].clone();
+                s.phase = Phase::ObjectMapping;
+                s.object = Some(c.objects[3].path.clone());
+                s.counters.task_clock_ns = Some(ns as u64);
+                r.segments.push(s);
+            }
+        }
+        let u = UnusedDependency {
+            object: "prog".into(),
+            object_path: "/home/u/prog".into(),
+            needed: "lib3.so".into(),
+            needed_path: Some(c.objects[3].path.clone().into()),
+            removes: vec!["lib3.so".into()],
+        };
+        fixes_of(&Inputs {
+            profile: Some(&p),
+            fork: None,
+            closure: Some(&c),
+            lookups: Some(&m),
+            unused: std::slice::from_ref(&u),
+        })
+        .into_iter()
+        .find(|f| f.kind == FixKind::UnusedDependency)
+        .expect("the unused dependency is priced")
+    }
+
+    #[test]
+    fn an_unused_dependency_is_priced_on_its_own_measured_mapping() {
+        let reloc = cost(&counts_of()[3]);
+        // Measured: its own 7 µs of search and mapping, no upper-bound caveat.
+        let f = unused_fix(Some(7_000.0));
+        assert!((f.saving_ns - (reloc + 7_000.0)).abs() < 1e-6, "{f:#?}");
+        assert!(!f.caveat.as_deref().unwrap_or("").contains("upper bound"));
+        assert!(f.reason.contains("lib3.so 7.0 µs"), "{f:#?}");
+        // Not measured: ld.so's 40 µs phase over the four objects it maps, said to be an
+        // upper bound.
+        let f = unused_fix(None);
+        assert!((f.saving_ns - (reloc + 10_000.0)).abs() < 1e-6, "{f:#?}");
+        assert!(f.caveat.as_deref().unwrap_or("").contains("upper bound"));
+    }
+
+    #[test]
+    fn bind_now_is_priced_from_the_ld_bind_now_runs_where_made() {
+        let c = closure();
+        let m = lookups(&c);
+        let mut p = section(&c);
+        // Three LD_BIND_NOW=1 runs: the program's relocation 30 µs dearer (its 100 slots
+        // bound), the other objects' as without.
+        let template = p
+            .raw
+            .iter()
+            .find(|r| r.instrumentation == Instrumentation::PerObject)
+            .unwrap()
+            .clone();
+        for _ in 0..3 {
+            let mut r = template.clone();
+            r.instrumentation = Instrumentation::PerObjectBindNow;
+            for s in r.segments.iter_mut() {
+                if s.phase == Phase::Relocation && s.object.as_deref() == Some("/home/u/prog") {
+                    let t = s.counters.task_clock_ns.unwrap();
+                    s.counters.task_clock_ns = Some(t + 30_000);
+                }
+            }
+            p.raw.push(r);
+        }
+        let fixes = fixes_of(&Inputs {
+            profile: Some(&p),
+            fork: None,
+            closure: Some(&c),
+            lookups: Some(&m),
+            unused: &[],
+        });
+        let now = fixes.iter().find(|f| f.kind == FixKind::BindNow).unwrap();
+        assert!((now.saving_ns + 30_000.0).abs() < 1e-6, "{now:#?}");
+        assert!(now.reason.contains("LD_BIND_NOW=1"), "{now:#?}");
+        let (lo, hi) = now.ci95_ns.unwrap();
+        assert!((lo + 30_000.0).abs() < 1e-6 && (hi + 30_000.0).abs() < 1e-6);
+        // The phase table is the per-object runs' alone.
+        let again = section(&c);
+        assert_eq!(p.phases, again.phases);
     }
 
     #[test]

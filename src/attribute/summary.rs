@@ -88,7 +88,7 @@ const PARTS: [(&str, &[Phase]); 6] = [
     ("CPU feature detection", &[Phase::CpuFeatures]),
     (
         "ld.so search & mapping",
-        &[Phase::LdsoMapping, Phase::LdsoOther],
+        &[Phase::LdsoMapping, Phase::ObjectMapping, Phase::LdsoOther],
     ),
     (
         "relocation & symbol lookup",

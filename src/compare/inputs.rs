@@ -176,7 +176,7 @@ pub(crate) fn side(doc: &Document, which: &str) -> Result<Side, String> {
                         *it.entry(k).or_insert(0.0) += ns;
                     }
                 }
-                (Phase::LdsoMapping, _) => *map.get_or_insert(0.0) += ns,
+                (Phase::LdsoMapping | Phase::ObjectMapping, _) => *map.get_or_insert(0.0) += ns,
                 _ => {}
             }
         }

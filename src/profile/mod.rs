@@ -110,7 +110,16 @@ pub fn profile(cfg: &ProfileConfig) -> Result<ProfileSection, RunError> {
         instrumentation: Instrumentation::Coarse,
         ..per_obj.clone()
     };
+    let bind_now = RunOptions {
+        instrumentation: Instrumentation::PerObjectBindNow,
+        ..per_obj.clone()
+    };
     let later = cfg.later_command();
+    let later_bind_now = Command {
+        env: [later.env.clone(), vec![("LD_BIND_NOW".into(), "1".into())]].concat(),
+        ..later.clone()
+    };
+    let bind_now_runs = bind_now_runs(cfg);
     let bar = run_bar(cfg);
     // Each run: its kind on the bar, the bar cleared while the target's output is shown.
     let step = |what: String, cmd: &Command, f: &mut dyn FnMut() -> Result<Run, RunError>| {
@@ -141,6 +150,14 @@ pub fn profile(cfg: &ProfileConfig) -> Result<ProfileSection, RunError> {
             Ok(r)
         })?;
         raw.push(r);
+        // Only where the relocation of each object is cut (ld.so's debug symbols).
+        if i < bind_now_runs && matches!(detail, Detail::DebugSymbols { .. }) {
+            interrupted()?;
+            let what = format!("LD_BIND_NOW=1 {}/{bind_now_runs}", i + 1);
+            raw.push(step(what, &later_bind_now, &mut || {
+                Ok(run_once(&later_bind_now, &bind_now)?.0)
+            })?);
+        }
         if cfg.reference {
             interrupted()?;
             let what = format!("reference {}/{runs} (boundaries)", i + 1);
@@ -209,9 +226,36 @@ fn run_bar(cfg: &ProfileConfig) -> crate::progress::Bar {
     } else {
         0
     };
-    let total = cfg.warmup + cfg.runs.max(1) * per_round + usize::from(cfg.ld_debug) + sampled;
+    let total = cfg.warmup
+        + cfg.runs.max(1) * per_round
+        + bind_now_runs(cfg)
+        + usize::from(cfg.ld_debug)
+        + sampled;
     crate::progress::Bar::new("ldcost profile", total as u64, "runs")
 }
+
+/// Per-object runs with LD_BIND_NOW=1 (at most [`BIND_NOW_RUNS`], one after each of the
+/// first measured runs): what binding the lazy PLT slots at start-up costs this program, the
+/// `-z now` fix's price. None when the target's environment binds now already.
+fn bind_now_runs(cfg: &ProfileConfig) -> usize {
+    let set = |v: &str| !v.is_empty();
+    let already = cfg
+        .command
+        .env
+        .iter()
+        .any(|(k, v)| k == "LD_BIND_NOW" && set(v))
+        || (!cfg.command.env_remove.iter().any(|k| k == "LD_BIND_NOW")
+            && std::env::var("LD_BIND_NOW").is_ok_and(|v| set(&v)));
+    if already {
+        0
+    } else {
+        cfg.runs.clamp(1, BIND_NOW_RUNS)
+    }
+}
+
+/// At most this many LD_BIND_NOW=1 runs: the price is a difference of medians, and each run
+/// costs as much as a measured one.
+pub const BIND_NOW_RUNS: usize = 5;
 
 /// Stops between runs once ldcost has been asked to (profile's and compare's run loops).
 pub(crate) fn interrupted() -> Result<(), RunError> {

@@ -60,6 +60,12 @@ pub enum Phase {
     /// ld.so's own start-up and its object search and mapping, up to the first relocation
     /// (with ld.so debug symbols) or until r_debug says RT_CONSISTENT (without).
     LdsoMapping,
+    /// `_dl_map_object` for one DT_NEEDED entry or preload (with ld.so's debug symbols, in
+    /// per-object runs): the search for the object and, when it is not loaded yet, its
+    /// mapping (`_dl_map_object_from_fd`), charged to the object it returns. Cut out of
+    /// [`Phase::LdsoMapping`]'s window, never counted in it too: the two together are ld.so's
+    /// start, search and mapping.
+    ObjectMapping,
     /// `_dl_relocate_object` for one object (relative, symbolic and eager PLT relocations,
     /// symbol lookups, RELRO).
     Relocation,
@@ -81,6 +87,7 @@ impl Phase {
             Phase::KernelExec => "kernel exec",
             Phase::CpuFeatures => "CPU feature detection",
             Phase::LdsoMapping => "ld.so start, search and mapping",
+            Phase::ObjectMapping => "search and mapping",
             Phase::Relocation => "relocation",
             Phase::RelocationAndInit => "relocation + initializers",
             Phase::Initializers => "initializers",
@@ -134,6 +141,11 @@ pub enum Instrumentation {
     Coarse,
     /// Plus a breakpoint pair around every object's relocation and initializers.
     PerObject,
+    /// A per-object run with LD_BIND_NOW=1 added to the environment: every lazily bound PLT
+    /// slot is bound in its object's relocation, so each object's relocation here less its
+    /// relocation in the per-object runs is what `-z now` would cost it at start-up. Kept
+    /// out of every statistic but that price.
+    PerObjectBindNow,
 }
 
 /// Where a run's kernel-exec phase starts counting.

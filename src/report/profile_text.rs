@@ -177,6 +177,7 @@ pub fn profile(p: &ProfileSection, detail: bool) -> String {
         Phase::KernelExec,
         Phase::CpuFeatures,
         Phase::LdsoMapping,
+        Phase::ObjectMapping,
         Phase::Relocation,
         Phase::RelocationAndInit,
         Phase::Initializers,
@@ -249,8 +250,11 @@ pub fn profile(p: &ProfileSection, detail: bool) -> String {
     let mut per_obj: Vec<_> = p
         .phases
         .iter()
+        // Each object's search and mapping only with --detail: the default report stays short.
         .filter(|x| {
-            matches!(x.phase, Phase::Relocation | Phase::Initializers) && x.object.is_some()
+            (matches!(x.phase, Phase::Relocation | Phase::Initializers)
+                || (detail && x.phase == Phase::ObjectMapping))
+                && x.object.is_some()
         })
         .collect();
     if !per_obj.is_empty() {

@@ -91,8 +91,12 @@ pub(super) fn segments_from(marks: &[Boundary], detail: &Detail) -> Vec<Segment>
         match &b0.mark {
             Mark::Start(p, name) => {
                 stack.push((*p, name.clone()));
-                // CPU feature detection runs inside ld.so's start, before any mapping.
-                if base == Phase::LdsoMapping && *p != Phase::CpuFeatures {
+                // CPU feature detection runs inside ld.so's start, before any mapping, and
+                // each object's search and mapping inside the mapping: after either, ld.so
+                // is still in its start, search and mapping.
+                if base == Phase::LdsoMapping
+                    && !matches!(p, Phase::CpuFeatures | Phase::ObjectMapping)
+                {
                     base = Phase::LdsoOther;
                 }
             }

@@ -4,7 +4,11 @@
 //!
 //! Boundaries, from the most to the least detail available (the report says which):
 //! * exec: the PTRACE_EVENT_EXEC stop, at ld.so's first instruction (or a static program's);
-//! * with ld.so's debug symbols (build-id debug file): `_dl_relocate_object(l, ...)` and
+//! * with ld.so's debug symbols (build-id debug file), in per-object runs: each
+//!   `_dl_map_object(loader, name, ...)` call, entry to return (`_dl_map_object_deps` calls it
+//!   once per DT_NEEDED entry, one after another, never nested), charged to the object whose
+//!   link_map it returns (the DT_NEEDED name when it fails);
+//! * with ld.so's debug symbols: `_dl_relocate_object(l, ...)` and
 //!   `call_init(l, ...)` entries (rdi is the `struct link_map *`, whose `l_name` at offset 8
 //!   names the object) and their return addresses (read from `[rsp]` at entry);
 //! * without: `_dl_debug_state` hits, reading `_r_debug.r_state` (offset 24): RT_CONSISTENT
@@ -29,8 +33,8 @@ pub use super::inspect::cpu::virtual_machine;
 pub use super::inspect::ldso_detail;
 use super::inspect::{
     auxv, cpu, exe_bias, exe_path, fork_event, is_fork_event, libc_base, link_map_name,
-    main_map_name, mapped_base, other_tracee, plant_main, start_sampler, Forked, AT_BASE, AT_ENTRY,
-    TAG_LIBC_START_MAIN, TAG_MAIN,
+    main_map_name, mapped_base, other_tracee, plant_main, second_arg_string, start_sampler, Forked,
+    AT_BASE, AT_ENTRY, TAG_LIBC_START_MAIN, TAG_MAIN,
 };
 use super::launch::{launch, Command, Ending, TraceError, Watchdog};
 use super::segments::{segments_from, Boundary, Mark};
@@ -70,6 +74,11 @@ const TAG_CPU: u32 = 21;
 const TAG_CPU_RET: u32 = 22;
 const TAG_TUNABLES: u32 = 23;
 const TAG_CPU_END: u32 = 24;
+// One object's search and mapping (per-object runs with ld.so's debug symbols): the entry of
+// `_dl_map_object(loader, name, ...)` and its return, where rax is the link_map it mapped or
+// found.
+const TAG_MAP: u32 = 25;
+const TAG_MAP_RET: u32 = 26;
 
 /// Runs the command once and records its phases.
 pub fn run_once(cmd: &Command, opts: &RunOptions) -> Result<(Run, Detail), RunError> {
@@ -136,6 +145,8 @@ struct StartupRun<'a> {
     seen_rt_add: bool,
     mapping_done: bool,
     relocs_seen: u32,
+    /// The open `_dl_map_object` call's start mark: named at its return by the object found.
+    map_mark: Option<usize>,
     ending: Option<Ending>,
     /// Threads and processes the target starts are traced too (TRACECLONE/TRACEFORK): a
     /// thread that meets one of our breakpoints is stepped over it, a forked child gets the
@@ -205,7 +216,10 @@ impl<'a> StartupRun<'a> {
             at_entry: aux.get(&AT_ENTRY).copied().unwrap_or(0),
             main_name: main_map_name(&cmd.program, &exe),
             exe,
-            per_object: opts.instrumentation == Instrumentation::PerObject,
+            per_object: matches!(
+                opts.instrumentation,
+                Instrumentation::PerObject | Instrumentation::PerObjectBindNow
+            ),
             detail: Detail::Static,
             r_debug: None,
             ldso_bps: Vec::new(),
@@ -216,6 +230,7 @@ impl<'a> StartupRun<'a> {
             seen_rt_add: false,
             mapping_done: false,
             relocs_seen: 0,
+            map_mark: None,
             ending: None,
             forked: Vec::new(),
             stop_costs_ns: Vec::new(),
@@ -281,6 +296,11 @@ impl<'a> StartupRun<'a> {
                     self.entry_addrs.push((a, TAG_RELOC));
                 }
                 if self.per_object {
+                    if let Some(a) = sym("_dl_map_object") {
+                        self.insert(a, TAG_MAP, false)?;
+                        self.ldso_bps.push(a);
+                        self.entry_addrs.push((a, TAG_MAP));
+                    }
                     if let Some(a) = sym("call_init") {
                         self.insert(a, TAG_INIT, false)?;
                         self.ldso_bps.push(a);
@@ -642,6 +662,18 @@ impl<'a> StartupRun<'a> {
                     let _ = self.bps.remove(pid, addr);
                 }
             }
+            TAG_MAP => {
+                let name = second_arg_string(pid).unwrap_or_default();
+                self.map_mark = Some(self.marks.len());
+                self.marks.push(Boundary::at(
+                    Mark::Start(Phase::ObjectMapping, name),
+                    now,
+                    snap,
+                ));
+                if let Some(ret) = self.return_address() {
+                    let _ = self.bps.insert(pid, ret, TAG_MAP_RET, false);
+                }
+            }
             TAG_INIT => {
                 let name = link_map_name(pid, &self.main_name);
                 self.marks.push(Boundary::at(
@@ -653,13 +685,27 @@ impl<'a> StartupRun<'a> {
                     let _ = self.bps.insert(pid, ret, TAG_INIT_RET, false);
                 }
             }
-            TAG_RELOC_RET | TAG_INIT_RET => {
+            TAG_RELOC_RET | TAG_INIT_RET | TAG_MAP_RET => {
+                if tag == TAG_MAP_RET {
+                    // The object found, by the name the relocation and initializer
+                    // segments use; a failed search keeps the name it was asked for.
+                    let found = super::inspect::returned_map_name(pid, &self.main_name);
+                    if let (Some(i), Some(found)) = (self.map_mark.take(), found) {
+                        if let Some(Boundary {
+                            mark: Mark::Start(_, name),
+                            ..
+                        }) = self.marks.get_mut(i)
+                        {
+                            *name = found;
+                        }
+                    }
+                }
                 self.marks.push(Boundary::at(Mark::End, now, snap));
                 // Re-arm the entry breakpoint for the next object.
-                let entry_tag = if tag == TAG_RELOC_RET {
-                    TAG_RELOC
-                } else {
-                    TAG_INIT
+                let entry_tag = match tag {
+                    TAG_RELOC_RET => TAG_RELOC,
+                    TAG_MAP_RET => TAG_MAP,
+                    _ => TAG_INIT,
                 };
                 if let Some(&(a, _)) = self.entry_addrs.iter().find(|(_, t)| *t == entry_tag) {
                     if self.ldso_bps.contains(&a) {

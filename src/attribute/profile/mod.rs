@@ -76,6 +76,7 @@ impl LeftOut {
             Instrumentation::None => "uninstrumented",
             Instrumentation::Coarse => "boundaries-only",
             Instrumentation::PerObject => "measured",
+            Instrumentation::PerObjectBindNow => "LD_BIND_NOW=1",
         };
         let s = if self.of == 1 { "" } else { "s" };
         format!(

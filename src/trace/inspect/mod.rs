@@ -19,7 +19,8 @@ pub(super) mod symbols;
 
 pub(super) use others::{fork_event, is_fork_event, other_tracee, Forked};
 pub(super) use process::{
-    auxv, exe_path, libc_base, link_map_name, main_map_name, mapped_base, AT_BASE, AT_ENTRY,
+    auxv, exe_path, libc_base, link_map_name, main_map_name, mapped_base, returned_map_name,
+    second_arg_string, AT_BASE, AT_ENTRY,
 };
 pub use symbols::ldso_detail;
 pub(super) use symbols::{

@@ -96,6 +96,26 @@ pub(in crate::trace) fn main_map_name(program: &Path, exe: &Path) -> PathBuf {
     exe.to_path_buf()
 }
 
+/// The object name of the link_map a function returned (rax), as [`link_map_name`] reads it.
+pub(in crate::trace) fn returned_map_name(pid: Pid, exe: &Path) -> Option<String> {
+    let r = ptrace::getregs(pid).ok()?;
+    if r.rax == 0 {
+        return None;
+    }
+    let name = read_u64(pid, r.rax + 8).and_then(|p| read_cstring(pid, p))?;
+    Some(if name.is_empty() {
+        exe.display().to_string()
+    } else {
+        name
+    })
+}
+
+/// The C string a function's second argument (rsi) points to.
+pub(in crate::trace) fn second_arg_string(pid: Pid) -> Option<String> {
+    let r = ptrace::getregs(pid).ok()?;
+    read_cstring(pid, r.rsi)
+}
+
 /// The object name of the link_map in rdi (`l_name` at offset 8; "" is the executable).
 pub(in crate::trace) fn link_map_name(pid: Pid, exe: &Path) -> String {
     let name = ptrace::getregs(pid)
