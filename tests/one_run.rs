@@ -60,7 +60,9 @@ fn one_run_says_no_interval_and_prints_none() {
     assert!(bad.is_empty(), "degenerate intervals {bad:?} in:\n{text}");
     // The phase table: each single phase row says why it has no interval.
     let phases = text
-        .split("Phases, in order")
+        .split(
+            "Phases (start-up order; ld.so start and ld.so other run in pieces between the others)",
+        )
         .nth(1)
         .expect("phase table")
         .split("\n\n")

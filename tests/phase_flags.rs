@@ -49,7 +49,7 @@ fn rows(doc: &Document) -> (Vec<(String, bool, bool)>, bool) {
     let table: Vec<&str> = out
         .stdout
         .lines()
-        .skip_while(|l| *l != "Phases, in order")
+        .skip_while(|l| *l != "Phases (start-up order; ld.so start and ld.so other run in pieces between the others)")
         .skip(2)
         .take_while(|l| l.starts_with(' '))
         .collect();

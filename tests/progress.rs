@@ -98,7 +98,12 @@ fn profile_bar_on_a_terminal_only() {
         assert!(tty.contains(kind), "the bar never named {kind:?}:\n{tty:?}");
     }
     // The report itself is still there, after the bar was cleared.
-    assert!(tty.contains("Phases, in order"), "{tty:?}");
+    assert!(
+        tty.contains(
+            "Phases (start-up order; ld.so start and ld.so other run in pieces between the others)"
+        ),
+        "{tty:?}"
+    );
 
     for (args, env, why) in [
         (

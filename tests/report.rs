@@ -113,7 +113,7 @@ fn report_of_a_plain_profile_equals_profiles_text() {
             "--detail",
         ],
         &[
-            "Phases, in order",
+            "Phases (start-up order; ld.so start and ld.so other run in pieces between the others)",
             "Instrumentation's own cost",
             "Cross-check",
         ],
@@ -133,7 +133,10 @@ fn report_of_a_fork_profile_equals_profiles_text() {
             "--no-ld-debug",
             "--quiet-target",
         ],
-        &["Phases, in order", "fork"],
+        &[
+            "Phases (start-up order; ld.so start and ld.so other run in pieces between the others)",
+            "fork",
+        ],
     );
 }
 

@@ -397,12 +397,30 @@ pub fn fixes_of(inp: &Inputs) -> Vec<Fix> {
                 .all(|o| gone.contains(&(f.side == FixSide::Fork, short(o).to_string())))
     });
     out.sort_by(|a, b| {
-        b.saving_ns
-            .partial_cmp(&a.saving_ns)
-            .unwrap_or(std::cmp::Ordering::Equal)
+        a.changes_a_system_library()
+            .cmp(&b.changes_a_system_library())
+            .then(
+                b.saving_ns
+                    .partial_cmp(&a.saving_ns)
+                    .unwrap_or(std::cmp::Ordering::Equal),
+            )
             .then(a.kind.cmp(&b.kind))
     });
     out
+}
+
+/// The caveat's words for a change to a library the user does not build.
+pub const SYSTEM_LIBRARY: &str = "a system library: rebuilt only by its distribution";
+
+impl Fix {
+    /// Whether the change is to a library of the system's (its caveat says so): such a fix
+    /// ranks after every change the user can make, whatever it saves, since a reader acts on
+    /// the first lines.
+    pub fn changes_a_system_library(&self) -> bool {
+        self.caveat
+            .as_deref()
+            .is_some_and(|c| c.contains(SYSTEM_LIBRARY))
+    }
 }
 
 /// The CPU per exec, exit teardown included, as the summary states it (the phases' medians
@@ -552,7 +570,7 @@ fn exec_fixes(inp: &Inputs, p: &ProfileSection, c: &Closure) -> Vec<Fix> {
             .collect();
         (!sys.is_empty()).then(|| {
             format!(
-                "{} {} a system library: rebuilt only by its distribution",
+                "{} {} {SYSTEM_LIBRARY}",
                 sys.join(", "),
                 if sys.len() == 1 { "is" } else { "are" }
             )

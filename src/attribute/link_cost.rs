@@ -55,16 +55,13 @@ fn name(path: &str) -> &str {
 
 /// The plain-language reading, most important first.
 /// The Reading line on unused direct dependencies, when there are any.
-pub fn unused_reading(unused: &[crate::deps::UnusedDependency]) -> Option<String> {
+pub fn unused_reading(c: &Closure, unused: &[crate::deps::UnusedDependency]) -> Option<String> {
     let first = unused.first()?;
-    let removed: std::collections::BTreeSet<&str> = unused
-        .iter()
-        .flat_map(|u| u.removes.iter().map(String::as_str))
-        .collect();
+    let removed = crate::deps::removed_by_dropping_all(c, unused);
     let objects: std::collections::BTreeSet<&str> =
         unused.iter().map(|u| u.object.as_str()).collect();
     Some(format!(
-        "{} DT_NEEDED entr{} of {} object{} bind{} no symbol (as `ldd -u -r` reports), e.g. {} in {}; dropping {} (link with -Wl,--as-needed, or drop the -l flag) takes at least {} object{} out of the closure.",
+        "{} DT_NEEDED entr{} of {} object{} bind{} no symbol (as `ldd -u -r` reports), e.g. {} in {}; dropping {} (link with -Wl,--as-needed, or drop the -l flag) {}.",
         unused.len(),
         if unused.len() == 1 { "y" } else { "ies" },
         objects.len(),
@@ -73,8 +70,12 @@ pub fn unused_reading(unused: &[crate::deps::UnusedDependency]) -> Option<String
         first.needed,
         first.object,
         if unused.len() == 1 { "it" } else { "them" },
-        removed.len(),
-        if removed.len() == 1 { "" } else { "s" },
+        match removed.len() {
+            0 => "removes nothing from the closure (each is still needed by another object)"
+                .to_string(),
+            1 => format!("takes {} out of the closure", removed[0]),
+            n => format!("takes {n} objects out of the closure ({})", removed.join(", ")),
+        },
     ))
 }
 

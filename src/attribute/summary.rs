@@ -49,8 +49,8 @@ pub struct ExecSummary {
     /// The CPU per exec: every part added up (the phase medians, the CPU after the last stop
     /// and the exit teardown no counter sees).
     pub cpu_ns: f64,
-    /// 95% interval of the runs' phase totals, shifted by the exit parts' medians; None with
-    /// fewer than two runs.
+    /// 95% interval around `cpu_ns`: the runs' phase totals' bootstrap interval, as distances
+    /// below and above their median, placed around the point; None with fewer than two runs.
     pub ci95_ns: Option<(f64, f64)>,
     pub runs: usize,
     /// Wall time of the phases: the sum of their wall medians (the phase table's column).
@@ -202,12 +202,21 @@ fn exec(p: &ProfileSection) -> Option<ExecSummary> {
     for x in &mut parts {
         x.share = if cpu_ns > 0.0 { x.ns / cpu_ns } else { 0.0 };
     }
-    let exit_ns = after.unwrap_or(0.0) + uncounted.unwrap_or(0.0);
+    // The point is the parts' medians added up, which is not the median of the runs' totals:
+    // with noise that is skewed and falls on different phases in different runs, the two
+    // differ by a few percent, and the totals' interval can miss the point altogether. The
+    // interval keeps the totals' spread (their bootstrap distances below and above their
+    // median) around the point the report prints.
     let ci95_ns = p
         .total_task_clock_ns
         .as_ref()
         .filter(|s| s.n >= 2)
-        .map(|s| (s.ci95.0 + exit_ns, s.ci95.1 + exit_ns));
+        .map(|s| {
+            (
+                (cpu_ns - (s.median - s.ci95.0)).max(0.0),
+                cpu_ns + (s.ci95.1 - s.median),
+            )
+        });
     Some(ExecSummary {
         cpu_ns,
         ci95_ns,
@@ -292,5 +301,32 @@ mod tests {
         let exit = p.children_task_clock_ns.as_ref().map_or(0.0, |s| s.median)
             + p.exit_uncounted_ns.as_ref().map_or(0.0, |s| s.median);
         assert!((s.cpu_ns - (phases + exit)).abs() < 1e-6, "{s:?}");
+    }
+
+    /// The interval holds the point it is printed beside, with the runs' totals' spread, even
+    /// when the totals' median lies above the parts' medians added up (skewed noise falling on
+    /// different phases in different runs).
+    #[test]
+    fn the_interval_holds_the_point() {
+        let mut p = crate::attribute::profile::tests::left_out_section();
+        let phases: f64 = p
+            .phases
+            .iter()
+            .filter_map(|r| r.task_clock_ns.as_ref().map(|s| s.median))
+            .sum();
+        // Totals 10% above the parts' sum, with an interval of -2%/+3% around their median.
+        let m = phases * 1.10;
+        p.total_task_clock_ns = Some(crate::attribute::stats::Summary {
+            n: 10,
+            median: m,
+            min: m * 0.9,
+            max: m * 1.2,
+            ci95: (m * 0.98, m * 1.03),
+        });
+        let s = summary(Some(&p), None).exec.expect("exec side");
+        let (lo, hi) = s.ci95_ns.expect("an interval from 10 runs");
+        assert!(lo <= s.cpu_ns && s.cpu_ns <= hi, "{lo} {} {hi}", s.cpu_ns);
+        assert!(((s.cpu_ns - lo) - m * 0.02).abs() < 1e-6);
+        assert!(((hi - s.cpu_ns) - m * 0.03).abs() < 1e-6);
     }
 }

@@ -226,7 +226,34 @@ pub(crate) fn what_if(sides: [&Side; 2], c: &Costs, added: &[String]) -> Vec<Wha
             });
         }
     }
+    unpriced(&mut out, c);
     out
+}
+
+/// A prediction priced by a unit the fit could not tell apart (left at 0 ns: the objects'
+/// lookups or relative relocations do not vary enough apart from the rest to separate its
+/// cost) is not a prediction of zero: it says "not predicted", and why.
+fn unpriced(out: &mut [WhatIf], c: &Costs) {
+    let Some(f) = &c.reloc else { return };
+    let lookup_unknown = f.coef[2] <= 0.0 && f.coef[3] <= 0.0;
+    let relative_unknown = f.coef[1] <= 0.0;
+    for w in out.iter_mut() {
+        let by_lookups = w.change.starts_with("LD_BIND_NOW")
+            || w.change.starts_with("lazy binding")
+            || w.change.starts_with("-Bsymbolic");
+        let by_relatives = w.change.starts_with("-z pack-relative-relocs");
+        let unit = match () {
+            _ if by_lookups && lookup_unknown => "a lookup and a probe",
+            _ if by_relatives && relative_unknown => "a relative relocation",
+            _ => continue,
+        };
+        w.predicted_ns = None;
+        w.ci95_ns = None;
+        w.basis = format!(
+            "this run's fit leaves the cost of {unit} at 0 ns, unidentified: its objects' counts do not vary enough apart from each other to separate it; {}",
+            w.basis
+        );
+    }
 }
 
 /// Gives each prediction its 95% percentile interval from `draws` (its values over the
@@ -475,6 +502,21 @@ mod tests {
 
     fn find<'a>(w: &'a [WhatIf], prefix: &str) -> Option<&'a WhatIf> {
         w.iter().find(|w| w.change.starts_with(prefix))
+    }
+
+    /// A fit that leaves the lookup's cost at 0 ns does not predict a binding change of 0 µs.
+    #[test]
+    fn a_unit_the_fit_left_at_zero_prices_nothing() {
+        let s = side_of(false);
+        let mut c = fitted();
+        c.reloc.as_mut().unwrap().coef = vec![3000.0, 40.0, 0.0, 0.0];
+        let w = what_if([&s, &s], &c, &[]);
+        let b = find(&w, "LD_BIND_NOW=1").expect("a BIND_NOW line");
+        assert_eq!(b.predicted_ns, None, "{b:?}");
+        assert!(b.basis.contains("unidentified"), "{}", b.basis);
+        // The relative relocations' unit is known: RELR stays priced.
+        let r = find(&w, "-z pack-relative-relocs").expect("a RELR line");
+        assert!(r.predicted_ns.is_some_and(|ns| ns < 0.0), "{r:?}");
     }
 
     /// -z now binds the 70 slots of the program, libuser and libc: not libnow's 30 (bound

@@ -37,7 +37,9 @@ pub use cache::LdCache;
 pub use error::DepsError;
 use resolver::{file_id, origin_of, Loaded, Resolver};
 pub use rules::{RulesSource, SearchRules};
-pub use unused::{unused_direct, unused_direct_of_target, UnusedDependency};
+pub use unused::{
+    removed_by_dropping_all, unused_direct, unused_direct_of_target, UnusedDependency,
+};
 
 /// Which rule found an object (the "how" column of the tree).
 #[derive(Debug, Clone, PartialEq, Eq)]

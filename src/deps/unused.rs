@@ -185,13 +185,34 @@ fn used_by(
 /// those no longer reachable from the target through the other entries. The interpreter
 /// stays (the kernel maps it).
 fn removed_without(c: &Closure, i: usize, entry: usize) -> Vec<usize> {
+    removed_dropping(c, |x, j| x == i && j == entry)
+}
+
+/// The objects that leave the closure when every entry of `unused` is dropped at once, by
+/// name: more than the entries' own `removes` together when one unused library is needed
+/// only by another (libcrypto by libssl, both unused by the program).
+pub fn removed_by_dropping_all(c: &Closure, unused: &[UnusedDependency]) -> Vec<String> {
+    removed_dropping(c, |x, j| {
+        let o = &c.objects[x];
+        unused
+            .iter()
+            .any(|u| u.object_path.as_os_str() == o.path.as_str() && u.needed == o.needed[j].name)
+    })
+    .into_iter()
+    .map(|r| table_name(&c.objects[r].path))
+    .collect()
+}
+
+/// The objects no longer reachable from the target when the entries `dropped(object,
+/// entry)` says are left out. The interpreter stays (the kernel maps it).
+fn removed_dropping(c: &Closure, dropped: impl Fn(usize, usize) -> bool) -> Vec<usize> {
     let n = c.objects.len();
     let mut reached: Vec<bool> = (0..n).map(|k| is_interp(c, k)).collect();
     let mut stack = vec![0usize];
     reached[0] = true;
     while let Some(x) = stack.pop() {
         for (j, e) in c.objects[x].needed.iter().enumerate() {
-            if x == i && j == entry {
+            if dropped(x, j) {
                 continue;
             }
             if let Some(k) = e.object {
@@ -258,6 +279,23 @@ mod tests {
         assert_eq!(removed_without(&c, 2, 1), vec![4]);
         assert_eq!(removed_without(&c, 0, 1), vec![2, 4]);
         assert_eq!(removed_without(&c, 1, 0), Vec::<usize>::new());
+        // Dropping a's entries for b and c at once: b, c, d (no longer reached by either)
+        // and e go, though neither entry alone takes d.
+        let dep = |object: &str, needed: &str| UnusedDependency {
+            object: table_name(object),
+            object_path: PathBuf::from(object),
+            needed: needed.into(),
+            needed_path: None,
+            removes: Vec::new(),
+        };
+        assert_eq!(
+            removed_by_dropping_all(&c, &[dep("/x/a", "b"), dep("/x/a", "c")]),
+            vec!["b", "c", "d", "e"]
+        );
+        assert_eq!(
+            removed_by_dropping_all(&c, &[dep("/x/b", "d")]),
+            Vec::<String>::new()
+        );
     }
 
     /// The interpreter is never removed, and never reported.

@@ -84,7 +84,11 @@ pub fn breakdown(b: &Breakdown, unit: &str) -> String {
                     String::new(),
                     per,
                     String::new(),
-                    format!("{} samples", p.samples),
+                    format!(
+                        "{} sample{}",
+                        p.samples,
+                        if p.samples == 1 { "" } else { "s" }
+                    ),
                 ]);
             }
         }

@@ -18,7 +18,7 @@ const TITLES: &[&str] = &[
     "Relocations (",
     "Relocation types",
     "Reading",
-    "Phases, in order",
+    "Phases (start-up order; ld.so start and ld.so other run in pieces between the others)",
     "Instrumentation's own cost",
     "Cross-check with glibc",
     "Whole process",
@@ -61,9 +61,9 @@ mod tests {
 
     #[test]
     fn titles_and_verdicts_are_styled_and_nothing_else_changes() {
-        let plain = "ldcost profile /bin/ls: 5 runs\nPhases, in order\n kernel exec 0.1\n  x = 1.2 (NOT within 10%)\n  y = 1.0 (within 10%)\n";
+        let plain = "ldcost profile /bin/ls: 5 runs\nPhases (start-up order; ld.so start and ld.so other run in pieces between the others)\n kernel exec 0.1\n  x = 1.2 (NOT within 10%)\n  y = 1.0 (within 10%)\n";
         let p = paint(plain);
-        assert!(p.contains("\x1b[1mPhases, in order\x1b[0m\n"));
+        assert!(p.contains("\x1b[1mPhases (start-up order; ld.so start and ld.so other run in pieces between the others)\x1b[0m\n"));
         assert!(p.contains("\x1b[31m  x = 1.2 (NOT within 10%)\x1b[0m"));
         assert!(p.contains("\x1b[32m  y = 1.0 (within 10%)\x1b[0m"));
         assert!(p.contains("\n kernel exec 0.1\n"));

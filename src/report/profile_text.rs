@@ -165,7 +165,10 @@ pub fn profile(p: &ProfileSection, detail: bool) -> String {
     }
     s.push('\n');
 
-    let _ = writeln!(s, "Phases, in order");
+    let _ = writeln!(
+        s,
+        "Phases (start-up order; ld.so start and ld.so other run in pieces between the others)"
+    );
     let mut t = Table::new();
     t.load_preset(presets::NOTHING)
         .set_content_arrangement(ContentArrangement::Disabled)

@@ -97,11 +97,16 @@ pub fn why(fixes: &[Fix]) -> String {
     s
 }
 
-/// Exec side first, then fork; each by saving, largest first.
+/// Exec side first, then fork; each with the changes the user can make first (not those to a
+/// system library), by saving, largest first.
 fn rank(fixes: &mut [&Fix]) {
     fixes.sort_by(|a, b| {
         (a.side == FixSide::Fork)
             .cmp(&(b.side == FixSide::Fork))
+            .then(
+                a.changes_a_system_library()
+                    .cmp(&b.changes_a_system_library()),
+            )
             .then(b.saving_ns.total_cmp(&a.saving_ns))
     });
 }

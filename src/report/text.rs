@@ -134,7 +134,7 @@ pub fn deps(
     let _ = writeln!(s, "Reading");
     for line in link_cost::summary(c, lookups)
         .into_iter()
-        .chain(link_cost::unused_reading(unused))
+        .chain(link_cost::unused_reading(c, unused))
     {
         let _ = writeln!(s, "  - {line}");
     }

@@ -479,6 +479,7 @@ fn category(p: Phase) -> &'static str {
         Phase::KernelExec => "kernel-exec",
         Phase::CpuFeatures => "cpu-features",
         Phase::LdsoMapping => "ldso-mapping",
+        Phase::ObjectMapping => "object-mapping",
         Phase::Relocation => "relocation",
         Phase::RelocationAndInit => "relocation-and-init",
         Phase::Initializers => "initializers",

@@ -178,8 +178,16 @@ static LEFT_RUNNING: [std::sync::atomic::AtomicUsize; 2] = [
 
 /// After a run of side `i`: kills what it left running and counts it for the side.
 fn sweep(i: usize) {
-    let left = crate::run::kill_left_running();
-    LEFT_RUNNING[i].fetch_add(left, std::sync::atomic::Ordering::Relaxed);
+    // A process the target's children fork while the tree is being walked is not in the
+    // walk: passes until one finds nothing (a few at most), so that nothing the side left is
+    // found later and counted for nobody.
+    for _ in 0..5 {
+        let left = crate::run::kill_left_running();
+        LEFT_RUNNING[i].fetch_add(left, std::sync::atomic::Ordering::Relaxed);
+        if left == 0 {
+            break;
+        }
+    }
 }
 
 /// One side's error, named (`HEAD: …`), with its own code and hint.

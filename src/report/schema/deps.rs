@@ -35,7 +35,7 @@ impl DepsSection {
         let totals = link_cost::totals(&closure).into();
         let unused = deps::unused_direct(&closure);
         let mut summary = link_cost::summary(&closure, lookups.as_ref());
-        summary.extend(link_cost::unused_reading(&unused));
+        summary.extend(link_cost::unused_reading(&closure, &unused));
         DepsSection {
             closure: closure.into(),
             totals,
