@@ -1,7 +1,7 @@
 //! `profile --timeline` and `profile --trace`, read by their consumers: a real XML parser
 //! (roxmltree) reads the SVG, whose bars must carry the JSON report's phase figures exactly and
 //! one row per object ldd lists, whose pieces must sit where the JSON's raw segments put them on
-//! the target's own time (the medians of the walls before them, recomputed here), in the
+//! the target's own time (the median walls laid end to end, recomputed here), in the
 //! trace's order, on an axis that ends at the phases' wall time the text prints, and whose exit
 //! teardown must be the text summary's; the trace must have the trace-event format's required
 //! fields and each event the wall time of its run's segment in the JSON; headless Chromium
@@ -55,6 +55,26 @@ fn measured(doc: &Value) -> Vec<&Value> {
 
 fn short(p: &str) -> &str {
     p.rsplit('/').next().unwrap_or(p)
+}
+
+/// Per measured run, the segments of a phase row (its phase and object) in order: (position
+/// among the run's segments, wall).
+fn segments_of(doc: &Value, row: &Value) -> Vec<Vec<(f64, f64)>> {
+    measured(doc)
+        .iter()
+        .map(|r| {
+            r["segments"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| {
+                    s["phase"] == row["phase"] && s["object"].as_str() == row["object"].as_str()
+                })
+                .map(|(i, s)| (i as f64, f(&s["wall_ns"])))
+                .collect()
+        })
+        .collect()
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -169,23 +189,9 @@ fn timeline_and_trace_carry_the_reports_figures() {
         if p["wall_ns"].is_object() {
             assert_eq!(attr(*bar, "data-wall-ns"), Some(f(&p["wall_ns"]["median"])));
         }
-        // Its pieces: the k-th segment of its phase and object in each run, at the median
-        // over the runs of the walls of the run's earlier segments, lasting its median wall,
-        // recomputed from the JSON's raw segments.
-        let per_run: Vec<Vec<(f64, f64)>> = measured(&doc)
-            .iter()
-            .map(|r| {
-                let mut at = 0.0;
-                let mut v = Vec::new();
-                for s in r["segments"].as_array().unwrap() {
-                    if s["phase"] == p["phase"] && s["object"].as_str() == object {
-                        v.push((at, f(&s["wall_ns"])));
-                    }
-                    at += f(&s["wall_ns"]);
-                }
-                v
-            })
-            .collect();
+        // Its pieces: the k-th segment of its phase and object in each run, lasting the
+        // median of their walls; where they start is checked below, all rows at once.
+        let per_run = segments_of(&doc, p);
         let parts = per_run.iter().map(Vec::len).max().unwrap();
         let pieces: Vec<roxmltree::Node> = bar
             .children()
@@ -193,11 +199,14 @@ fn timeline_and_trace_carry_the_reports_figures() {
             .collect();
         assert_eq!(pieces.len(), parts, "one piece per segment of a run: {p}");
         for (k, piece) in pieces.iter().enumerate() {
-            let of = || per_run.iter().filter_map(|v| v.get(k));
-            let start = median(of().map(|x| x.0).collect());
-            let wall = median(of().map(|x| x.1).collect());
+            let wall = median(
+                per_run
+                    .iter()
+                    .filter_map(|v| v.get(k))
+                    .map(|x| x.1)
+                    .collect(),
+            );
             assert_eq!(attr(*piece, "data-part"), Some((k + 1) as f64));
-            assert_eq!(attr(*piece, "data-start-ns"), Some(start), "{p} part {k}");
             assert_eq!(attr(*piece, "data-wall-ns"), Some(wall), "{p} part {k}");
         }
         assert_eq!(
@@ -205,6 +214,45 @@ fn timeline_and_trace_carry_the_reports_figures() {
             attr(pieces[0], "data-start-ns"),
             "{p}"
         );
+    }
+    // The starts, on the target's own time: every row's pieces laid end to end in the order
+    // the runs record them (their median position among a run's segments; ties in the JSON's
+    // phase order), each at the sum of the median walls of the pieces before it, recomputed
+    // from the JSON's raw segments.
+    let mut seq: Vec<(f64, usize, usize, f64)> = Vec::new();
+    for (i, p) in phases.iter().enumerate() {
+        let per_run = segments_of(&doc, p);
+        let parts = per_run.iter().map(Vec::len).max().unwrap();
+        for k in 0..parts {
+            let of = || per_run.iter().filter_map(|v| v.get(k));
+            seq.push((
+                median(of().map(|x| x.0).collect()),
+                i,
+                k,
+                median(of().map(|x| x.1).collect()),
+            ));
+        }
+    }
+    seq.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+    let mut at = 0.0;
+    for (_, i, k, wall) in &seq {
+        let p = &phases[*i];
+        let bar = bars
+            .iter()
+            .find(|b| {
+                b.attribute("data-key") == p["phase"].as_str()
+                    && b.attribute("data-object") == p["object"].as_str()
+            })
+            .unwrap();
+        let piece = bar
+            .children()
+            .find(|n| {
+                n.attribute("class") == Some("ldcost-piece")
+                    && attr(*n, "data-part") == Some((k + 1) as f64)
+            })
+            .unwrap_or_else(|| panic!("no piece {} for {p}", k + 1));
+        assert_eq!(attr(piece, "data-start-ns"), Some(at), "{p} part {}", k + 1);
+        at += wall;
     }
     // Rows in time order.
     for b in &bars {

@@ -6,12 +6,13 @@
 //! table prints and whose raw runs carry each segment's CLOCK_MONOTONIC span. Out: the bytes of
 //! the two files. Pure: both are drawn from the recording, so a saved document draws the same.
 //!
-//! The SVG is drawn on the target's own time: ldcost's ptrace stops are removed, so a segment
-//! starts at the sum of the walls of the run's earlier segments (its median over the measured
-//! runs), and the axis ends at the phases' wall time the summary prints. A phase a run records
-//! in several segments (ld.so's start, interrupted by CPU feature detection; "ld.so other"
-//! between the objects) is drawn as its pieces, each at its own median start with its own
-//! median wall and CPU, so the rows' pieces come in the order of the trace's events. A row's
+//! The SVG is drawn on the target's own time: ldcost's ptrace stops are removed, so the
+//! segments are laid end to end in the order the runs record them, each lasting its median
+//! wall over the measured runs (see [`bars`]), and the axis ends at the phases' wall time the
+//! summary prints. A phase a run records in several segments (ld.so's start, interrupted by CPU
+//! feature detection; "ld.so other" between the objects) is drawn as its pieces, each at its
+//! own start with its own median wall and CPU, so the pieces come in the order of the trace's
+//! events. A row's
 //! figures are the phase table's: its CPU (task-clock less the ptrace stops' cost) and the 95%
 //! interval of that median, drawn as a whisker at the end of its last piece. The exit teardown
 //! is a row of its own after "main to exit", with the summary's figure (the CPU after the last
@@ -37,7 +38,7 @@ use crate::record::{Instrumentation, Phase, Run};
 pub struct Piece {
     /// 1-based.
     pub part: usize,
-    /// Median over the runs that have this piece of the walls of the run's earlier segments.
+    /// On the target's own time: the sum of the median walls of the pieces before it.
     pub start_ns: f64,
     /// Median wall of the piece.
     pub wall_ns: f64,
@@ -171,57 +172,51 @@ pub fn phases_wall_ns(p: &ProfileSection) -> f64 {
         .unwrap_or(0.0)
 }
 
-/// The rows in time order: by their first piece's median start on the target's own time, ties
-/// by the segments' order in the runs; the exit teardown last.
+/// The rows in time order, the exit teardown last. The pieces are laid end to end in the order
+/// the runs record them (their median position among a run's segments), each lasting its
+/// median wall: a piece starts at the sum of the median walls of the pieces before it. A
+/// median of each run's sum of earlier walls would be the same on a quiet machine, but a
+/// preemption lengthens a different segment in each run, and those medians then drift past
+/// the phases' wall time by the preemptions of the runs in the middle; the sum of medians
+/// ends where the phase table's walls add up (to the difference between the median of a
+/// phase's pieces' sum and the sum of their medians).
 pub fn bars(p: &ProfileSection) -> Vec<Bar> {
     let runs = measured(p);
-    let placed: Vec<(Vec<u64>, f64)> = runs
+    let per_stop: Vec<f64> = runs
         .iter()
-        .map(|r| {
-            (
-                target_starts(r),
-                per_stop_ns(r, p.overhead.ns_per_stop_slope).unwrap_or(0.0),
-            )
-        })
+        .map(|r| per_stop_ns(r, p.overhead.ns_per_stop_slope).unwrap_or(0.0))
         .collect();
     let mut out: Vec<Bar> = p
         .phases
         .iter()
         .map(|ph| {
-            // Per run, the row's segments in order: (position, start, wall, CPU).
-            let per_run: Vec<Vec<(f64, f64, f64, Option<f64>)>> = runs
+            // Per run, the row's segments in order: (position, wall, CPU).
+            let per_run: Vec<Vec<(f64, f64, Option<f64>)>> = runs
                 .iter()
-                .zip(&placed)
-                .map(|(r, (st, per_stop))| {
+                .zip(&per_stop)
+                .map(|(r, per_stop)| {
                     r.segments
                         .iter()
                         .enumerate()
                         .filter(|(_, s)| s.phase == ph.phase && s.object == ph.object)
-                        .map(|(i, s)| {
-                            (
-                                i as f64,
-                                st[i] as f64,
-                                s.wall_ns as f64,
-                                corrected(s, *per_stop),
-                            )
-                        })
+                        .map(|(i, s)| (i as f64, s.wall_ns as f64, corrected(s, *per_stop)))
                         .collect()
                 })
                 .collect();
             let parts = per_run.iter().map(Vec::len).max().unwrap_or(0);
             let pieces: Vec<Piece> = (0..parts)
                 .filter_map(|k| {
-                    let of: Vec<&(f64, f64, f64, Option<f64>)> =
+                    let of: Vec<&(f64, f64, Option<f64>)> =
                         per_run.iter().filter_map(|v| v.get(k)).collect();
-                    let col = |f: fn(&(f64, f64, f64, Option<f64>)) -> Option<f64>| {
+                    let col = |f: fn(&(f64, f64, Option<f64>)) -> Option<f64>| {
                         median(&of.iter().filter_map(|x| f(x)).collect::<Vec<f64>>())
                     };
                     Some(Piece {
                         part: k + 1,
                         order: col(|x| Some(x.0))?,
-                        start_ns: col(|x| Some(x.1))?,
-                        wall_ns: col(|x| Some(x.2))?,
-                        cpu_ns: col(|x| x.3),
+                        start_ns: 0.0,
+                        wall_ns: col(|x| Some(x.1))?,
+                        cpu_ns: col(|x| x.2),
                     })
                 })
                 .collect();
@@ -229,7 +224,7 @@ pub fn bars(p: &ProfileSection) -> Vec<Bar> {
                 phase: ph.phase.label().to_string(),
                 key: Some(category(ph.phase)),
                 object: ph.object.clone(),
-                start_ns: pieces.first().map(|x| x.start_ns),
+                start_ns: None,
                 pieces,
                 cpu: ph.task_clock_ns.clone(),
                 cpu_ns: ph.task_clock_ns.as_ref().map(|s| s.median),
@@ -237,17 +232,34 @@ pub fn bars(p: &ProfileSection) -> Vec<Bar> {
             }
         })
         .collect();
+    // End to end, in the runs' order (ties: the phase table's order, then the part).
+    let mut seq: Vec<(f64, usize, usize)> = out
+        .iter()
+        .enumerate()
+        .flat_map(|(i, b)| {
+            b.pieces
+                .iter()
+                .enumerate()
+                .map(move |(k, x)| (x.order, i, k))
+        })
+        .collect();
+    seq.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+    let mut at = 0.0;
+    for (_, i, k) in seq {
+        let piece = &mut out[i].pieces[k];
+        piece.start_ns = at;
+        at += piece.wall_ns;
+    }
+    for b in &mut out {
+        b.start_ns = b.pieces.first().map(|x| x.start_ns);
+    }
     if let Some(exit) = exit_teardown_ns(p) {
-        // After the last segment: the exit stop ends "main to exit".
-        let ends: Vec<f64> = runs
-            .iter()
-            .map(|r| r.segments.iter().map(|s| s.wall_ns).sum::<u64>() as f64)
-            .collect();
+        // After the last piece: the exit stop ends "main to exit".
         out.push(Bar {
             phase: EXIT_TEARDOWN.to_string(),
             key: None,
             object: None,
-            start_ns: median(&ends),
+            start_ns: (!runs.is_empty()).then_some(at),
             pieces: Vec::new(),
             cpu: None,
             cpu_ns: Some(exit),
@@ -366,7 +378,7 @@ pub fn svg(p: &ProfileSection, title: &str) -> String {
     );
     let _ = writeln!(
         o,
-        r##"<text id="ldcost-subtitle" x="{cx}" y="40" text-anchor="middle" fill="#555">{n} measured run{s} on the target's own time, ldcost's stops removed: a bar starts at the median sum of the walls before it<tspan x="{cx}" dy="14">dark: CPU (median), light: wall (median), whisker: 95% interval of the row's CPU median; a phase run in several pieces is drawn as its pieces</tspan></text>"##,
+        r##"<text id="ldcost-subtitle" x="{cx}" y="40" text-anchor="middle" fill="#555">{n} measured run{s} on the target's own time, ldcost's stops removed: each segment at the sum of the median walls before it<tspan x="{cx}" dy="14">dark: CPU (median), light: wall (median), whisker: 95% interval of the row's CPU median; a phase run in several pieces is drawn as its pieces</tspan></text>"##,
         cx = w / 2.0,
         n = p.runs,
         s = if p.runs == 1 { "" } else { "s" },
@@ -673,7 +685,7 @@ pub fn trace(p: &ProfileSection, title: &str) -> Result<String, serde_json::Erro
         "otherData": {
             "title": title,
             "clock": clock,
-            "target_time": "args.target_start_ns: the segment's start on the target's own time (the sum of the walls of the run's earlier segments, ldcost's stops removed), where the --timeline SVG places it",
+            "target_time": "args.target_start_ns: the segment's start on this run's own time (the sum of the walls of its earlier segments, ldcost's stops removed); the --timeline SVG lays the segments' median walls end to end",
         },
     });
     let mut s = serde_json::to_string_pretty(&doc)?;
@@ -837,6 +849,28 @@ mod tests {
             .as_str()
             .unwrap()
             .contains("this recording has no segment times"));
+    }
+
+    #[test]
+    fn a_preemption_in_one_run_moves_no_later_piece() {
+        // Each run has one long wall (a preemption) in a different segment: the medians of
+        // the runs' sums of earlier walls would put main to exit at 1010, past the phases'
+        // wall time of 30.
+        let r = |a: u64, b: u64| {
+            run(
+                &[
+                    ("kernel-exec", None, a, 9, 0),
+                    ("ldso-mapping", None, b, 9, 0),
+                    ("main-to-exit", None, 10, 9, 0),
+                ],
+                false,
+                false,
+            )
+        };
+        let p = section(vec![r(1000, 10), r(10, 1000), r(10, 10)]);
+        let starts: Vec<Option<f64>> = bars(&p).iter().map(|b| b.start_ns).collect();
+        assert_eq!(starts, [Some(0.0), Some(10.0), Some(20.0)]);
+        assert_eq!(phases_wall_ns(&p), 30.0);
     }
 
     #[test]
