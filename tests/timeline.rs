@@ -451,6 +451,16 @@ fn timeline_and_trace_carry_the_reports_figures() {
         said.contains(&format!("rows: {} rows", bars.len())),
         "{said}"
     );
+    let pieces = xml
+        .descendants()
+        .filter(|n| n.attribute("class") == Some("ldcost-piece"))
+        .count();
+    assert!(
+        said.contains(&format!(
+            "pieces: {pieces} pieces, each with a bar inside the picture"
+        )),
+        "{said}"
+    );
     if let Ok(keep) = std::env::var("LDCOST_KEEP_TIMELINE") {
         std::fs::copy(&png, Path::new(&keep).join("t.png")).unwrap();
     }

@@ -148,6 +148,9 @@ fn starts(r: &Run) -> (Vec<u64>, bool) {
     }
 }
 
+/// A segment of a row in one run: (position among the run's segments, wall, CPU).
+type Seg = (f64, f64, Option<f64>);
+
 fn median(v: &[f64]) -> Option<f64> {
     summarize(v).map(|s| s.median)
 }
@@ -190,8 +193,8 @@ pub fn bars(p: &ProfileSection) -> Vec<Bar> {
         .phases
         .iter()
         .map(|ph| {
-            // Per run, the row's segments in order: (position, wall, CPU).
-            let per_run: Vec<Vec<(f64, f64, Option<f64>)>> = runs
+            // Per run, the row's segments in order.
+            let per_run: Vec<Vec<Seg>> = runs
                 .iter()
                 .zip(&per_stop)
                 .map(|(r, per_stop)| {
@@ -206,9 +209,8 @@ pub fn bars(p: &ProfileSection) -> Vec<Bar> {
             let parts = per_run.iter().map(Vec::len).max().unwrap_or(0);
             let pieces: Vec<Piece> = (0..parts)
                 .filter_map(|k| {
-                    let of: Vec<&(f64, f64, Option<f64>)> =
-                        per_run.iter().filter_map(|v| v.get(k)).collect();
-                    let col = |f: fn(&(f64, f64, Option<f64>)) -> Option<f64>| {
+                    let of: Vec<&Seg> = per_run.iter().filter_map(|v| v.get(k)).collect();
+                    let col = |f: fn(&Seg) -> Option<f64>| {
                         median(&of.iter().filter_map(|x| f(x)).collect::<Vec<f64>>())
                     };
                     Some(Piece {
