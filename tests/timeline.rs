@@ -1,8 +1,11 @@
 //! `profile --timeline` and `profile --trace`, read by their consumers: a real XML parser
 //! (roxmltree) reads the SVG, whose bars must carry the JSON report's phase figures exactly and
-//! one row per object ldd lists; the trace must have the trace-event format's required fields
-//! and each event the wall time of its run's segment in the JSON; headless Chromium renders the
-//! SVG (scripts/check-timeline) and the screenshot must show labelled bars.
+//! one row per object ldd lists, whose pieces must sit where the JSON's raw segments put them on
+//! the target's own time (the median walls laid end to end, recomputed here), in the
+//! trace's order, on an axis that ends at the phases' wall time the text prints, and whose exit
+//! teardown must be the text summary's; the trace must have the trace-event format's required
+//! fields and each event the wall time of its run's segment in the JSON; headless Chromium
+//! renders the SVG (scripts/check-timeline) and the screenshot must show labelled bars.
 //!
 //! Needs ptrace and perf_event_open (exit 8 elsewhere: `SKIP`), cc for the fixture, chromium
 //! for the screenshot. Set LDCOST_KEEP_TIMELINE=DIR to keep the SVG, trace, JSON and PNG.
@@ -54,6 +57,47 @@ fn short(p: &str) -> &str {
     p.rsplit('/').next().unwrap_or(p)
 }
 
+/// Per measured run, the segments of a phase row (its phase and object) in order: (position
+/// among the run's segments, wall).
+fn segments_of(doc: &Value, row: &Value) -> Vec<Vec<(f64, f64)>> {
+    measured(doc)
+        .iter()
+        .map(|r| {
+            r["segments"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| {
+                    s["phase"] == row["phase"] && s["object"].as_str() == row["object"].as_str()
+                })
+                .map(|(i, s)| (i as f64, f(&s["wall_ns"])))
+                .collect()
+        })
+        .collect()
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    assert!(!v.is_empty(), "a median of nothing");
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// The figure after `before` in the text, up to " ms" ("the phases' wall time 0.815 ms").
+fn printed<'a>(text: &'a str, before: &str) -> &'a str {
+    let at = text
+        .find(before)
+        .unwrap_or_else(|| panic!("the text lacks {before:?}:\n{text}"))
+        + before.len();
+    let rest = &text[at..];
+    &rest[..rest.find(" ms").expect("a figure in ms")]
+}
+
 #[test]
 fn timeline_and_trace_carry_the_reports_figures() {
     let name = "timeline_and_trace_carry_the_reports_figures";
@@ -102,7 +146,9 @@ fn timeline_and_trace_carry_the_reports_figures() {
         .descendants()
         .filter(|n| n.attribute("class") == Some("ldcost-bar"))
         .collect();
-    let teardown = doc["profile"]["exit_uncounted_ns"].is_object();
+    // The summary's exit teardown part: the CPU after the last stop, the uncounted teardown.
+    let teardown = doc["profile"]["exit_uncounted_ns"].is_object()
+        || doc["profile"]["children_task_clock_ns"].is_object();
     assert_eq!(
         bars.len(),
         phases.len() + teardown as usize,
@@ -143,41 +189,127 @@ fn timeline_and_trace_carry_the_reports_figures() {
         if p["wall_ns"].is_object() {
             assert_eq!(attr(*bar, "data-wall-ns"), Some(f(&p["wall_ns"]["median"])));
         }
-        // The start: the median over the measured runs of the row's first segment's start
-        // since the run's first (kernel exec) segment, recomputed from the raw spans.
-        let mut starts: Vec<f64> = measured(&doc)
-            .iter()
-            .filter_map(|r| {
-                let segs = r["segments"].as_array()?;
-                let origin = f(&segs[0]["span_ns"][0]);
-                segs.iter()
-                    .find(|s| s["phase"] == p["phase"] && s["object"].as_str() == object)
-                    .map(|s| f(&s["span_ns"][0]) - origin)
-            })
+        // Its pieces: the k-th segment of its phase and object in each run, lasting the
+        // median of their walls; where they start is checked below, all rows at once.
+        let per_run = segments_of(&doc, p);
+        let parts = per_run.iter().map(Vec::len).max().unwrap();
+        let pieces: Vec<roxmltree::Node> = bar
+            .children()
+            .filter(|n| n.attribute("class") == Some("ldcost-piece"))
             .collect();
-        starts.sort_by(f64::total_cmp);
-        let n = starts.len();
-        let median = if n % 2 == 1 {
-            starts[n / 2]
-        } else {
-            (starts[n / 2 - 1] + starts[n / 2]) / 2.0
-        };
-        assert_eq!(attr(*bar, "data-start-ns"), Some(median), "{p}");
+        assert_eq!(pieces.len(), parts, "one piece per segment of a run: {p}");
+        for (k, piece) in pieces.iter().enumerate() {
+            let wall = median(
+                per_run
+                    .iter()
+                    .filter_map(|v| v.get(k))
+                    .map(|x| x.1)
+                    .collect(),
+            );
+            assert_eq!(attr(*piece, "data-part"), Some((k + 1) as f64));
+            assert_eq!(attr(*piece, "data-wall-ns"), Some(wall), "{p} part {k}");
+        }
+        assert_eq!(
+            attr(*bar, "data-start-ns"),
+            attr(pieces[0], "data-start-ns"),
+            "{p}"
+        );
     }
-    // Time order.
+    // The starts, on the target's own time: every row's pieces laid end to end in the order
+    // the runs record them (their median position among a run's segments; ties in the JSON's
+    // phase order), each at the sum of the median walls of the pieces before it, recomputed
+    // from the JSON's raw segments.
+    let mut seq: Vec<(f64, usize, usize, f64)> = Vec::new();
+    for (i, p) in phases.iter().enumerate() {
+        let per_run = segments_of(&doc, p);
+        let parts = per_run.iter().map(Vec::len).max().unwrap();
+        for k in 0..parts {
+            let of = || per_run.iter().filter_map(|v| v.get(k));
+            seq.push((
+                median(of().map(|x| x.0).collect()),
+                i,
+                k,
+                median(of().map(|x| x.1).collect()),
+            ));
+        }
+    }
+    seq.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+    let mut at = 0.0;
+    for (_, i, k, wall) in &seq {
+        let p = &phases[*i];
+        let bar = bars
+            .iter()
+            .find(|b| {
+                b.attribute("data-key") == p["phase"].as_str()
+                    && b.attribute("data-object") == p["object"].as_str()
+            })
+            .unwrap();
+        let piece = bar
+            .children()
+            .find(|n| {
+                n.attribute("class") == Some("ldcost-piece")
+                    && attr(*n, "data-part") == Some((k + 1) as f64)
+            })
+            .unwrap_or_else(|| panic!("no piece {} for {p}", k + 1));
+        assert_eq!(attr(piece, "data-start-ns"), Some(at), "{p} part {}", k + 1);
+        at += wall;
+    }
+    // Rows in time order.
     for b in &bars {
         let s = attr(*b, "data-start-ns").expect("every row placed");
         assert!(s >= last_start, "rows out of time order at {s}");
         last_start = s;
     }
+    // The axis ends at the phases' wall time: the sum of the JSON's wall medians, which the
+    // text prints with three decimals.
+    let axis = xml
+        .descendants()
+        .find(|n| n.attribute("id") == Some("ldcost-axis"))
+        .expect("an axis");
+    let wall_sum: f64 = phases
+        .iter()
+        .filter(|p| p["wall_ns"].is_object())
+        .map(|p| f(&p["wall_ns"]["median"]))
+        .sum();
+    let axis_end = attr(axis, "data-end-ns").expect("the axis's end");
+    assert_eq!(axis_end, wall_sum);
+    assert_eq!(
+        format!("{:.3}", axis_end / 1e6),
+        printed(&o.stdout, "the phases' wall time ")
+    );
+    assert!(
+        text.contains("ldcost's stops removed"),
+        "the subtitle says the stops are removed"
+    );
     if teardown {
+        // The summary's exit teardown: the CPU after the last stop and the teardown the
+        // counters miss, as the JSON's medians and as the text prints it.
         let b = bars
             .iter()
             .find(|b| b.attribute("data-phase") == Some("exit teardown"))
             .expect("an exit teardown row");
+        let whole = [
+            &doc["profile"]["children_task_clock_ns"],
+            &doc["profile"]["exit_uncounted_ns"],
+        ]
+        .iter()
+        .filter(|v| v.is_object())
+        .map(|v| f(&v["median"]))
+        .sum::<f64>();
+        let cpu = attr(*b, "data-cpu-ns").expect("the teardown's CPU");
+        assert_eq!(cpu, whole);
         assert_eq!(
-            attr(*b, "data-cpu-ns"),
-            Some(f(&doc["profile"]["exit_uncounted_ns"]["median"]))
+            format!("{:.3}", cpu / 1e6),
+            printed(&o.stdout, "exit teardown ")
+        );
+        let title = b
+            .children()
+            .find(|c| c.has_tag_name("title"))
+            .and_then(|t| t.text())
+            .unwrap();
+        assert!(
+            title.contains(&format!("CPU {:.3} ms", cpu / 1e6)),
+            "{title}"
         );
     }
     // One relocation row per object ldd lists, when ld.so's internals were visible.
@@ -247,7 +379,50 @@ fn timeline_and_trace_carry_the_reports_figures() {
             assert_eq!(e["args"]["wall_ns"], s["wall_ns"]);
             assert_eq!(e["args"]["cpu_raw_ns"], s["counters"]["task_clock_ns"]);
         }
+        // The timeline's pieces come in the track's order: each event (the k-th of its phase
+        // and object in the run) maps to the SVG's piece k of that row, and along the track
+        // those pieces' starts never go back; the track's own times go forward.
+        let mut seen: Vec<(String, Option<String>)> = Vec::new();
+        let (mut last_piece, mut last_ts) = (f64::NEG_INFINITY, f64::NEG_INFINITY);
+        for e in &xs {
+            let id = (
+                e["cat"].as_str().unwrap().to_string(),
+                e["args"]["object"].as_str().map(str::to_string),
+            );
+            let k = seen.iter().filter(|x| **x == id).count() + 1;
+            seen.push(id.clone());
+            let bar = bars
+                .iter()
+                .find(|b| {
+                    b.attribute("data-key") == Some(id.0.as_str())
+                        && b.attribute("data-object") == id.1.as_deref()
+                })
+                .unwrap_or_else(|| panic!("no row for {e}"));
+            let piece = bar
+                .children()
+                .find(|n| {
+                    n.attribute("class") == Some("ldcost-piece")
+                        && attr(*n, "data-part") == Some(k as f64)
+                })
+                .unwrap_or_else(|| panic!("no piece {k} for {e}"));
+            let at = attr(piece, "data-start-ns").unwrap();
+            assert!(
+                at >= last_piece,
+                "piece {k} of {id:?} at {at} ns is drawn before the piece of the event before it ({last_piece} ns)"
+            );
+            last_piece = at;
+            let ts = f(&e["ts"]);
+            assert!(ts >= last_ts, "track {tid} goes back in time at {e}");
+            last_ts = ts;
+        }
     }
+    assert!(
+        t["otherData"]["clock"]
+            .as_str()
+            .is_some_and(|c| c.starts_with("real time")),
+        "the trace says its clock: {}",
+        t["otherData"]
+    );
 
     // The picture, in headless Chromium.
     if !common::have("chromium") && std::env::var_os("CHROMIUM").is_none() {
@@ -274,6 +449,16 @@ fn timeline_and_trace_carry_the_reports_figures() {
     assert!(said.contains("png: not blank"), "{said}");
     assert!(
         said.contains(&format!("rows: {} rows", bars.len())),
+        "{said}"
+    );
+    let pieces = xml
+        .descendants()
+        .filter(|n| n.attribute("class") == Some("ldcost-piece"))
+        .count();
+    assert!(
+        said.contains(&format!(
+            "pieces: {pieces} pieces, each with a bar inside the picture"
+        )),
         "{said}"
     );
     if let Ok(keep) = std::env::var("LDCOST_KEEP_TIMELINE") {

@@ -6,13 +6,22 @@
 //! table prints and whose raw runs carry each segment's CLOCK_MONOTONIC span. Out: the bytes of
 //! the two files. Pure: both are drawn from the recording, so a saved document draws the same.
 //!
-//! A row's bar starts at the median, over the measured runs, of its first segment's start
-//! relative to the run's exec (the kernel-exec segment's start); its dark bar is the phase's
-//! median CPU (task-clock less the ptrace stops' cost, as the phase table), the light bar behind
-//! it its median wall time, the whisker the 95% interval of the CPU median (the phase table's).
-//! Runs recorded without segment spans are placed by the sum of the walls before each segment
-//! (the subtitle says so). The exit teardown the counters do not see is a row of its own after
-//! "main to exit": CPU only, since no wall time of it is recorded.
+//! The SVG is drawn on the target's own time: ldcost's ptrace stops are removed, so the
+//! segments are laid end to end in the order the runs record them, each lasting its median
+//! wall over the measured runs (see [`bars`]), and the axis ends at the phases' wall time the
+//! summary prints. A phase a run records in several segments (ld.so's start, interrupted by CPU
+//! feature detection; "ld.so other" between the objects) is drawn as its pieces, each at its
+//! own start with its own median wall and CPU, so the pieces come in the order of the trace's
+//! events. A row's
+//! figures are the phase table's: its CPU (task-clock less the ptrace stops' cost) and the 95%
+//! interval of that median, drawn as a whisker at the end of its last piece. The exit teardown
+//! is a row of its own after "main to exit", with the summary's figure (the CPU after the last
+//! stop and the teardown the counters do not see): CPU only, since no wall time of it is
+//! recorded.
+//!
+//! The trace keeps real time: each event at its CLOCK_MONOTONIC start since the run's exec,
+//! stops included (the gaps), which is what a trace viewer is for; its metadata says so and each
+//! event's args carry its start on the target's own time as well.
 //!
 //! Drawn by hand rather than through plotters (which draws the experiment's plots): its SVG
 //! backend writes shapes only, and a timeline needs a `<title>` per bar for the hover figures
@@ -24,6 +33,21 @@ use crate::attribute::profile::{corrected, lost, per_stop_ns, ProfileSection};
 use crate::attribute::stats::{summarize, Summary};
 use crate::record::{Instrumentation, Phase, Run};
 
+/// One of a row's segments: the k-th segment of its phase and object in each run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Piece {
+    /// 1-based.
+    pub part: usize,
+    /// On the target's own time: the sum of the median walls of the pieces before it.
+    pub start_ns: f64,
+    /// Median wall of the piece.
+    pub wall_ns: f64,
+    /// Median CPU of the piece (less its stops' cost); None when no run counted it.
+    pub cpu_ns: Option<f64>,
+    /// Median position among the run's segments: the tie-break of equal starts.
+    order: f64,
+}
+
 /// One row of the timeline.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Bar {
@@ -33,10 +57,15 @@ pub struct Bar {
     pub key: Option<&'static str>,
     /// The object of a per-object phase, as the JSON names it (ld.so's l_name).
     pub object: Option<String>,
-    /// Median start since the run's exec, ns; None when no run placed it.
+    /// Its first piece's start on the target's own time, ns; None when no run placed it.
     pub start_ns: Option<f64>,
-    /// The phase row's CPU (median, interval) and wall, as in the JSON.
+    /// The pieces in time order; empty for the exit teardown.
+    pub pieces: Vec<Piece>,
+    /// The phase row's CPU (median, interval) and wall, as in the JSON; no interval for the
+    /// exit teardown, a sum of two medians.
     pub cpu: Option<Summary>,
+    /// The CPU figure the row prints: the phase table's median, or the summary's exit teardown.
+    pub cpu_ns: Option<f64>,
     pub wall: Option<Summary>,
 }
 
@@ -49,15 +78,29 @@ impl Bar {
         }
     }
 
+    /// Where the whisker's interval is measured from: the last piece's start less the CPU of
+    /// the pieces before it, so the row's whole CPU ends at the end of the last CPU bar.
+    fn whisker_origin(&self) -> f64 {
+        match self.pieces.split_last() {
+            Some((last, before)) if !before.is_empty() => {
+                last.start_ns - before.iter().filter_map(|p| p.cpu_ns).sum::<f64>()
+            }
+            _ => self.start_ns.unwrap_or(0.0),
+        }
+    }
+
     fn end_ns(&self) -> f64 {
-        let len = [
-            self.cpu.as_ref().map(|s| s.ci95.1.max(s.median)),
-            self.wall.as_ref().map(|s| s.median),
-        ]
-        .into_iter()
-        .flatten()
-        .fold(0.0, f64::max);
-        self.start_ns.unwrap_or(0.0) + len
+        let pieces = self
+            .pieces
+            .iter()
+            .map(|p| p.start_ns + p.wall_ns.max(p.cpu_ns.unwrap_or(0.0)))
+            .fold(0.0, f64::max);
+        let whisker = self
+            .cpu
+            .as_ref()
+            .map_or(0.0, |s| self.whisker_origin() + s.ci95.1);
+        let own = self.start_ns.unwrap_or(0.0) + self.cpu_ns.unwrap_or(0.0);
+        pieces.max(whisker).max(own)
     }
 }
 
@@ -76,8 +119,21 @@ fn measured(p: &ProfileSection) -> Vec<&Run> {
         .collect()
 }
 
-/// Each segment's start since the run's exec, ns: by its span when every segment has one,
-/// else by the walls before it; and whether spans were used.
+/// Each segment's start on the target's own time: the sum of the walls before it.
+fn target_starts(r: &Run) -> Vec<u64> {
+    let mut at = 0;
+    r.segments
+        .iter()
+        .map(|s| {
+            let here = at;
+            at += s.wall_ns;
+            here
+        })
+        .collect()
+}
+
+/// Each segment's start in real time since the run's exec, ns: by its span when every segment
+/// has one (stops included), else by the walls before it; and whether spans were used.
 fn starts(r: &Run) -> (Vec<u64>, bool) {
     let spans: Option<Vec<(u64, u64)>> = r.segments.iter().map(|s| s.span_ns).collect();
     match spans {
@@ -88,76 +144,141 @@ fn starts(r: &Run) -> (Vec<u64>, bool) {
                 true,
             )
         }
-        _ => {
-            let mut at = 0;
-            let v = r
-                .segments
-                .iter()
-                .map(|s| {
-                    let here = at;
-                    at += s.wall_ns;
-                    here
-                })
-                .collect();
-            (v, false)
-        }
+        _ => (target_starts(r), false),
     }
 }
 
-/// The rows in time order (median start; ties in the phase table's order), and whether every
-/// run was placed by its segments' spans.
-pub fn bars(p: &ProfileSection) -> (Vec<Bar>, bool) {
+/// A segment of a row in one run: (position among the run's segments, wall, CPU).
+type Seg = (f64, f64, Option<f64>);
+
+fn median(v: &[f64]) -> Option<f64> {
+    summarize(v).map(|s| s.median)
+}
+
+/// The summary's exit teardown (the CPU after the last stop plus the teardown the counters
+/// miss), the figure the text prints; None when the report has no such part.
+pub fn exit_teardown_ns(p: &ProfileSection) -> Option<f64> {
+    crate::attribute::summary::summary(Some(p), None)
+        .exec?
+        .parts
+        .into_iter()
+        .find(|x| x.label == crate::attribute::summary::EXIT_TEARDOWN)
+        .map(|x| x.ns)
+}
+
+/// The phases' wall time as the summary prints it (the sum of the phase rows' wall medians):
+/// where the axis ends.
+pub fn phases_wall_ns(p: &ProfileSection) -> f64 {
+    crate::attribute::summary::summary(Some(p), None)
+        .exec
+        .and_then(|e| e.wall_ns)
+        .unwrap_or(0.0)
+}
+
+/// The rows in time order, the exit teardown last. The pieces are laid end to end in the order
+/// the runs record them (their median position among a run's segments), each lasting its
+/// median wall: a piece starts at the sum of the median walls of the pieces before it. A
+/// median of each run's sum of earlier walls would be the same on a quiet machine, but a
+/// preemption lengthens a different segment in each run, and those medians then drift past
+/// the phases' wall time by the preemptions of the runs in the middle; the sum of medians
+/// ends where the phase table's walls add up (to the difference between the median of a
+/// phase's pieces' sum and the sum of their medians).
+pub fn bars(p: &ProfileSection) -> Vec<Bar> {
     let runs = measured(p);
-    let placed: Vec<(Vec<u64>, bool)> = runs.iter().map(|r| starts(r)).collect();
-    let by_span = !placed.is_empty() && placed.iter().all(|(_, s)| *s);
+    let per_stop: Vec<f64> = runs
+        .iter()
+        .map(|r| per_stop_ns(r, p.overhead.ns_per_stop_slope).unwrap_or(0.0))
+        .collect();
     let mut out: Vec<Bar> = p
         .phases
         .iter()
         .map(|ph| {
-            let firsts: Vec<f64> = runs
+            // Per run, the row's segments in order.
+            let per_run: Vec<Vec<Seg>> = runs
                 .iter()
-                .zip(&placed)
-                .filter_map(|(r, (st, _))| {
+                .zip(&per_stop)
+                .map(|(r, per_stop)| {
                     r.segments
                         .iter()
-                        .position(|s| s.phase == ph.phase && s.object == ph.object)
-                        .map(|i| st[i] as f64)
+                        .enumerate()
+                        .filter(|(_, s)| s.phase == ph.phase && s.object == ph.object)
+                        .map(|(i, s)| (i as f64, s.wall_ns as f64, corrected(s, *per_stop)))
+                        .collect()
+                })
+                .collect();
+            let parts = per_run.iter().map(Vec::len).max().unwrap_or(0);
+            let pieces: Vec<Piece> = (0..parts)
+                .filter_map(|k| {
+                    let of: Vec<&Seg> = per_run.iter().filter_map(|v| v.get(k)).collect();
+                    let col = |f: fn(&Seg) -> Option<f64>| {
+                        median(&of.iter().filter_map(|x| f(x)).collect::<Vec<f64>>())
+                    };
+                    Some(Piece {
+                        part: k + 1,
+                        order: col(|x| Some(x.0))?,
+                        start_ns: 0.0,
+                        wall_ns: col(|x| Some(x.1))?,
+                        cpu_ns: col(|x| x.2),
+                    })
                 })
                 .collect();
             Bar {
                 phase: ph.phase.label().to_string(),
                 key: Some(category(ph.phase)),
                 object: ph.object.clone(),
-                start_ns: summarize(&firsts).map(|s| s.median),
+                start_ns: None,
+                pieces,
                 cpu: ph.task_clock_ns.clone(),
+                cpu_ns: ph.task_clock_ns.as_ref().map(|s| s.median),
                 wall: ph.wall_ns.clone(),
             }
         })
         .collect();
-    if let Some(exit) = &p.exit_uncounted_ns {
-        // After the last segment: the exit stop ends "main to exit".
-        let ends: Vec<f64> = runs
-            .iter()
-            .zip(&placed)
-            .filter_map(|(r, (st, _))| {
-                let last = r.segments.len().checked_sub(1)?;
-                Some((st[last] + r.segments[last].wall_ns) as f64)
-            })
-            .collect();
+    // End to end, in the runs' order (ties: the phase table's order, then the part).
+    let mut seq: Vec<(f64, usize, usize)> = out
+        .iter()
+        .enumerate()
+        .flat_map(|(i, b)| {
+            b.pieces
+                .iter()
+                .enumerate()
+                .map(move |(k, x)| (x.order, i, k))
+        })
+        .collect();
+    seq.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+    let mut at = 0.0;
+    for (_, i, k) in seq {
+        let piece = &mut out[i].pieces[k];
+        piece.start_ns = at;
+        at += piece.wall_ns;
+    }
+    for b in &mut out {
+        b.start_ns = b.pieces.first().map(|x| x.start_ns);
+    }
+    if let Some(exit) = exit_teardown_ns(p) {
+        // After the last piece: the exit stop ends "main to exit".
         out.push(Bar {
             phase: EXIT_TEARDOWN.to_string(),
             key: None,
             object: None,
-            start_ns: summarize(&ends).map(|s| s.median),
-            cpu: Some(exit.clone()),
+            start_ns: (!runs.is_empty()).then_some(at),
+            pieces: Vec::new(),
+            cpu: None,
+            cpu_ns: Some(exit),
             wall: None,
         });
     }
+    let key = |b: &Bar| {
+        (
+            b.start_ns.unwrap_or(f64::INFINITY),
+            b.pieces.first().map_or(f64::INFINITY, |x| x.order),
+        )
+    };
     out.sort_by(|a, b| {
-        let key = |b: &Bar| b.start_ns.unwrap_or(f64::INFINITY);
-        key(a).total_cmp(&key(b))
+        let (ka, kb) = (key(a), key(b));
+        ka.0.total_cmp(&kb.0).then(ka.1.total_cmp(&kb.1))
     });
-    (out, by_span)
+    out
 }
 
 fn esc(s: &str) -> String {
@@ -225,15 +346,24 @@ const LABELLED: usize = 5;
 
 /// The SVG. `title` names the program and its arguments.
 pub fn svg(p: &ProfileSection, title: &str) -> String {
-    let (bars, by_span) = bars(p);
-    let (w, left, right, top, row_h) = (1200.0, 330.0, 150.0, 92.0, 20.0);
+    let bars = bars(p);
+    let (w, left, right, top, row_h) = (1200.0, 330.0, 150.0, 100.0, 20.0);
     let plot_w = w - left - right;
-    let end = bars.iter().map(Bar::end_ns).fold(0.0, f64::max).max(1.0);
+    // The axis ends at the phases' wall time; the exit teardown (CPU after it) and a piece
+    // whose median start and wall add up to a little more are drawn past it.
+    let wall_end = phases_wall_ns(p);
+    let end = bars
+        .iter()
+        .map(Bar::end_ns)
+        .fold(wall_end, f64::max)
+        .max(1.0);
     let x = |ns: f64| left + ns / end * plot_w;
-    let h = top + bars.len() as f64 * row_h + 40.0;
-    let mut top_rows: Vec<usize> = (0..bars.len()).filter(|&i| bars[i].cpu.is_some()).collect();
+    let h = top + bars.len() as f64 * row_h + 48.0;
+    let mut top_rows: Vec<usize> = (0..bars.len())
+        .filter(|&i| bars[i].cpu_ns.is_some())
+        .collect();
     top_rows.sort_by(|&a, &b| {
-        let m = |i: usize| bars[i].cpu.as_ref().map_or(0.0, |s| s.median);
+        let m = |i: usize| bars[i].cpu_ns.unwrap_or(0.0);
         m(b).total_cmp(&m(a))
     });
     top_rows.truncate(LABELLED);
@@ -248,40 +378,47 @@ pub fn svg(p: &ProfileSection, title: &str) -> String {
         cx = w / 2.0,
         t = esc(&fit(title, TITLE_CHARS)),
     );
-    let placed = if by_span {
-        "bars at the median start since exec"
-    } else {
-        "bars placed by the walls before them (this recording has no segment times)"
-    };
     let _ = writeln!(
         o,
-        r##"<text id="ldcost-subtitle" x="{cx}" y="40" text-anchor="middle" fill="#555">{n} measured run{s}; {placed}; dark: CPU (median), light: wall (median), whisker: 95% interval of the CPU median</text>"##,
+        r##"<text id="ldcost-subtitle" x="{cx}" y="40" text-anchor="middle" fill="#555">{n} measured run{s} on the target's own time, ldcost's stops removed: each segment at the sum of the median walls before it<tspan x="{cx}" dy="14">dark: CPU (median), light: wall (median), whisker: 95% interval of the row's CPU median; a phase run in several pieces is drawn as its pieces</tspan></text>"##,
         cx = w / 2.0,
         n = p.runs,
         s = if p.runs == 1 { "" } else { "s" },
     );
-    // The time axis, in ms.
-    let step = tick_step(end, 8.0);
+    // The time axis, in ms, from exec to the phases' wall time.
+    let step = tick_step(wall_end.max(1.0), 8.0);
     let axis_y = top - 8.0;
-    let _ = writeln!(o, r##"<g id="ldcost-axis" fill="#555" stroke="#ddd">"##);
+    let _ = writeln!(
+        o,
+        r##"<g id="ldcost-axis" data-end-ns="{wall_end}" fill="#555" stroke="#ddd">"##
+    );
     let mut t = 0.0;
-    while t <= end + 1e-9 {
+    while t <= wall_end - step * 0.4 {
         let _ = writeln!(
             o,
             r#"<line x1="{X:.1}" y1="{axis_y}" x2="{X:.1}" y2="{y2}"/><text x="{X:.1}" y="{ty}" text-anchor="middle" stroke="none">{l} ms</text>"#,
             X = x(t),
-            y2 = h - 34.0,
+            y2 = h - 42.0,
             ty = axis_y - 4.0,
             l = t.round() / 1e6,
         );
         t += step;
     }
+    let _ = writeln!(
+        o,
+        r##"<line id="ldcost-axis-end" x1="{X:.1}" y1="{axis_y}" x2="{X:.1}" y2="{y2}" stroke="#888" stroke-dasharray="4,3"/><text x="{X:.1}" y="{ty}" text-anchor="middle" stroke="none" fill="#222">{l} ms</text><text x="{X:.1}" y="{by}" text-anchor="middle" stroke="none">the phases' wall time</text>"##,
+        X = x(wall_end),
+        y2 = h - 42.0,
+        ty = axis_y - 4.0,
+        by = h - 30.0,
+        l = ms(wall_end),
+    );
     let _ = writeln!(o, "</g>");
     let _ = writeln!(o, r#"<g id="ldcost-bars">"#);
     for (i, b) in bars.iter().enumerate() {
         let y = top + i as f64 * row_h;
         let (dark, light) = colours(&b.phase);
-        let start = b.start_ns.unwrap_or(0.0);
+        let parts = b.pieces.len();
         let mut attrs = format!(r#" data-phase="{}""#, esc(&b.phase));
         if let Some(k) = b.key {
             let _ = write!(attrs, r#" data-key="{k}""#);
@@ -292,18 +429,38 @@ pub fn svg(p: &ProfileSection, title: &str) -> String {
         if let Some(s) = b.start_ns {
             let _ = write!(attrs, r#" data-start-ns="{s}""#);
         }
+        if parts > 0 {
+            let _ = write!(attrs, r#" data-parts="{parts}""#);
+        }
         let mut title = b.label();
         if let Some(o) = &b.object {
             let _ = write!(title, " ({o})");
         }
         match b.start_ns {
+            Some(s) if b.key.is_none() => {
+                let _ = write!(
+                    title,
+                    "\nafter main to exit: at {} ms of the target's own time (median)",
+                    ms(s)
+                );
+            }
             Some(s) => {
-                let _ = write!(title, "\nstarts at {} ms after exec (median)", ms(s));
+                let _ = write!(
+                    title,
+                    "\nstarts at {} ms of the target's own time (median; ldcost's stops removed)",
+                    ms(s)
+                );
             }
             None => title.push_str("\nstart: not available (in no measured run)"),
         }
-        match &b.cpu {
-            Some(c) => {
+        if parts > 1 {
+            let _ = write!(
+                title,
+                "\nrecorded in {parts} pieces per run, drawn at their own starts; the figures below are their sum"
+            );
+        }
+        match (&b.cpu, b.cpu_ns) {
+            (Some(c), _) => {
                 let _ = write!(
                     attrs,
                     r#" data-cpu-ns="{}" data-cpu-lo-ns="{}" data-cpu-hi-ns="{}" data-n="{}""#,
@@ -319,14 +476,22 @@ pub fn svg(p: &ProfileSection, title: &str) -> String {
                     if c.n == 1 { "" } else { "s" }
                 );
             }
-            None => title.push_str("\nCPU: not available (not counted)"),
+            (None, Some(c)) => {
+                let _ = write!(attrs, r#" data-cpu-ns="{c}""#);
+                let _ = write!(
+                    title,
+                    "\nCPU {} ms: the CPU after the last stop plus the teardown the counters miss (medians; no interval of their sum)",
+                    ms(c)
+                );
+            }
+            (None, None) => title.push_str("\nCPU: not available (not counted)"),
         }
         match &b.wall {
             Some(wl) => {
                 let _ = write!(attrs, r#" data-wall-ns="{}""#, wl.median);
                 let _ = write!(title, "\nwall {} ms", ms(wl.median));
             }
-            None if b.phase == EXIT_TEARDOWN => title.push_str(
+            None if b.key.is_none() => title.push_str(
                 "\nwall: not recorded (the CPU after the exit stop, read from the scheduler)",
             ),
             None => title.push_str("\nwall: not available"),
@@ -339,31 +504,77 @@ pub fn svg(p: &ProfileSection, title: &str) -> String {
                 r##"<rect x="0" y="{y}" width="{w}" height="{row_h}" fill="#f6f6f6"/>"##
             );
         }
+        let row_label = if parts > 1 {
+            format!("{} ({parts} pieces)", b.label())
+        } else {
+            b.label()
+        };
         let _ = writeln!(
             o,
             r#"<text class="ldcost-row-label" x="{lx}" y="{ty}" text-anchor="end">{l}</text>"#,
             lx = left - 8.0,
             ty = y + 14.0,
-            l = esc(&b.label()),
+            l = esc(&row_label),
         );
-        if let Some(wl) = &b.wall {
+        for piece in &b.pieces {
+            let mut pa = format!(
+                r#" data-part="{}" data-start-ns="{}" data-wall-ns="{}""#,
+                piece.part, piece.start_ns, piece.wall_ns
+            );
+            let mut pt = if parts > 1 {
+                format!("{} (part {}/{parts})", b.label(), piece.part)
+            } else {
+                b.label()
+            };
+            let _ = write!(
+                pt,
+                "\nstarts at {} ms of the target's own time, wall {} ms",
+                ms(piece.start_ns),
+                ms(piece.wall_ns)
+            );
+            match piece.cpu_ns {
+                Some(c) => {
+                    let _ = write!(pa, r#" data-cpu-ns="{c}""#);
+                    let _ = write!(pt, ", CPU {} ms (medians)", ms(c));
+                }
+                None => pt.push_str(", CPU: not available (not counted)"),
+            }
+            let _ = writeln!(o, r#"<g class="ldcost-piece"{pa}>"#);
+            let _ = writeln!(o, "<title>{}</title>", esc(&pt));
             let _ = writeln!(
                 o,
                 r#"<rect class="ldcost-wall" x="{X:.2}" y="{Y}" width="{W:.2}" height="16" fill="{light}"/>"#,
-                X = x(start),
+                X = x(piece.start_ns),
                 Y = y + 2.0,
-                W = (wl.median / end * plot_w).max(1.0),
+                W = (piece.wall_ns / end * plot_w).max(1.0),
             );
+            // A one-piece row's dark bar is the phase table's CPU itself.
+            let cpu = if parts == 1 { b.cpu_ns } else { piece.cpu_ns };
+            if let Some(c) = cpu {
+                let _ = writeln!(
+                    o,
+                    r#"<rect class="ldcost-cpu" x="{X:.2}" y="{Y}" width="{W:.2}" height="10" fill="{dark}"/>"#,
+                    X = x(piece.start_ns),
+                    Y = y + 5.0,
+                    W = (c / end * plot_w).max(1.0),
+                );
+            }
+            let _ = writeln!(o, "</g>");
+        }
+        if b.pieces.is_empty() {
+            if let (Some(c), Some(start)) = (b.cpu_ns, b.start_ns) {
+                let _ = writeln!(
+                    o,
+                    r#"<rect class="ldcost-cpu" x="{X:.2}" y="{Y}" width="{W:.2}" height="10" fill="{dark}"/>"#,
+                    X = x(start),
+                    Y = y + 5.0,
+                    W = (c / end * plot_w).max(1.0),
+                );
+            }
         }
         if let Some(c) = &b.cpu {
-            let _ = writeln!(
-                o,
-                r#"<rect class="ldcost-cpu" x="{X:.2}" y="{Y}" width="{W:.2}" height="10" fill="{dark}"/>"#,
-                X = x(start),
-                Y = y + 5.0,
-                W = (c.median / end * plot_w).max(1.0),
-            );
-            let (lo, hi) = (x(start + c.ci95.0), x(start + c.ci95.1));
+            let origin = b.whisker_origin();
+            let (lo, hi) = (x(origin + c.ci95.0), x(origin + c.ci95.1));
             let cy = y + 10.0;
             let _ = writeln!(
                 o,
@@ -371,31 +582,31 @@ pub fn svg(p: &ProfileSection, title: &str) -> String {
                 a = cy - 4.0,
                 b = cy + 4.0,
             );
-            if top_rows.contains(&i) {
-                let text = format!("{} {} ms", b.label(), ms(c.median));
-                // Right of the bar, or left of its start where it would leave the picture
-                // (an average Verdana 11 px glyph is under 7 px wide).
-                let width = text.chars().count() as f64 * 7.0;
-                let after = x(b.end_ns()) + 6.0;
-                let (lx, anchor) = if after + width <= w {
-                    (after, "start")
-                } else {
-                    (x(start) - 6.0, "end")
-                };
-                let _ = writeln!(
-                    o,
-                    r#"<text class="ldcost-top-label" x="{lx:.2}" y="{ty}" text-anchor="{anchor}">{l}</text>"#,
-                    ty = y + 14.0,
-                    l = esc(&text),
-                );
-            }
+        }
+        if let (true, Some(c)) = (top_rows.contains(&i), b.cpu_ns) {
+            let text = format!("{} {} ms", b.label(), ms(c));
+            // Right of the bar, or left of its start where it would leave the picture
+            // (an average Verdana 11 px glyph is under 7 px wide).
+            let width = text.chars().count() as f64 * 7.0;
+            let after = x(b.end_ns()) + 6.0;
+            let (lx, anchor) = if after + width <= w {
+                (after, "start")
+            } else {
+                (x(b.start_ns.unwrap_or(0.0)) - 6.0, "end")
+            };
+            let _ = writeln!(
+                o,
+                r#"<text class="ldcost-top-label" x="{lx:.2}" y="{ty}" text-anchor="{anchor}">{l}</text>"#,
+                ty = y + 14.0,
+                l = esc(&text),
+            );
         }
         let _ = writeln!(o, "</g>");
     }
     let _ = writeln!(o, "</g>");
     let _ = writeln!(
         o,
-        r##"<text x="{left}" y="{ly}" fill="#555">The {n} costliest rows are labelled with their CPU; hover a row for its figures.</text>"##,
+        r##"<text x="{left}" y="{ly}" fill="#555">The {n} costliest rows are labelled with their CPU; hover a row or a piece for its figures.</text>"##,
         ly = h - 12.0,
         n = top_rows.len(),
     );
@@ -404,9 +615,11 @@ pub fn svg(p: &ProfileSection, title: &str) -> String {
 }
 
 /// The Chrome trace-event document: one track (tid) per measured run, one complete event per
-/// segment at its start since that run's exec, lasting its wall time, with its CPU in the args.
+/// segment at its real start since that run's exec (ldcost's stops included: the gaps),
+/// lasting its wall time, with its CPU and its start on the target's own time in the args.
 pub fn trace(p: &ProfileSection, title: &str) -> Result<String, serde_json::Error> {
     let runs = measured(p);
+    let mut by_span = !runs.is_empty();
     let mut events = vec![serde_json::json!({
         "ph": "M", "name": "process_name", "pid": 1, "tid": 0,
         "args": {"name": title},
@@ -422,8 +635,10 @@ pub fn trace(p: &ProfileSection, title: &str) -> Result<String, serde_json::Erro
             "args": {"sort_index": tid},
         }));
         let per_stop = per_stop_ns(r, p.overhead.ns_per_stop_slope).unwrap_or(0.0);
-        let (st, _) = starts(r);
-        for (s, at) in r.segments.iter().zip(st) {
+        let (st, spans) = starts(r);
+        by_span &= spans;
+        let own = target_starts(r);
+        for ((s, at), own) in r.segments.iter().zip(st).zip(own) {
             let name = match &s.object {
                 Some(o) => format!("{}: {}", s.phase.label(), short(o)),
                 None => s.phase.label().to_string(),
@@ -431,6 +646,7 @@ pub fn trace(p: &ProfileSection, title: &str) -> Result<String, serde_json::Erro
             let mut a = serde_json::Map::new();
             a.insert("wall_ns".into(), s.wall_ns.into());
             a.insert("ptrace_stops".into(), s.stops.into());
+            a.insert("target_start_ns".into(), own.into());
             match corrected(s, per_stop) {
                 Some(c) => {
                     a.insert("cpu_ns".into(), c.into());
@@ -460,12 +676,18 @@ pub fn trace(p: &ProfileSection, title: &str) -> Result<String, serde_json::Erro
             }));
         }
     }
+    let clock = if by_span {
+        "real time: ts in µs since each run's exec (CLOCK_MONOTONIC), ldcost's ptrace stops included (the gaps between events); dur is the segment's wall time without them"
+    } else {
+        "the target's own time: this recording has no segment times, so ts is the sum of the walls of the run's earlier segments (ldcost's stops removed), in µs; dur is the segment's wall time"
+    };
     let doc = serde_json::json!({
         "traceEvents": events,
         "displayTimeUnit": "ns",
         "otherData": {
             "title": title,
-            "clock": "µs since each run's exec (CLOCK_MONOTONIC); dur is the segment's wall time without ldcost's stops",
+            "clock": clock,
+            "target_time": "args.target_start_ns: the segment's start on this run's own time (the sum of the walls of its earlier segments, ldcost's stops removed); the --timeline SVG lays the segments' median walls end to end",
         },
     });
     let mut s = serde_json::to_string_pretty(&doc)?;
@@ -533,43 +755,68 @@ mod tests {
     }
 
     #[test]
-    fn bars_start_at_the_median_first_start_in_time_order() {
-        // Run 1 starts at clock 1000, run 2 at 5000, run 3 at 9000; "ld.so other" comes
-        // twice per run, before and after a relocation, and is placed by its first segment.
-        let r = |o: u64, reloc_at: u64| {
+    fn pieces_start_at_the_median_of_the_walls_before_them() {
+        // Clock origins 1000, 5000, 9000: real time with gaps (the stops) that the placement
+        // leaves out. "ld.so other" comes twice per run, around a relocation: two pieces.
+        let r = |o: u64, reloc_wall: u64, cpu: u64| {
             run(
                 &[
                     ("kernel-exec", None, 100, 90, o),
-                    ("ldso-other", None, 10, 10, o + 100),
-                    ("relocation", Some("/lib/a.so"), 50, 40, o + reloc_at),
-                    ("ldso-other", None, 10, 10, o + reloc_at + 60),
-                    ("main-to-exit", None, 30, 20, o + 400),
+                    ("ldso-other", None, 10, cpu, o + 150),
+                    ("relocation", Some("/lib/a.so"), reloc_wall, 40, o + 300),
+                    ("ldso-other", None, 20, 15, o + 500),
+                    ("main-to-exit", None, 30, 20, o + 700),
                 ],
                 true,
                 false,
             )
         };
-        let mut killed = r(20_000, 1);
+        let mut killed = r(20_000, 1, 1);
         killed.ending = crate::record::Ending::Killed(9);
-        let p = section(vec![r(1000, 200), r(5000, 220), r(9000, 300), killed]);
-        let (bars, by_span) = bars(&p);
-        assert!(by_span);
-        let got: Vec<(String, Option<f64>)> =
-            bars.iter().map(|b| (b.label(), b.start_ns)).collect();
+        let p = section(vec![
+            r(1000, 50, 8),
+            r(5000, 60, 10),
+            r(9000, 90, 12),
+            killed,
+        ]);
+        let bars = bars(&p);
+        let got: Vec<(String, Vec<(f64, f64)>)> = bars
+            .iter()
+            .map(|b| {
+                (
+                    b.label(),
+                    b.pieces.iter().map(|x| (x.start_ns, x.wall_ns)).collect(),
+                )
+            })
+            .collect();
         assert_eq!(
             got,
             [
-                ("kernel exec".to_string(), Some(0.0)),
-                ("ld.so other".to_string(), Some(100.0)),
-                // Median of 200, 220, 300: the killed run is not a measured one.
-                ("relocation: a.so".to_string(), Some(220.0)),
-                ("main to exit".to_string(), Some(400.0)),
+                ("kernel exec".to_string(), vec![(0.0, 100.0)]),
+                // Its second piece after the relocation: at 110 + median(50, 60, 90).
+                (
+                    "ld.so other".to_string(),
+                    vec![(100.0, 10.0), (170.0, 20.0)]
+                ),
+                ("relocation: a.so".to_string(), vec![(110.0, 60.0)]),
+                ("main to exit".to_string(), vec![(190.0, 30.0)]),
             ]
         );
         let other = &bars[1];
-        assert_eq!(other.wall.as_ref().map(|w| w.median), Some(20.0));
+        // The row's figures stay the phase table's: the sum of the pieces per run.
+        assert_eq!(other.wall.as_ref().map(|w| w.median), Some(30.0));
+        assert_eq!(other.cpu_ns, Some(25.0));
+        assert_eq!(other.pieces[0].cpu_ns, Some(10.0));
         assert_eq!(other.key, Some("ldso-other"));
-        // The trace: three tracks, five events each, dur = wall in µs.
+        // The axis ends at the phases' wall time: 100 + 30 + 60 + 30.
+        assert_eq!(phases_wall_ns(&p), 220.0);
+        let svg = svg(&p, "ldcost profile /bin/x");
+        assert!(svg.contains(r#"data-end-ns="220""#), "{svg}");
+        assert!(svg.contains("ldcost's stops removed"), "{svg}");
+        assert!(svg.contains("ld.so other (part 2/2)"), "{svg}");
+        assert_eq!(svg.matches("class=\"ldcost-bar\"").count(), 4);
+        assert_eq!(svg.matches("class=\"ldcost-piece\"").count(), 5);
+        // The trace: three tracks, five events each, at real time; dur = wall in µs.
         let t: serde_json::Value = serde_json::from_str(&trace(&p, "t").unwrap()).unwrap();
         let xs: Vec<&serde_json::Value> = t["traceEvents"]
             .as_array()
@@ -579,27 +826,54 @@ mod tests {
             .collect();
         assert_eq!(xs.len(), 15);
         assert_eq!(xs.iter().filter(|e| e["tid"] == 3).count(), 5);
-        assert_eq!(xs[2]["ts"], 0.2);
+        assert_eq!(xs[2]["ts"], 0.3);
         assert_eq!(xs[2]["dur"], 0.05);
+        assert_eq!(xs[2]["args"]["target_start_ns"], 110);
         assert_eq!(xs[2]["args"]["cpu_ns"], 40.0);
         assert_eq!(xs[2]["cat"], "relocation");
+        assert!(t["otherData"]["clock"]
+            .as_str()
+            .unwrap()
+            .starts_with("real time"));
     }
 
     #[test]
-    fn without_spans_bars_follow_the_walls_and_the_subtitle_says_so() {
+    fn without_spans_the_placement_is_the_same() {
         let segs = [
             ("kernel-exec", None, 100, 90, 0),
             ("ldso-mapping", None, 40, 30, 0),
             ("main-to-exit", None, 30, 20, 0),
         ];
         let p = section(vec![run(&segs, false, false), run(&segs, false, false)]);
-        let (bars, by_span) = bars(&p);
-        assert!(!by_span);
-        let starts: Vec<Option<f64>> = bars.iter().map(|b| b.start_ns).collect();
+        let starts: Vec<Option<f64>> = bars(&p).iter().map(|b| b.start_ns).collect();
         assert_eq!(starts, [Some(0.0), Some(100.0), Some(140.0)]);
-        let svg = svg(&p, "ldcost profile /bin/x");
-        assert!(svg.contains("this recording has no segment times"), "{svg}");
-        assert_eq!(svg.matches("class=\"ldcost-bar\"").count(), 3);
+        let t: serde_json::Value = serde_json::from_str(&trace(&p, "t").unwrap()).unwrap();
+        assert!(t["otherData"]["clock"]
+            .as_str()
+            .unwrap()
+            .contains("this recording has no segment times"));
+    }
+
+    #[test]
+    fn a_preemption_in_one_run_moves_no_later_piece() {
+        // Each run has one long wall (a preemption) in a different segment: the medians of
+        // the runs' sums of earlier walls would put main to exit at 1010, past the phases'
+        // wall time of 30.
+        let r = |a: u64, b: u64| {
+            run(
+                &[
+                    ("kernel-exec", None, a, 9, 0),
+                    ("ldso-mapping", None, b, 9, 0),
+                    ("main-to-exit", None, 10, 9, 0),
+                ],
+                false,
+                false,
+            )
+        };
+        let p = section(vec![r(1000, 10), r(10, 1000), r(10, 10)]);
+        let starts: Vec<Option<f64>> = bars(&p).iter().map(|b| b.start_ns).collect();
+        assert_eq!(starts, [Some(0.0), Some(10.0), Some(20.0)]);
+        assert_eq!(phases_wall_ns(&p), 30.0);
     }
 
     #[test]
