@@ -586,8 +586,9 @@ fn exec_fixes(inp: &Inputs, p: &ProfileSection, c: &Closure) -> Vec<Fix> {
         }
     };
 
-    // 1. Unused direct dependencies: what leaves the closure with each.
-    for u in inp.unused {
+    // 1. Unused direct dependencies: what leaves the closure with each (or with all of one
+    // object's at once, where only that removes more).
+    for u in &grouped(c, inp.unused) {
         let gone = removed(c, u);
         if gone.is_empty() {
             continue;
@@ -635,14 +636,16 @@ fn exec_fixes(inp: &Inputs, p: &ProfileSection, c: &Closure) -> Vec<Fix> {
                 ci95_ns: None,
                 share: 0.0,
                 change: format!(
-                    "link {} with -Wl,--as-needed, or drop -l{}",
+                    "link {} with -Wl,--as-needed, or drop {}",
                     u.object,
-                    lib_flag(&u.needed)
+                    drop_flags(&u.needed)
                 ),
                 reason: format!(
-                    "{} needs {} but binds no symbol to it: dropping it removes {} ({} object{}: their measured relocation and initializers, {}{})",
+                    "{} needs {} but binds no symbol to {}: dropping {} removes {} ({} object{}: their measured relocation and initializers, {}{})",
                     u.object,
                     u.needed,
+                    if u.needed.contains(", ") { "them" } else { "it" },
+                    if u.needed.contains(", ") { "them all" } else { "it" },
                     removed,
                     gone.len(),
                     if gone.len() == 1 { "" } else { "s" },
@@ -975,6 +978,57 @@ fn exec_fixes(inp: &Inputs, p: &ProfileSection, c: &Closure) -> Vec<Fix> {
 }
 
 /// `-lNAME` for `libNAME.so[.N]`, else the name itself.
+/// "-lssl -lcrypto" for the DT_NEEDED names of one entry or of a group ("a, b").
+fn drop_flags(needed: &str) -> String {
+    needed
+        .split(", ")
+        .map(|n| format!("-l{}", lib_flag(n)))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The unused entries as fixes name them: each on its own, except that an object's entries
+/// are one entry (their names joined by ", ") when dropping them all at once removes an
+/// object no one of them removes: libcrypto, needed by the program and by libssl and used by
+/// neither, leaves only with libssl.
+fn grouped(c: &Closure, unused: &[UnusedDependency]) -> Vec<UnusedDependency> {
+    let mut out = Vec::new();
+    let mut objects: Vec<&std::path::Path> = Vec::new();
+    for u in unused {
+        if !objects.contains(&u.object_path.as_path()) {
+            objects.push(&u.object_path);
+        }
+    }
+    for o in objects {
+        let group: Vec<UnusedDependency> = unused
+            .iter()
+            .filter(|u| u.object_path == o)
+            .cloned()
+            .collect();
+        let each: std::collections::BTreeSet<&str> = group
+            .iter()
+            .flat_map(|u| u.removes.iter().map(String::as_str))
+            .collect();
+        let all = crate::deps::removed_by_dropping_all(c, &group);
+        if group.len() > 1 && all.iter().any(|r| !each.contains(r.as_str())) {
+            out.push(UnusedDependency {
+                object: group[0].object.clone(),
+                object_path: group[0].object_path.clone(),
+                needed: group
+                    .iter()
+                    .map(|u| u.needed.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                needed_path: None,
+                removes: all,
+            });
+        } else {
+            out.extend(group);
+        }
+    }
+    out
+}
+
 fn lib_flag(needed: &str) -> String {
     let base = needed.strip_prefix("lib").unwrap_or(needed);
     match base.find(".so") {
@@ -996,7 +1050,7 @@ fn fork_fixes(inp: &Inputs, f: &ForkSection, c: &Closure) -> Vec<Fix> {
         (n > 0.0).then(|| (p.median / n, (p.ci95.0 / n, p.ci95.1 / n)))
     });
     if let Some((unit, (lo, hi))) = per_vma {
-        for u in inp.unused {
+        for u in &grouped(c, inp.unused) {
             let gone = removed(c, u);
             let vmas: u64 = gone
                 .iter()
@@ -1014,9 +1068,9 @@ fn fork_fixes(inp: &Inputs, f: &ForkSection, c: &Closure) -> Vec<Fix> {
                 ci95_ns: Some((v * lo, v * hi)),
                 share: v * unit / whole,
                 change: format!(
-                    "link {} with -Wl,--as-needed, or drop -l{}",
+                    "link {} with -Wl,--as-needed, or drop {}",
                     u.object,
-                    lib_flag(&u.needed)
+                    drop_flags(&u.needed)
                 ),
                 reason: format!(
                     "{vmas} of the {} VMAs each fork duplicates leave with {}, at {:.0} ns each (the parent's fork CPU over its VMAs)",
@@ -1481,6 +1535,43 @@ mod tests {
         assert_eq!(lazy_slots(&c, 5), 0);
         c.bind_now_env = true;
         assert_eq!(lazy_slots(&c, 0), 0);
+    }
+
+    #[test]
+    fn unused_entries_are_one_fix_where_only_all_of_them_remove_more() {
+        // prog needs lib1 and lib2, lib1 needs lib2; prog uses neither: lib2 alone removes
+        // nothing (lib1 keeps it), lib1 alone removes lib1; both at once remove both.
+        let mut c = closure();
+        let edge = |name: &str, object: usize| crate::deps::Edge {
+            name: name.into(),
+            object: Some(object),
+            first: true,
+        };
+        c.objects[0].needed = vec![edge("lib1.so", 1), edge("lib2.so", 2)];
+        c.objects[1].needed = vec![edge("lib2.so", 2)];
+        let dep = |needed: &str, removes: &[&str]| UnusedDependency {
+            object: "prog".into(),
+            object_path: "/home/u/prog".into(),
+            needed: needed.into(),
+            needed_path: None,
+            removes: removes.iter().map(|r| r.to_string()).collect(),
+        };
+        let unused = [dep("lib1.so", &["lib1.so"]), dep("lib2.so", &[])];
+        let g = grouped(&c, &unused);
+        assert_eq!(g.len(), 1, "{g:?}");
+        assert_eq!(g[0].needed, "lib1.so, lib2.so");
+        // Everything not reached any more: lib1 and lib2, and the objects of this closure no
+        // edge reaches (lib3, lib4), which ld.so would not load either.
+        assert!(
+            g[0].removes
+                .starts_with(&["lib1.so".into(), "lib2.so".into()]),
+            "{g:?}"
+        );
+        assert_eq!(drop_flags(&g[0].needed), "-l1 -l2");
+        // Where each entry removes what it would together, they stay apart.
+        c.objects[1].needed.clear();
+        let apart = [dep("lib1.so", &["lib1.so"]), dep("lib2.so", &["lib2.so"])];
+        assert_eq!(grouped(&c, &apart), apart.to_vec());
     }
 
     #[test]
