@@ -227,11 +227,11 @@ pub(crate) fn direction(claim: String, fast: (&str, &[f64]), slow: (&str, &[f64]
         (Some((fl, _, nf)), Some((_, sh, ns))) if nf > 1 && ns > 1 && fl > sh => (false, figures),
         (Some((_, _, nf)), Some((_, _, ns))) if nf < 2 || ns < 2 => (
             false,
-            format!("{NOT_DECIDED}one loop gives no range to judge the noise by ({figures})"),
+            format!("{NOT_DECIDED}one loop gives no range to judge the noise by: {figures}"),
         ),
         _ => (
             false,
-            format!("{NOT_DECIDED}noisy, the ranges overlap ({figures})"),
+            format!("{NOT_DECIDED}noisy, the ranges overlap: {figures}"),
         ),
     };
     Check {
@@ -477,7 +477,7 @@ mod tests {
         assert!(!o.holds && !o.decided(), "{}", o.detail);
         assert!(
             o.detail.starts_with(
-                "not decided: noisy, the ranges overlap (a 2.577 ms (range 0.593–2.940"
+                "not decided: noisy, the ranges overlap: a 2.577 ms (range 0.593–2.940"
             ),
             "{}",
             o.detail

@@ -607,7 +607,7 @@ mod tests {
         assert_eq!(Mark::of(&c(false, "a 3 ms, b 2 ms")), Mark::Fails);
         let open = c(
             false,
-            &format!("{NOT_DECIDED}noisy, the ranges overlap (a …)"),
+            &format!("{NOT_DECIDED}noisy, the ranges overlap: a …"),
         );
         assert_eq!(Mark::of(&open), Mark::Open);
         assert_eq!(Mark::Open.words(), "not decided");
@@ -619,7 +619,7 @@ mod tests {
         section_lists(&s, &mut out, "- ", |x| x.to_string());
         assert_eq!(
             out,
-            "- a faster than b: not decided (noisy, the ranges overlap (a …))\n\n"
+            "- a faster than b: not decided (noisy, the ranges overlap: a …)\n\n"
         );
     }
 }
