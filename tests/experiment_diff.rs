@@ -473,7 +473,7 @@ fn summary_and_population(section: &Value, md: &str, dir: &Path) {
         effect(&fit("_exit", "round_trip"), 1).side(),
         effect(&fit("exit", "round_trip"), 1).side(),
     );
-    assert!(text.ends_with(chosen), "{text}\nwanted: {chosen}");
+    assert!(text.ends_with(&chosen), "{text}\nwanted: {chosen}");
     assert!(text.contains(&format!("{:.3} [", effect(&fork, 2).value)));
     for f in findings {
         let t = f["text"].as_str().unwrap();
@@ -495,7 +495,7 @@ fn summary_and_population(section: &Value, md: &str, dir: &Path) {
         let caption = p["caption"].as_str().expect("a caption");
         assert!(caption.contains(" µs at "), "{caption}");
         if p["file_name"] == "erik-libraries.svg" {
-            assert!(caption.ends_with(chosen), "{caption}");
+            assert!(caption.ends_with(&chosen), "{caption}");
         }
     }
 

@@ -10,7 +10,9 @@ use std::time::Duration;
 
 use super::plot;
 use super::runner::{self, fmt, Program};
-use super::section::{Check, ExperimentError, Plot, Progress, Section, Settings, Table};
+use super::section::{
+    Check, ExperimentError, Plot, Progress, Section, Settings, Table, NOT_DECIDED,
+};
 use super::seeds::{Linkage, Seed};
 use crate::report::schema::experiment as doc;
 use crate::stats::median_finite;
@@ -197,6 +199,48 @@ pub fn run(settings: &Settings, progress: &dyn Progress) -> Result<Section, Expe
     section(settings, runs, count, big_count, heap_mib, cells)
 }
 
+/// A direction "`fast` is faster than `slow`" judged on the two cells' loop figures (µs per
+/// spawn, one per loop): decided only when their ranges do not overlap, since a cell's figure
+/// moves by several times between loops on a loaded machine and a comparison of two medians
+/// alone would then answer at random; otherwise "not decided: noisy (ranges …)".
+pub(crate) fn direction(claim: String, fast: (&str, &[f64]), slow: (&str, &[f64])) -> Check {
+    let range = |v: &[f64]| {
+        let v: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
+        let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        (!v.is_empty()).then_some((lo / 1e3, hi / 1e3, v.len()))
+    };
+    let show = |name: &str, v: &[f64], r: Option<(f64, f64, usize)>| match r {
+        Some((lo, hi, n)) => format!(
+            "{name} {} ms (range {}–{} over {n} loop{})",
+            fmt(median_finite(v).unwrap_or(f64::NAN) / 1e3),
+            fmt(lo),
+            fmt(hi),
+            if n == 1 { "" } else { "s" }
+        ),
+        None => format!("{name} not available (no loop finished)"),
+    };
+    let (rf, rs) = (range(fast.1), range(slow.1));
+    let figures = format!("{}, {}", show(fast.0, fast.1, rf), show(slow.0, slow.1, rs));
+    let (holds, detail) = match (rf, rs) {
+        (Some((_, fh, nf)), Some((sl, _, ns))) if nf > 1 && ns > 1 && fh < sl => (true, figures),
+        (Some((fl, _, nf)), Some((_, sh, ns))) if nf > 1 && ns > 1 && fl > sh => (false, figures),
+        (Some((_, _, nf)), Some((_, _, ns))) if nf < 2 || ns < 2 => (
+            false,
+            format!("{NOT_DECIDED}one loop gives no range to judge the noise by: {figures}"),
+        ),
+        _ => (
+            false,
+            format!("{NOT_DECIDED}noisy, the ranges overlap: {figures}"),
+        ),
+    };
+    Check {
+        claim,
+        holds,
+        detail,
+    }
+}
+
 fn section(
     settings: &Settings,
     runs: u32,
@@ -268,34 +312,33 @@ fn section(
             runs * LARGE_LOOPS
         )),
     };
+    let loops = |p, c, m, big| find(p, c, m, big).map(|x| x.us.clone()).unwrap_or_default();
     let mut checks = Vec::new();
     for p in [Linkage::Static, Linkage::Dynamic] {
-        let (s, d) = (
-            ms(p, Linkage::Static, "fork", false),
-            ms(p, Linkage::Dynamic, "fork", false),
-        );
-        checks.push(Check {
-            claim: format!(
+        checks.push(direction(
+            format!(
                 "static child faster than dynamic child ({} parent, fork)",
                 p.name()
             ),
-            holds: s < d,
-            detail: format!("static child {} ms, dynamic child {} ms", fmt(s), fmt(d)),
-        });
+            ("static child", &loops(p, Linkage::Static, "fork", false)),
+            ("dynamic child", &loops(p, Linkage::Dynamic, "fork", false)),
+        ));
     }
     let (f, v) = (
         ms(Linkage::Static, Linkage::Static, "fork", true),
         ms(Linkage::Static, Linkage::Static, "vfork", true),
     );
-    checks.push(Check {
-        claim: "vfork+exec cheaper than fork+exec for a large parent".into(),
-        holds: v < f,
-        detail: format!(
-            "{heap_mib} MiB parent: fork {} ms, vfork {} ms",
-            fmt(f),
-            fmt(v)
+    checks.push(direction(
+        format!("vfork+exec cheaper than fork+exec for a {heap_mib} MiB parent"),
+        (
+            "vfork",
+            &loops(Linkage::Static, Linkage::Static, "vfork", true),
         ),
-    });
+        (
+            "fork",
+            &loops(Linkage::Static, Linkage::Static, "fork", true),
+        ),
+    ));
     let categories: Vec<String> = PAIRS
         .iter()
         .map(|(p, c)| format!("{}/{}", p.name(), c.name()))
@@ -411,6 +454,46 @@ mod tests {
         assert!(SOURCE.contains(
             "\"matrix_spawn: %s %ld spawns, %.3f us per spawn (wall), heap %ld MiB\\n\""
         ));
+    }
+
+    #[test]
+    fn a_direction_is_judged_only_when_the_ranges_do_not_overlap() {
+        let c = |fast: &[f64], slow: &[f64]| {
+            direction("a faster than b".into(), ("a", fast), ("b", slow))
+        };
+        // Apart, the right way round: holds.
+        let h = c(&[250.0, 266.0, 300.0], &[2000.0, 2200.0, 3600.0]);
+        assert!(h.holds && h.decided(), "{}", h.detail);
+        assert_eq!(
+            h.detail,
+            "a 0.266 ms (range 0.250–0.300 over 3 loops), b 2.200 ms (range 2.000–3.600 over 3 loops)"
+        );
+        // Apart, the wrong way round: does not hold, decided.
+        let f = c(&[2000.0, 2200.0, 3600.0], &[250.0, 266.0, 300.0]);
+        assert!(!f.holds && f.decided(), "{}", f.detail);
+        // The run that was reported: vfork's loops 0.593 and 2.940 ms around fork's; the
+        // medians alone would call vfork slower.
+        let o = c(&[593.0, 2940.0, 2577.0], &[2200.0, 3583.0, 1432.0]);
+        assert!(!o.holds && !o.decided(), "{}", o.detail);
+        assert!(
+            o.detail.starts_with(
+                "not decided: noisy, the ranges overlap: a 2.577 ms (range 0.593–2.940"
+            ),
+            "{}",
+            o.detail
+        );
+        // Touching ranges overlap too.
+        assert!(!c(&[1.0, 2.0], &[2.0, 3.0]).decided());
+        // One loop per cell gives no range.
+        let one = c(&[100.0], &[900.0]);
+        assert!(!one.decided() && one.detail.contains("one loop gives no range"));
+        // No loop at all: said, never a zero.
+        let none = c(&[], &[900.0, 950.0]);
+        assert!(
+            !none.decided() && none.detail.contains("a not available"),
+            "{}",
+            none.detail
+        );
     }
 
     #[test]

@@ -9,7 +9,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use super::section::{Section, Table};
+use super::section::{Check, Section, Table, NOT_DECIDED};
 use super::Outcome;
 use crate::record::Machine;
 use crate::report::schema::experiment as doc;
@@ -195,27 +195,49 @@ fn verdicts(r: &Report) -> Vec<String> {
         .collect()
 }
 
-/// The directions of every section, then the failed experiments: (line, holds).
-fn summary(r: &Report) -> Vec<(String, bool)> {
-    let mut out: Vec<(String, bool)> = r
+/// A direction's answer: held, failed, or left open by the noise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mark {
+    Holds,
+    Fails,
+    Open,
+}
+
+impl Mark {
+    fn of(c: &Check) -> Mark {
+        match (c.decided(), c.holds) {
+            (false, _) => Mark::Open,
+            (true, true) => Mark::Holds,
+            (true, false) => Mark::Fails,
+        }
+    }
+
+    fn words(self) -> &'static str {
+        match self {
+            Mark::Holds => "holds",
+            Mark::Fails => "does NOT hold",
+            Mark::Open => "not decided",
+        }
+    }
+}
+
+/// The directions of every section, then the failed experiments: (line, answer).
+fn summary(r: &Report) -> Vec<(String, Mark)> {
+    let mut out: Vec<(String, Mark)> = r
         .sections()
         .flat_map(|s| {
             s.checks.iter().map(move |c| {
+                let m = Mark::of(c);
+                let detail = c.detail.strip_prefix(NOT_DECIDED).unwrap_or(&c.detail);
                 (
-                    format!(
-                        "{}: {} — {} ({})",
-                        s.name,
-                        c.claim,
-                        if c.holds { "holds" } else { "does NOT hold" },
-                        c.detail
-                    ),
-                    c.holds,
+                    format!("{}: {} — {} ({detail})", s.name, c.claim, m.words()),
+                    m,
                 )
             })
         })
         .collect();
     for (name, e) in r.failed() {
-        out.push((format!("{name}: FAILED — {e}"), false));
+        out.push((format!("{name}: FAILED — {e}"), Mark::Fails));
     }
     out
 }
@@ -262,13 +284,13 @@ pub fn markdown(r: &Report) -> String {
     for p in verdicts(r) {
         let _ = writeln!(out, "{}\n", md_cell(&p));
     }
-    for (line, holds) in summary(r) {
-        let _ = writeln!(
-            out,
-            "- {} {}",
-            if holds { "✓" } else { "✗" },
-            md_cell(&line)
-        );
+    for (line, mark) in summary(r) {
+        let sign = match mark {
+            Mark::Holds => "✓",
+            Mark::Fails => "✗",
+            Mark::Open => "?",
+        };
+        let _ = writeln!(out, "- {sign} {}", md_cell(&line));
     }
     out.push('\n');
     for o in &r.outcomes {
@@ -319,13 +341,9 @@ fn section_lists(s: &Section, out: &mut String, bullet: &str, esc: impl Fn(&str)
         let _ = writeln!(out, "{bullet}{}", esc(&f.text));
     }
     for c in &s.checks {
-        let mark = if c.holds { "holds" } else { "does NOT hold" };
-        let _ = writeln!(
-            out,
-            "{bullet}{}: {mark} ({})",
-            esc(&c.claim),
-            esc(&c.detail)
-        );
+        let mark = Mark::of(c).words();
+        let detail = c.detail.strip_prefix(NOT_DECIDED).unwrap_or(&c.detail);
+        let _ = writeln!(out, "{bullet}{}: {mark} ({})", esc(&c.claim), esc(detail));
     }
     for k in &s.skipped {
         let _ = writeln!(out, "{bullet}skipped: {}: {}", esc(&k.what), esc(&k.reason));
@@ -346,8 +364,13 @@ pub fn text(r: &Report) -> String {
     for p in verdicts(r) {
         let _ = writeln!(out, "  {p}\n");
     }
-    for (line, holds) in summary(r) {
-        let _ = writeln!(out, "  {} {line}", if holds { "ok " } else { "NO " });
+    for (line, mark) in summary(r) {
+        let sign = match mark {
+            Mark::Holds => "ok ",
+            Mark::Fails => "NO ",
+            Mark::Open => "?  ",
+        };
+        let _ = writeln!(out, "  {sign} {line}");
     }
     out.push('\n');
     for o in &r.outcomes {
@@ -414,7 +437,7 @@ fn esc(s: &str) -> String {
 const CSS: &str = "body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;\
 color:#222}table{border-collapse:collapse;margin:.5em 0}th,td{border:1px solid #bbb;\
 padding:.25em .6em;text-align:left;font-size:90%}th{background:#eee}caption{caption-side:\
-bottom;font-size:85%;color:#555;text-align:left;padding-top:.3em}.ok{color:#070}.no{color:#b00}\
+bottom;font-size:85%;color:#555;text-align:left;padding-top:.3em}.ok{color:#070}.no{color:#b00}.open{color:#850}\
 figure{margin:1em 0}svg{max-width:100%;height:auto}";
 
 /// report.html: self-contained (CSS and SVGs inline).
@@ -432,8 +455,12 @@ pub fn html(r: &Report) -> String {
         let _ = writeln!(out, "<p>{}</p>", esc(&p));
     }
     out.push_str("<ul>\n");
-    for (line, holds) in summary(r) {
-        let (class, mark) = if holds { ("ok", "✓") } else { ("no", "✗") };
+    for (line, m) in summary(r) {
+        let (class, mark) = match m {
+            Mark::Holds => ("ok", "✓"),
+            Mark::Fails => ("no", "✗"),
+            Mark::Open => ("open", "?"),
+        };
         let _ = writeln!(out, "<li class=\"{class}\">{mark} {}</li>", esc(&line));
     }
     out.push_str("</ul>\n");
@@ -563,4 +590,36 @@ pub fn write_dir(r: &Report, dir: &Path) -> Result<(), (std::path::PathBuf, std:
         })?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_open_direction_is_neither_held_nor_failed() {
+        let c = |holds: bool, detail: &str| Check {
+            claim: "a faster than b".into(),
+            holds,
+            detail: detail.into(),
+        };
+        assert_eq!(Mark::of(&c(true, "a 1 ms, b 2 ms")), Mark::Holds);
+        assert_eq!(Mark::of(&c(false, "a 3 ms, b 2 ms")), Mark::Fails);
+        let open = c(
+            false,
+            &format!("{NOT_DECIDED}noisy, the ranges overlap: a …"),
+        );
+        assert_eq!(Mark::of(&open), Mark::Open);
+        assert_eq!(Mark::Open.words(), "not decided");
+        let mut out = String::new();
+        let s = Section {
+            checks: vec![open],
+            ..Section::default()
+        };
+        section_lists(&s, &mut out, "- ", |x| x.to_string());
+        assert_eq!(
+            out,
+            "- a faster than b: not decided (noisy, the ranges overlap: a …)\n\n"
+        );
+    }
 }

@@ -139,8 +139,20 @@ pub struct Check {
     /// "static forks faster than dynamic".
     pub claim: String,
     pub holds: bool,
-    /// The figures behind the answer ("static 5120/s, dynamic 3890/s").
+    /// The figures behind the answer ("static 5120/s, dynamic 3890/s"); starts with
+    /// [`NOT_DECIDED`] when the noise leaves the direction open.
     pub detail: String,
+}
+
+/// How the detail of a check begins when its figures' ranges overlap: the direction is open,
+/// neither held nor failed (`holds` is false, and the reports say "not decided", not "NO").
+pub const NOT_DECIDED: &str = "not decided: ";
+
+impl Check {
+    /// False when the noise left the direction open ([`NOT_DECIDED`]).
+    pub fn decided(&self) -> bool {
+        !self.detail.starts_with(NOT_DECIDED)
+    }
 }
 
 /// What could not be measured, and why (a missing package names the package).

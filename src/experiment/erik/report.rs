@@ -166,7 +166,7 @@ pub fn section(
     super::kinds::add_to_section(&mut s, &kinds);
     let independent = super::independent::independent(&mut s, vmaloop);
     checks(&mut s, points, &fits, independent);
-    super::plots::plots(&mut s, points, conclusion);
+    super::plots::plots(&mut s, points, conclusion.as_deref());
     s.notes.push(
         "The drivers run with address-space randomisation off (they re-execute themselves as \
          `setarch -R` would), so every point has the same layout and the same page-table pages; \
@@ -313,7 +313,7 @@ fn fork_table(s: &mut Section, points: &[Measured]) {
 
 type FitRow = (usize, Measure, Option<Fit>, Option<f64>);
 
-fn model(s: &mut Section, points: &[Measured]) -> (Vec<FitRow>, Option<&'static str>) {
+fn model(s: &mut Section, points: &[Measured]) -> (Vec<FitRow>, Option<String>) {
     let x: Vec<Vec<f64>> = points
         .iter()
         .map(|m| {
@@ -453,7 +453,7 @@ fn model(s: &mut Section, points: &[Measured]) -> (Vec<FitRow>, Option<&'static 
         });
     }
     let mut conclusion = None;
-    if let Some((v, c)) = verdict(&out) {
+    if let Some((v, c)) = verdict(&out, vmas_per_lib(points)) {
         // First among the findings: the Summary opens with it.
         s.findings.insert(0, v);
         conclusion = Some(c);
@@ -461,9 +461,23 @@ fn model(s: &mut Section, points: &[Measured]) -> (Vec<FitRow>, Option<&'static 
     (out, conclusion)
 }
 
+/// VMAs one library brings: between the unpadded points with the fewest and the most
+/// libraries, the VMAs gained per library gained. None without two such points.
+fn vmas_per_lib(points: &[Measured]) -> Option<f64> {
+    let unpadded = || {
+        points
+            .iter()
+            .filter(|m| m.point.pad.pads == 0 && m.point.vary.is_none())
+    };
+    let few = unpadded().min_by_key(|m| m.point.libs)?;
+    let many = unpadded().max_by_key(|m| m.point.libs)?;
+    let dl = f64::from(many.point.libs) - f64::from(few.point.libs);
+    (dl > 0.0).then(|| (many.footprint.vmas.total as f64 - few.footprint.vmas.total as f64) / dl)
+}
+
 /// The verdict paragraph as a finding (`erik.verdict`, valued at the per-library effect on the
 /// parent's fork() call), with its conclusion sentence; None when a fit it needs is missing.
-fn verdict(fits: &[FitRow]) -> Option<(Finding, &'static str)> {
+fn verdict(fits: &[FitRow], vmas_per_lib: Option<f64>) -> Option<(Finding, String)> {
     use super::verdict::{conclusion, paragraph, Effect, Inputs};
     let get = |e: usize, m: Measure| {
         fits.iter()
@@ -485,6 +499,7 @@ fn verdict(fits: &[FitRow]) -> Option<(Finding, &'static str)> {
             (Some(u), Some(l), Some(b)) => Some((l - u, b - u, l - b)),
             _ => None,
         },
+        vmas_per_lib,
     };
     let chosen = conclusion(
         inputs.per_vma_fork.side(),
