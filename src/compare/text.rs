@@ -222,7 +222,7 @@ pub fn comparison(c: &Comparison) -> String {
                 match (ch.significant, m.judged) {
                     (true, true) => "  significant",
                     (true, false) => "  significant (not judged)",
-                    _ => "",
+                    _ => why_not_significant(ch),
                 }
             )),
             (None, Some(why)) => out.push_str(&format!("  {:<w$}  {why}\n", m.label)),
@@ -393,9 +393,46 @@ pub fn rounds_note(r: &crate::report::schema::comparison::RoundsRun) -> String {
     format!("{} rounds in {:.1} s ({why})", r.count, r.elapsed_s)
 }
 
+/// Why a change whose p is under 0.05 is still not significant: the rule needs all three
+/// tests, and a reader seeing "p < 0.001" beside "no significant change" needs the one that
+/// failed.
+fn why_not_significant(ch: &Change) -> &'static str {
+    if ch.significant || ch.p_value >= 0.05 {
+        ""
+    } else if ch.ci95_pct.0 <= 0.0 && ch.ci95_pct.1 >= 0.0 {
+        "  not significant: p < 0.05, but the interval reaches 0"
+    } else if ch.change_pct.abs() <= ch.noise_floor_pct {
+        "  not significant: p < 0.05, but within the noise floor"
+    } else {
+        ""
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// "no significant change" beside "p < 0.001" says which of the three tests failed.
+    #[test]
+    fn a_small_p_that_is_not_significant_says_why() {
+        let ch = |pct: f64, ci: (f64, f64), p: f64, floor: f64| Change {
+            base_n: 20,
+            head_n: 20,
+            base_median: 100.0,
+            head_median: 100.0 + pct,
+            change_pct: pct,
+            ci95_pct: ci,
+            p_value: p,
+            noise_floor_pct: floor,
+            significant: p < 0.05 && (ci.0 > 0.0 || ci.1 < 0.0) && pct.abs() > floor,
+        };
+        let reaches = ch(0.1, (-18.6, 13.7), 0.0005, 2.0);
+        assert!(why_not_significant(&reaches).contains("interval reaches 0"));
+        let floor = ch(3.0, (1.0, 5.0), 0.01, 4.0);
+        assert!(why_not_significant(&floor).contains("noise floor"));
+        assert_eq!(why_not_significant(&ch(3.0, (-1.0, 5.0), 0.2, 1.0)), "");
+        assert_eq!(why_not_significant(&ch(8.0, (5.0, 11.0), 0.001, 2.0)), "");
+    }
 
     /// The text's header and the Markdown title name a side with the same words: its
     /// program and arguments (quoted where a shell needs it) and its environment.
