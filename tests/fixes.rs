@@ -303,12 +303,13 @@ fn relr_appears_for_the_unpacked_library_only() {
     );
 }
 
-/// `LD_DEBUG=bindings` lines before control passes to the program where `lib` binds to itself.
-fn self_bindings(prog: &Path, lib: &str) -> u64 {
+/// What glibc's `LD_DEBUG=what` writes for one run of `prog` (lazy binding and the library
+/// path as the fixture was built for).
+fn ld_debug(prog: &Path, what: &str) -> String {
     let dir = tempfile::tempdir().expect("temporary directory");
     let base = dir.path().join("ld");
     let status = Command::new(prog)
-        .env("LD_DEBUG", "bindings")
+        .env("LD_DEBUG", what)
         .env("LD_DEBUG_OUTPUT", &base)
         .env_remove("LD_BIND_NOW")
         .env_remove("LD_LIBRARY_PATH")
@@ -322,6 +323,12 @@ fn self_bindings(prog: &Path, lib: &str) -> u64 {
         .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("ld."))
         .expect("LD_DEBUG_OUTPUT wrote its file");
     let text = std::fs::read_to_string(file).unwrap();
+    text
+}
+
+/// `LD_DEBUG=bindings` lines before control passes to the program where `lib` binds to itself.
+fn self_bindings(prog: &Path, lib: &str) -> u64 {
+    let text = ld_debug(prog, "bindings");
     let mut n = 0;
     for l in text.lines() {
         if l.contains("transferring control") {
@@ -573,23 +580,7 @@ fn fork_then_exec_is_priced_on_a_large_image_only() {
 /// that order (the objects `_dl_map_object` searched for and mapped; not the program, not
 /// ld.so, nor an object found already loaded).
 fn ld_debug_files(prog: &Path) -> Vec<String> {
-    let dir = tempfile::tempdir().expect("temporary directory");
-    let base = dir.path().join("ld");
-    let status = Command::new(prog)
-        .env("LD_DEBUG", "files")
-        .env("LD_DEBUG_OUTPUT", &base)
-        .env_remove("LD_BIND_NOW")
-        .env_remove("LD_LIBRARY_PATH")
-        .status()
-        .expect("run the fixture");
-    assert!(status.success());
-    let file = std::fs::read_dir(dir.path())
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .map(|e| e.path())
-        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("ld."))
-        .expect("LD_DEBUG_OUTPUT wrote its file");
-    let text = std::fs::read_to_string(file).unwrap();
+    let text = ld_debug(prog, "files");
     // "file=libfxunused_a.so [0];  generating link map"
     text.lines()
         .filter(|l| l.contains("generating link map"))
