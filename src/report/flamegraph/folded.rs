@@ -15,6 +15,28 @@ use crate::attribute::categories::Category;
 /// an empty name becomes `[unknown]`, and a trailing ` 123` (which folded readers would take
 /// for a sample count) becomes `_123`.
 pub fn clean_frame(name: &str) -> Cow<'_, str> {
+    match demangled(name.trim()) {
+        Some(d) => Cow::Owned(clean_frame(&d).into_owned()),
+        None => clean_text(name),
+    }
+}
+
+/// A Rust (legacy `_ZN…17h…E` or v0 `_R…`) or C++ (Itanium `_Z…`) symbol as its source
+/// name, as perf report shows it: a flame graph of rustc or of a C++ program is read by the
+/// functions' names. Rust's hash suffix is left out. None for a name that is not mangled (C
+/// functions, kernel symbols) or does not demangle.
+fn demangled(name: &str) -> Option<String> {
+    if !(name.starts_with("_Z") || name.starts_with("_R")) {
+        return None;
+    }
+    if let Ok(d) = rustc_demangle::try_demangle(name) {
+        return Some(format!("{d:#}"));
+    }
+    let sym = cpp_demangle::Symbol::new(name.as_bytes()).ok()?;
+    sym.demangle().ok()
+}
+
+fn clean_text(name: &str) -> Cow<'_, str> {
     let trimmed = name.trim();
     let dirty = trimmed.is_empty()
         || trimmed.starts_with('#')

@@ -120,6 +120,16 @@ fn frame_names_are_cleaned_for_folded_lines() {
     assert_eq!(clean_frame("v 1.5"), "v_1.5");
     assert_eq!(clean_frame("# comment-like"), "_# comment-like");
     assert!(matches!(clean_frame("do_lookup_x"), Cow::Borrowed(_)));
+    // Mangled names read as their source names, as `c++filt` prints them.
+    assert_eq!(
+        clean_frame("_ZN6ldcost5trace6launch10child_main17h0123456789abcdefE"),
+        "ldcost::trace::launch::child_main"
+    );
+    assert_eq!(
+        clean_frame("_ZN4llvm2cl6parserIbE5parseERNS_6OptionENS_9StringRefES5_Rb"),
+        "llvm::cl::parser<bool>::parse(llvm::Option&, llvm::StringRef, llvm::StringRef, bool&)"
+    );
+    assert_eq!(clean_frame("_Zfoo_not_mangled"), "_Zfoo_not_mangled");
     // A cleaned leaf is read back as a frame, not as a differential count.
     let s = [stack(
         Category::Application,
