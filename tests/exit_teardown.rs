@@ -96,12 +96,14 @@ fn profile(prog: &Path, args: &[&str]) -> (Value, String) {
     (doc, String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-/// The runs' whole exits by the scheduler (`exit_ns`), ns.
+/// The measured runs' whole exits by the scheduler (`exit_ns`), ns (not those of the runs
+/// with LD_BIND_NOW=1 that price `-z now`).
 fn exits(doc: &Value) -> Vec<f64> {
     let v: Vec<f64> = doc["profile"]["raw"]
         .as_array()
         .unwrap()
         .iter()
+        .filter(|r| r["instrumentation"] != "per-object-bind-now")
         .filter_map(|r| r["exit_ns"].as_f64())
         .collect();
     assert_eq!(v.len(), 3, "three traced runs with exit_ns");
@@ -208,8 +210,10 @@ fn the_exit_teardown_the_counters_miss_is_measured_and_matches_perf_record() {
     };
     let kept_ns = uncounted(&kept);
     let exits = exits(&kept);
+    // The three measured runs (3 or 4 processes, as before), and with ld.so's debug symbols
+    // the three runs with LD_BIND_NOW=1 that price `-z now`: the same program, the same exit.
     assert!(
-        (3..=4).contains(&per_process.len()),
+        (3..=7).contains(&per_process.len()),
         "perf record saw the exit of {} processes of the program: {per_process:?}",
         per_process.len()
     );

@@ -149,9 +149,12 @@ pub fn profile(cfg: &ProfileConfig) -> Result<ProfileSection, RunError> {
             detail = d;
             Ok(r)
         })?;
+        let exited = matches!(r.ending, Ending::Exited(_));
         raw.push(r);
-        // Only where the relocation of each object is cut (ld.so's debug symbols).
-        if i < bind_now_runs && matches!(detail, Detail::DebugSymbols { .. }) {
+        // Only where the relocation of each object is cut (ld.so's debug symbols), and only
+        // after a measured run that ended by itself: a target killed from outside or past
+        // --timeout is not run once more for a price.
+        if i < bind_now_runs && exited && matches!(detail, Detail::DebugSymbols { .. }) {
             interrupted()?;
             let what = format!("LD_BIND_NOW=1 {}/{bind_now_runs}", i + 1);
             raw.push(step(what, &later_bind_now, &mut || {
