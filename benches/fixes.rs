@@ -429,6 +429,8 @@ fn main() {
             "profile",
             "-n",
             &profile_runs,
+            "--bind-now-runs",
+            "5",
             "--quiet-target",
             "--no-progress",
             "--json",

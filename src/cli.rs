@@ -468,6 +468,12 @@ pub struct ProfileArgs {
     /// Skip the reference runs without per-object breakpoints and without ptrace.
     #[arg(long)]
     pub no_reference: bool,
+    /// Per-object runs with LD_BIND_NOW=1 (0 to 5, one after each of the first measured runs)
+    /// that price the `-z now` trade-off from the program's own relocation; without them it is
+    /// priced from this run's fit where the fit can tell what a lookup costs.
+    #[arg(long, value_name = "N", default_value_t = 0,
+          value_parser = clap::value_parser!(u32).range(0..=5))]
+    pub bind_now_runs: u32,
     /// Skip the separate LD_DEBUG=statistics run (the report then shows deps' prediction
     /// without glibc's cross-check).
     #[arg(long)]

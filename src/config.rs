@@ -177,6 +177,7 @@ impl ProfileRun {
                 timeout,
                 debug_roots,
                 reference: !a.no_reference,
+                bind_now_runs: a.bind_now_runs as usize,
                 ld_debug: !a.no_ld_debug,
                 sample: sampling.clone(),
                 sample_runs: a.sample_runs as usize,

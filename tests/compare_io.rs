@@ -245,8 +245,7 @@ fn show_output_puts_every_runs_output_on_standard_error() {
         }
     }
     // profile --json - --show-output: every run's output on standard error (2 measured, 2
-    // with LD_BIND_NOW=1, 2 boundaries-only, 2 uninstrumented; the LD_DEBUG run's is never
-    // shown).
+    // boundaries-only, 2 uninstrumented; the LD_DEBUG run's is never shown).
     let o = run(&[
         "--no-progress",
         "profile",
@@ -264,7 +263,7 @@ fn show_output_puts_every_runs_output_on_standard_error() {
     json("profile --json - --show-output", &o.stdout);
     assert_no_marks("profile --json - --show-output (stdout)", &o.stdout);
     for m in [OUT_MARK, ERR_MARK] {
-        assert_eq!(count(&o.stderr, m), 8, "{m} on stderr:\n{}", o.stderr);
+        assert_eq!(count(&o.stderr, m), 6, "{m} on stderr:\n{}", o.stderr);
     }
 }
 

@@ -155,7 +155,7 @@ fn ls_lazy_slots_are_the_jump_slots_of_objects_without_bind_now() {
     if !tools(NAME, &["readelf"]) {
         return;
     }
-    let Some(doc) = profile(NAME, Path::new("/bin/ls"), &[]) else {
+    let Some(doc) = profile(NAME, Path::new("/bin/ls"), &["--bind-now-runs", "3"]) else {
         return;
     };
     let d = doc.deps.as_ref().unwrap();
@@ -212,10 +212,11 @@ fn bind_now_and_lazy_binding_appear_on_the_build_that_needs_each() {
     let Some((_dir, pair)) = build(NAME, fx::bind_now_pair) else {
         return;
     };
-    let Some(before) = profile(NAME, &pair.before, &[]) else {
+    let now_runs = ["--bind-now-runs", "3"];
+    let Some(before) = profile(NAME, &pair.before, &now_runs) else {
         return;
     };
-    let after = profile(NAME, &pair.after, &[]).expect("profiled once already");
+    let after = profile(NAME, &pair.after, &now_runs).expect("profiled once already");
     let (fb, fa) = (fixes(&before), fixes(&after));
     check_ranked(&fb);
     check_ranked(&fa);
@@ -223,7 +224,7 @@ fn bind_now_and_lazy_binding_appear_on_the_build_that_needs_each() {
     let (slots, now) = readelf_slots(pair.before.to_str().unwrap());
     assert!(!now);
     // Lazy build: -z now would cost its slots at start-up; nothing to gain by dropping it.
-    // Priced from the per-object runs with LD_BIND_NOW=1 that profile makes (at most five).
+    // Priced from the per-object runs with LD_BIND_NOW=1 that --bind-now-runs asks for.
     let p = before
         .profile
         .as_ref()
@@ -322,8 +323,7 @@ fn ld_debug(prog: &Path, what: &str) -> String {
         .map(|e| e.path())
         .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("ld."))
         .expect("LD_DEBUG_OUTPUT wrote its file");
-    let text = std::fs::read_to_string(file).unwrap();
-    text
+    std::fs::read_to_string(file).unwrap()
 }
 
 /// `LD_DEBUG=bindings` lines before control passes to the program where `lib` binds to itself.

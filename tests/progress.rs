@@ -86,9 +86,8 @@ fn profile_bar_on_a_terminal_only() {
         return;
     }
     assert_eq!(code, 0, "{tty}");
-    // 1 warm-up + 3 rounds of (measured, LD_BIND_NOW=1, boundaries-only, without ptrace) +
-    // LD_DEBUG.
-    assert!(has_bar(&tty, 14), "no `K/14 runs` bar on the pty:\n{tty:?}");
+    // 1 warm-up + 3 rounds of (measured, boundaries-only, without ptrace) + LD_DEBUG.
+    assert!(has_bar(&tty, 11), "no `K/11 runs` bar on the pty:\n{tty:?}");
     for kind in [
         "warm-up 1/1",
         "measured 3/3",
@@ -155,9 +154,7 @@ fn target_output_on_a_line_of_its_own() {
         return;
     }
     assert_eq!(code, 0, "{tty}");
-    // 1 warm-up + 2 rounds of (measured, LD_BIND_NOW=1, boundaries-only, without ptrace) +
-    // LD_DEBUG.
-    assert!(has_bar(&tty, 10), "no `K/10 runs` bar:\n{tty:?}");
+    assert!(has_bar(&tty, 8), "no `K/8 runs` bar:\n{tty:?}");
     let lines = visible_lines(&tty);
     // The report's title names the target's arguments too: only lines of the target's own.
     let own = lines.iter().filter(|l| l.trim_end() == mark).count();
@@ -239,9 +236,7 @@ fn compare_bar_on_a_terminal_only() {
     }
     assert!(code == 0 || code == 12, "{tty}");
     // 2 warm-ups (one per side) + 1 round of 2 sides × (measured, boundaries-only, no ptrace).
-    // 1 warm-up + 2 rounds of (measured, LD_BIND_NOW=1, boundaries-only, without ptrace) +
-    // LD_DEBUG.
-    assert!(has_bar(&tty, 10), "no `K/10 runs` bar:\n{tty:?}");
+    assert!(has_bar(&tty, 8), "no `K/8 runs` bar:\n{tty:?}");
     assert!(tty.contains("HEAD measured 1/1"), "{tty:?}");
     let (text, _, _) = on_pty(&format!("{args} --format json"), &[]);
     assert!(

@@ -39,6 +39,9 @@ pub struct ProfileConfig {
     pub debug_roots: Vec<PathBuf>,
     /// Also run without ptrace to measure the instrumentation's cost (default on).
     pub reference: bool,
+    /// `--bind-now-runs`: per-object runs with LD_BIND_NOW=1 that price `-z now` (default 0:
+    /// each is one more run of the target, which a user counting runs does not expect).
+    pub bind_now_runs: usize,
     /// Gather LD_DEBUG=statistics in a separate run (default on).
     pub ld_debug: bool,
     /// Sampled runs for the category breakdown (separate from the measured runs).
@@ -237,8 +240,8 @@ fn run_bar(cfg: &ProfileConfig) -> crate::progress::Bar {
     crate::progress::Bar::new("ldcost profile", total as u64, "runs")
 }
 
-/// Per-object runs with LD_BIND_NOW=1 (at most [`BIND_NOW_RUNS`], one after each of the
-/// first measured runs): what binding the lazy PLT slots at start-up costs this program, the
+/// Per-object runs with LD_BIND_NOW=1 (`--bind-now-runs`, at most [`BIND_NOW_RUNS`], one
+/// after each of the first measured runs): what binding the lazy PLT slots at start-up costs this program, the
 /// `-z now` fix's price. None when the target's environment binds now already.
 fn bind_now_runs(cfg: &ProfileConfig) -> usize {
     let set = |v: &str| !v.is_empty();
@@ -252,7 +255,7 @@ fn bind_now_runs(cfg: &ProfileConfig) -> usize {
     if already {
         0
     } else {
-        cfg.runs.clamp(1, BIND_NOW_RUNS)
+        cfg.bind_now_runs.min(cfg.runs).min(BIND_NOW_RUNS)
     }
 }
 

@@ -87,6 +87,7 @@ pub(crate) fn check_dynamic(name: &str, p: &ProfileSection, exe: &Path, runs: us
             let want = [
                 Phase::KernelExec,
                 Phase::LdsoMapping,
+                Phase::ObjectMapping,
                 Phase::Relocation,
                 Phase::Initializers,
                 Phase::EntryToMain,
@@ -120,6 +121,20 @@ pub(crate) fn check_dynamic(name: &str, p: &ProfileSection, exe: &Path, runs: us
                 .filter(|s| s.phase == Phase::Relocation)
                 .count();
             assert_eq!(rows, relocated.len(), "one relocation row per object");
+            // Each library ld.so searched for and mapped: every one of ldd's but ld.so (the
+            // kernel maps it; libc's DT_NEEDED on it is looked up and found loaded, which may
+            // show as a short window of its own), never the target.
+            let mapped = objects(p, Phase::ObjectMapping);
+            let libraries: BTreeSet<String> = expected
+                .iter()
+                .filter(|o| *o != &exe.display().to_string() && !o.contains("/ld-linux"))
+                .cloned()
+                .collect();
+            assert!(
+                libraries.is_subset(&mapped) && mapped.is_subset(&expected),
+                "mapped objects {mapped:?} vs ldd's libraries {libraries:?}"
+            );
+            assert!(!mapped.contains(&exe.display().to_string()), "{mapped:?}");
             let inits = objects(p, Phase::Initializers);
             assert!(inits.is_subset(&relocated), "{inits:?} ⊄ {relocated:?}");
             assert!(inits.contains(&exe.display().to_string()), "{inits:?}");
