@@ -178,15 +178,20 @@ static LEFT_RUNNING: [std::sync::atomic::AtomicUsize; 2] = [
 
 /// After a run of side `i`: kills what it left running and counts it for the side.
 fn sweep(i: usize) {
-    // A process the target's children fork while the tree is being walked is not in the
-    // walk: passes until one finds nothing (a few at most), so that nothing the side left is
-    // found later and counted for nobody.
-    for _ in 0..5 {
+    // A target that leaves processes may leave more a moment later (a child not yet
+    // scheduled forks its own after the walk, as a daemon's double fork does on a loaded
+    // machine): after a pass that found some, passes again after growing pauses until one
+    // finds nothing, so that nothing the side left is found later and counted for nobody. A
+    // target that leaves nothing costs one pass.
+    let mut pause = std::time::Duration::from_millis(10);
+    for _ in 0..6 {
         let left = crate::run::kill_left_running();
         LEFT_RUNNING[i].fetch_add(left, std::sync::atomic::Ordering::Relaxed);
         if left == 0 {
             break;
         }
+        std::thread::sleep(pause);
+        pause *= 2;
     }
 }
 
