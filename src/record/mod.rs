@@ -5,6 +5,7 @@
 //! of the target over that segment. Phases are cut at ptrace stops (breakpoints); the
 //! taxonomy is documented in docs/taxonomy.md.
 
+pub mod after_main;
 pub mod counters;
 pub mod counting;
 pub mod footprint;
@@ -268,6 +269,10 @@ pub struct Run {
     /// never stopped, and in untraced runs, which are not watched.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub group_stops: u64,
+    /// The loader after `main` (dlopen, dlclose, lazy binding): per-object runs only; None
+    /// for other runs and older recordings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_main: Option<after_main::AfterMain>,
 }
 
 fn is_zero(n: &u64) -> bool {

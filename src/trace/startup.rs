@@ -808,6 +808,7 @@ impl<'a> StartupRun<'a> {
                 exit_ns,
                 exit_uncounted_ns,
                 group_stops: self.group_stops,
+                after_main: None,
             },
             self.detail,
         )
@@ -920,5 +921,6 @@ pub fn run_uninstrumented(cmd: &Command, timeout: Option<Duration>) -> Result<Ru
         exit_ns: None,
         exit_uncounted_ns: None,
         group_stops: 0,
+        after_main: None,
     })
 }
