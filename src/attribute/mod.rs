@@ -4,6 +4,7 @@
 //! reading of what dominates its link cost. The sampled categories of `profile` will live here
 //! too, so there is one place that defines the taxonomy.
 
+pub mod after_main;
 pub mod breakdown;
 pub mod categories;
 pub mod exec_parts;
