@@ -269,7 +269,7 @@ fn bad_documents_are_one_line_and_diffs_exit_codes() {
     let truncated = file("truncated.json", &text[..text.len() / 2]);
     let old = file(
         "old.json",
-        &text.replacen("\"schema_version\": 3", "\"schema_version\": 1", 1),
+        &text.replacen("\"schema_version\": 4", "\"schema_version\": 1", 1),
     );
     let empty = file(
         "empty.json",

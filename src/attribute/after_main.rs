@@ -353,12 +353,12 @@ fn objects(recs: &[(&Run, &AfterMain)]) -> Vec<ObjectRow> {
     rows
 }
 
-/// A call's key: (file, caller, how many calls with the same file and caller came before).
-fn keyed<T>(
-    items: &[T],
-    key: impl Fn(&T) -> (Option<String>, Option<String>),
-) -> Vec<((Option<String>, Option<String>), usize)> {
-    let mut out: Vec<((Option<String>, Option<String>), usize)> = Vec::new();
+/// A call's key: (file, caller), and how many calls with the same file and caller came
+/// before it in its run.
+type CallKey = ((Option<String>, Option<String>), usize);
+
+fn keyed<T>(items: &[T], key: impl Fn(&T) -> (Option<String>, Option<String>)) -> Vec<CallKey> {
+    let mut out: Vec<CallKey> = Vec::new();
     for it in items {
         let k = key(it);
         let n = out.iter().filter(|(o, _)| *o == k).count();
@@ -369,7 +369,7 @@ fn keyed<T>(
 
 fn opens(recs: &[(&Run, &AfterMain)]) -> Vec<OpenRow> {
     let key = |o: &crate::record::after_main::Dlopen| (o.file.clone(), o.caller.clone());
-    let mut keys: Vec<((Option<String>, Option<String>), usize)> = Vec::new();
+    let mut keys: Vec<CallKey> = Vec::new();
     for (_, a) in recs {
         for k in keyed(&a.opens, key) {
             if !keys.contains(&k) {
@@ -378,7 +378,7 @@ fn opens(recs: &[(&Run, &AfterMain)]) -> Vec<OpenRow> {
         }
     }
     keys.into_iter()
-        .map(|k| {
+        .filter_map(|k| {
             let mut row: Option<OpenRow> = None;
             let (mut cpu, mut wall) = (vec![], vec![]);
             for (_, a) in recs {
@@ -405,17 +405,18 @@ fn opens(recs: &[(&Run, &AfterMain)]) -> Vec<OpenRow> {
                 cpu.push(ns(&o.cost));
                 wall.push(o.cost.wall_ns as f64);
             }
-            let mut r = row.expect("a key comes from a run");
+            // Every key comes from some run's calls.
+            let mut r = row?;
             r.cpu_ns = sum(&cpu);
             r.wall_ns = sum(&wall);
-            r
+            Some(r)
         })
         .collect()
 }
 
 fn closes(recs: &[(&Run, &AfterMain)]) -> Vec<CloseRow> {
     let key = |c: &crate::record::after_main::Dlclose| (Some(c.object.clone()), None);
-    let mut keys: Vec<((Option<String>, Option<String>), usize)> = Vec::new();
+    let mut keys: Vec<CallKey> = Vec::new();
     for (_, a) in recs {
         for k in keyed(&a.closes, key) {
             if !keys.contains(&k) {

@@ -95,11 +95,16 @@ const PARTS: [(&str, &[Phase]); 6] = [
         &[Phase::Relocation, Phase::RelocationAndInit],
     ),
     ("constructors", &[Phase::Initializers]),
-    (
-        "the program (entry → exit)",
-        &[Phase::MainToExit, Phase::EntryToMain],
-    ),
+    (PROGRAM, &[Phase::MainToExit, Phase::EntryToMain]),
 ];
+
+/// The label of the part ld.so's work after `main` is (`dlopen`, `dlclose`, lazy binding):
+/// the loader's, not the program's, taken out of the program's part.
+pub const AFTER_MAIN: &str = "libraries loaded after main";
+/// The row it is made of: the section of the report that lists it.
+pub const AFTER_MAIN_ROWS: &str = "Loaded after main";
+/// The label of the program's part.
+pub const PROGRAM: &str = "the program (entry → exit)";
 
 /// The label of the last part: what the target's exit costs after its last stop.
 pub const EXIT_TEARDOWN: &str = "exit teardown";
@@ -181,6 +186,24 @@ fn exec(p: &ProfileSection) -> Option<ExecSummary> {
     if parts.is_empty() {
         return None;
     }
+    // The loader's CPU after `main` is inside main to exit: a part of its own, out of the
+    // program's. Medians of different figures: never more than the program's part holds.
+    if let (Some(ns), Some(i)) = (
+        p.after_main.part_ns(),
+        parts.iter().position(|x| x.label == PROGRAM),
+    ) {
+        let ns = ns.min(parts[i].ns);
+        parts[i].ns -= ns;
+        parts.insert(
+            i + 1,
+            Part {
+                label: AFTER_MAIN.to_string(),
+                made_of: vec![AFTER_MAIN_ROWS.to_string()],
+                ns,
+                share: 0.0,
+            },
+        );
+    }
     let after = median(&p.children_task_clock_ns);
     let uncounted = median(&p.exit_uncounted_ns);
     if after.is_some() || uncounted.is_some() {
@@ -261,6 +284,34 @@ fn top_objects(p: &ProfileSection) -> Vec<TopObject> {
             t.dominant_ns = ns;
             t.dominant_phase = r.phase.label().to_string();
         }
+    }
+    // Objects loaded after `main` are among them when their load costs as much.
+    for o in &p.after_main.objects {
+        let phases = [
+            ("search and mapping after main", &o.mapping_ns),
+            ("relocation after main", &o.relocation_ns),
+            ("initializers after main", &o.initializers_ns),
+        ];
+        let Some((label, ns)) = phases
+            .iter()
+            .filter_map(|(l, s)| s.as_ref().map(|s| (*l, s.median)))
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+        else {
+            continue;
+        };
+        let label = if label.starts_with("initializers") && o.threads > 0 {
+            format!("{label} ({} threads)", o.threads)
+        } else {
+            label.to_string()
+        };
+        by_object.push(TopObject {
+            object: o.object.clone(),
+            ns: o.loader_ns(),
+            dominant_phase: label,
+            dominant_ns: ns,
+            relocations: o.model.map(|m| m.total),
+            lookups: o.model.map(|m| m.lookups),
+        });
     }
     by_object.sort_by(|a, b| b.ns.total_cmp(&a.ns));
     by_object.truncate(TOP_OBJECTS);

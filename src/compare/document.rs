@@ -94,6 +94,8 @@ impl From<super::factors::Factors> for doc::Factors {
             objects: all(x.objects),
             phases: all(x.phases),
             categories: all(x.categories),
+            after_main_cpu: x.after_main_cpu.map(Into::into),
+            after_main: all(x.after_main),
             notes: x.notes,
         }
     }

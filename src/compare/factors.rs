@@ -76,6 +76,10 @@ pub struct Factors {
     pub phases: Vec<Row>,
     /// Category shares of the sampled CPU, in % (when both were sampled).
     pub categories: Vec<Row>,
+    /// The loader after `main`: ld.so's CPU after `main` (median ns), then per object loaded
+    /// after `main` whose figures differ or that one side lacks ([`super::after_main`]).
+    pub after_main_cpu: Option<Row>,
+    pub after_main: Vec<ObjectRow>,
     /// Why a group is missing ("BASE has no deps section", …).
     pub notes: Vec<String>,
 }
@@ -258,6 +262,8 @@ pub fn factors(base: &Document, head: &Document) -> Factors {
     }
     f.phases = phases(base, head);
     f.categories = categories(base, head, &mut f.notes);
+    f.after_main_cpu = super::after_main::loader_cpu(base, head);
+    f.after_main = super::after_main::objects(base, head, &mut f.notes);
     f
 }
 

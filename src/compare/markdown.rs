@@ -197,6 +197,24 @@ pub fn comparison(c: &Comparison) -> String {
         table(&mut out, &rows, false);
         out.push('\n');
     }
+    if f.after_main_cpu.is_some() || !f.after_main.is_empty() {
+        out.push_str("Loaded after main (dlopen; median µs):\n\n");
+        if let Some(r) = &f.after_main_cpu {
+            table(&mut out, std::slice::from_ref(r), true);
+            out.push('\n');
+        }
+        for o in &f.after_main {
+            out.push_str(&format!("`{}`", o.name));
+            match (&o.base_path, &o.head_path) {
+                (None, Some(p)) => out.push_str(&format!(" (added: `{p}`)")),
+                (Some(p), None) => out.push_str(&format!(" (removed: `{p}`)")),
+                _ => {}
+            }
+            out.push_str(":\n\n");
+            table(&mut out, &o.rows, false);
+            out.push('\n');
+        }
+    }
     if !f.phases.is_empty() {
         out.push_str("Measured phases (median CPU, µs):\n\n");
         table(&mut out, &f.phases, true);

@@ -7,6 +7,7 @@
 //! HEAD → Δ. Both commands end in [`compare_documents`], so `diff` of the two halves of a
 //! `compare` gives the same verdict.
 
+pub mod after_main;
 pub mod attribution;
 mod document;
 pub mod explain;

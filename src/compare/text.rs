@@ -316,6 +316,7 @@ pub fn comparison(c: &Comparison) -> String {
         &f.categories,
         false,
     );
+    after_main(&mut out, f);
     attribution(&mut out, &c.attribution);
     for n in &f.notes {
         out.push_str(&format!("\nnote: {n}\n"));
@@ -405,6 +406,35 @@ fn why_not_significant(ch: &Change) -> &'static str {
         "  not significant: p < 0.05, but within the noise floor"
     } else {
         ""
+    }
+}
+
+/// The loader after `main`: ld.so's CPU after `main`, then each object loaded after `main`
+/// whose figures differ, "(added)" / "(removed)" when one side lacks it.
+fn after_main(out: &mut String, f: &crate::report::schema::comparison::Factors) {
+    if f.after_main_cpu.is_none() && f.after_main.is_empty() {
+        return;
+    }
+    out.push_str("\nloaded after main (dlopen; median µs, BASE → HEAD, Δ):\n");
+    if let Some(r) = &f.after_main_cpu {
+        let mut sub = String::new();
+        rows(&mut sub, "", std::slice::from_ref(r), true);
+        for l in sub.lines().filter(|l| !l.is_empty()) {
+            out.push_str(&format!("{l}\n"));
+        }
+    }
+    for o in &f.after_main {
+        let state = match (&o.base_path, &o.head_path) {
+            (None, Some(_)) => " (added)",
+            (Some(_), None) => " (removed)",
+            _ => "",
+        };
+        out.push_str(&format!("  {}{state}\n", o.name));
+        let mut sub = String::new();
+        rows(&mut sub, "", &o.rows, false);
+        for l in sub.lines().filter(|l| !l.is_empty()) {
+            out.push_str(&format!("  {l}\n"));
+        }
     }
 }
 

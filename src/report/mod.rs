@@ -5,6 +5,7 @@
 //! incompatible changes; `profile`, `compare` and `diff` add sections beside `deps` rather than
 //! changing it.
 
+pub mod after_main_text;
 pub mod breakdown_text;
 pub mod color;
 mod error;

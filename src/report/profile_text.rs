@@ -343,6 +343,8 @@ pub fn profile(p: &ProfileSection, detail: bool) -> String {
         }
         let _ = writeln!(s, "{t}");
     }
+    s.push('\n');
+    s.push_str(&super::after_main_text::section(&p.after_main, detail));
     if detail {
         details(&mut s, p);
     } else {

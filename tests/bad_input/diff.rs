@@ -141,7 +141,7 @@ fn diff_head_missing_truncated_or_another_version_beside_a_good_base() {
     let v1 = write(
         d,
         "v1.json",
-        text.replacen("\"schema_version\": 3", "\"schema_version\": 1", 1)
+        text.replacen("\"schema_version\": 4", "\"schema_version\": 1", 1)
             .as_bytes(),
     );
     refused(&diff(&good, &v1), 11, &v1, "schema version 1");

@@ -143,9 +143,11 @@ pub fn aggregate(
     );
     let agreement_raw = ratio(summarize(&sum_raw).map(|s| s.median), &uninstrumented_ns);
     let agreement_coarse = ratio(coarse_ns.as_ref().map(|s| s.median), &uninstrumented_ns);
+    let after_main = crate::attribute::after_main::section(&raw, &detail);
     ProfileSection {
         argv,
         detail,
+        after_main,
         runs: measured.len(),
         warmup,
         counters,

@@ -147,6 +147,9 @@ mod tests {
             },
             ld_debug: None,
             prediction: None,
+            after_main: crate::attribute::after_main::AfterMainSection::not_available(
+                "not measured",
+            ),
             endings: vec![],
             left_out: vec![],
             children_task_clock_ns: None,

@@ -144,6 +144,9 @@ pub struct ProfileSection {
     pub overhead: Overhead,
     pub ld_debug: Option<LdDebugStatistics>,
     pub prediction: Option<Prediction>,
+    /// The loader after `main`: the objects `dlopen` loaded, the calls, lazy binding, and
+    /// ld.so's CPU after `main` ([`crate::attribute::after_main`]), or why not measured.
+    pub after_main: crate::attribute::after_main::AfterMainSection,
     /// How the measured runs ended (the target's exit status or signal).
     pub endings: Vec<Ending>,
     /// Runs left out of the statistics because they did not end as the program ends them

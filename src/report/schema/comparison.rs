@@ -118,6 +118,14 @@ pub struct Factors {
     pub phases: Vec<Row>,
     /// Category shares of the sampled CPU, in % (when both were sampled).
     pub categories: Vec<Row>,
+    /// ld.so's CPU after `main` (median ns, dlopen, dlclose and lazy binding), when both
+    /// documents are profiles (version 4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_main_cpu: Option<Row>,
+    /// Per object loaded after `main` (times in µs): those whose figures differ, and those
+    /// one side lacks (no path on that side: "added", "removed").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub after_main: Vec<ObjectRow>,
     /// Why a group is missing ("BASE has no deps section", …).
     pub notes: Vec<String>,
 }

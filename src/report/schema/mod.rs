@@ -12,6 +12,7 @@
 //! What a live run recorded (phases, runs, the machine: [`crate::record`]) is embedded as it
 //! is: those types are the recording, and their serde form is part of this format too.
 
+pub mod after_main;
 pub mod breakdown;
 pub mod common;
 pub mod comparison;
@@ -31,8 +32,9 @@ pub use deps::DepsSection;
 
 /// Version of the JSON document. 1: the `deps` section. 2: a breakdown category's
 /// `ns_per_exec_or_fork` is an Estimate (`value`, `ci95`: pooled share × CPU, one bootstrap).
-/// 3: a profile document has `summary` and `fixes`.
-pub const SCHEMA_VERSION: u32 = 3;
+/// 3: a profile document has `summary` and `fixes`. 4: the `profile` section has `after_main`
+/// (the loader after `main`), and the summary's parts may hold "libraries loaded after main".
+pub const SCHEMA_VERSION: u32 = 4;
 
 /// The oldest version `report` and `diff` read: a version-2 document differs only in lacking
 /// `summary` and `fixes`, which are computed from its `profile`, `fork` and `deps` sections.

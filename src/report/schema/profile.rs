@@ -100,6 +100,10 @@ pub struct ProfileSection {
     pub overhead: Overhead,
     pub ld_debug: Option<LdDebugStatistics>,
     pub prediction: Option<Prediction>,
+    /// The loader after `main` (version 4); absent from older documents, whose raw runs
+    /// recorded none of it (read as not measured, with why).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_main: Option<super::after_main::AfterMainSection>,
     /// How the measured runs ended (the target's exit status or signal).
     pub endings: Vec<Ending>,
     /// Runs left out of the statistics (killed by SIGKILL, or a reference run by
@@ -312,6 +316,7 @@ impl From<profile::ProfileSection> for ProfileSection {
             overhead: x.overhead.into(),
             ld_debug: x.ld_debug.map(Into::into),
             prediction: x.prediction.map(Into::into),
+            after_main: Some(x.after_main.into()),
             endings: x.endings,
             left_out: x.left_out.into_iter().map(Into::into).collect(),
             children_task_clock_ns: x.children_task_clock_ns.map(Into::into),
@@ -331,6 +336,10 @@ impl From<profile::ProfileSection> for ProfileSection {
 
 impl From<ProfileSection> for profile::ProfileSection {
     fn from(x: ProfileSection) -> Self {
+        let after_main = match x.after_main {
+            Some(a) => a.into(),
+            None => crate::attribute::after_main::section(&x.raw, &x.detail),
+        };
         profile::ProfileSection {
             argv: x.argv,
             detail: x.detail,
@@ -344,6 +353,7 @@ impl From<ProfileSection> for profile::ProfileSection {
             overhead: x.overhead.into(),
             ld_debug: x.ld_debug.map(Into::into),
             prediction: x.prediction.map(Into::into),
+            after_main,
             endings: x.endings,
             left_out: x.left_out.into_iter().map(Into::into).collect(),
             children_task_clock_ns: x.children_task_clock_ns.map(Into::into),

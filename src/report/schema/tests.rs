@@ -170,6 +170,7 @@ fn each_section_writes_exactly_the_keys_its_schema_lists() {
             "{section}: not in the schema: {unlisted:?}"
         );
         let optional = [
+            "after_main",
             "breakdown_weights",
             "exit_uncounted_ns",
             "fork_not_measured",
@@ -184,4 +185,75 @@ fn each_section_writes_exactly_the_keys_its_schema_lists() {
             "{section}: the schema lists {unwritten:?}, not written"
         );
     }
+}
+
+/// A profile document whose runs loaded libraries after `main`: its `after_main` (and each
+/// run's record) validates against the schema file, lists exactly the keys the schema does,
+/// and reads back to the same section (From both ways).
+#[test]
+fn after_main_is_written_as_the_schema_says_and_read_back() {
+    let mut section = crate::attribute::profile::aggregate(
+        vec!["/usr/bin/prog".into()],
+        0,
+        crate::record::Detail::DebugSymbols {
+            debug_file: "ld.debug".into(),
+        },
+        crate::attribute::after_main::tests::three_runs(),
+        None,
+        Default::default(),
+    );
+    section.after_main.objects[0].model = Some(crate::attribute::after_main::StaticModel {
+        relative: 5,
+        symbolic: 2,
+        plt: 3,
+        other: 0,
+        total: 10,
+        lookups: 4,
+    });
+    let mut doc = Document::empty("/usr/bin/prog");
+    doc.command = "profile".into();
+    doc.summary = Some(crate::attribute::summary::summary(Some(&section), None).into());
+    doc.fixes = Some(Vec::new());
+    doc.profile = Some(section.clone().into());
+    let v = serde_json::to_value(&doc).unwrap();
+    assert_valid("profile.schema.json", &v);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/profile.schema.json");
+    let s = value(&std::fs::read_to_string(path).unwrap());
+    for (at, pointer) in [
+        ("/profile/after_main", "/$defs/AfterMainSection"),
+        (
+            "/profile/after_main/objects/0",
+            "/$defs/AfterMainSection/properties/objects/items",
+        ),
+        (
+            "/profile/after_main/opens/0",
+            "/$defs/AfterMainSection/properties/opens/items",
+        ),
+        (
+            "/profile/after_main/closes/0",
+            "/$defs/AfterMainSection/properties/closes/items",
+        ),
+    ] {
+        assert_eq!(
+            keys(v.pointer(at).unwrap()),
+            schema_keys(&s, pointer),
+            "{at}"
+        );
+    }
+    assert_eq!(
+        v.pointer("/profile/after_main/objects/1/mode_text"),
+        Some(&Value::String("RTLD_LAZY|RTLD_GLOBAL".into()))
+    );
+    let back: Document = serde_json::from_value(v).unwrap();
+    assert_eq!(
+        back.profile.unwrap().section().after_main,
+        section.after_main
+    );
+    // A document written before version 4: the section is computed from its raw runs.
+    let mut old = serde_json::to_value(&doc).unwrap();
+    old["profile"].as_object_mut().unwrap().remove("after_main");
+    let old: Document = serde_json::from_value(old).unwrap();
+    let mut expect = section.after_main.clone();
+    expect.objects[0].model = None;
+    assert_eq!(old.profile.unwrap().section().after_main, expect);
 }

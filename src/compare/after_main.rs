@@ -1,0 +1,199 @@
+//! The loader after `main`, BASE → HEAD: per object loaded after `main` its mapping,
+//! relocation and initializers CPU, its initializers' threads' CPU (µs, medians), its
+//! relocations and lookups, lazy binds; an object loaded on one side only is "added" or
+//! "removed" (no path on the other side), as the start-up objects are.
+//!
+//! In: the two documents' `profile.after_main` ([`crate::attribute::after_main`]). Objects are
+//! matched by file name (a library found in another directory on one side is the same
+//! object), in HEAD's load order, then BASE's removed ones. A side that measured nothing says
+//! why in the notes, and has no figures (never 0).
+
+use super::factors::{ObjectRow, Row};
+use crate::attribute::after_main::{AfterMainSection, ObjectRow as Loaded, Seen};
+use crate::report::Document;
+
+fn short(p: &str) -> &str {
+    p.rsplit('/').next().unwrap_or(p)
+}
+
+fn section(doc: &Document) -> Option<AfterMainSection> {
+    doc.profile.as_ref().map(|p| p.section().after_main)
+}
+
+/// µs with one decimal, from a median in ns.
+fn us(s: &Option<crate::attribute::stats::Summary>) -> Option<f64> {
+    s.as_ref().map(|s| (s.median / 100.0).round() / 10.0)
+}
+
+fn figures(o: &Loaded) -> Vec<(&'static str, Option<f64>)> {
+    vec![
+        ("search and mapping µs", us(&o.mapping_ns)),
+        ("relocation µs", us(&o.relocation_ns)),
+        ("initializers µs", us(&o.initializers_ns)),
+        ("threads started", Some(o.threads as f64)),
+        ("threads' CPU by the end µs", us(&o.threads_cpu_total_ns)),
+        ("relocations", o.model.map(|m| m.total as f64)),
+        ("symbol lookups", o.model.map(|m| m.lookups as f64)),
+        ("lazy binds", o.lazy_binds.as_ref().map(|s| s.median)),
+    ]
+}
+
+/// ld.so's CPU after `main` per exec on each side (median ns), when both measured it.
+pub fn loader_cpu(base: &Document, head: &Document) -> Option<Row> {
+    let (b, h) = (section(base)?, section(head)?);
+    let v = |s: &AfterMainSection| match s.seen {
+        Seen::NotAvailable(_) => None,
+        _ => s.loader_cpu_ns.as_ref().map(|x| x.median),
+    };
+    Some(Row::new("ld.so's CPU after main", v(&b), v(&h)))
+}
+
+/// Per object loaded after `main` on either side: the rows that differ, every row of an
+/// object one side lacks. Why a side has none goes to `notes`.
+pub fn objects(base: &Document, head: &Document, notes: &mut Vec<String>) -> Vec<ObjectRow> {
+    let (Some(b), Some(h)) = (section(base), section(head)) else {
+        return Vec::new();
+    };
+    let mut measured = true;
+    for (side, s) in [("BASE", &b), ("HEAD", &h)] {
+        if let Seen::NotAvailable(why) = &s.seen {
+            notes.push(format!("loaded after main: {side} not available ({why})"));
+            measured = false;
+        }
+    }
+    if !measured {
+        return Vec::new();
+    }
+    let mut order: Vec<&str> = h.objects.iter().map(|o| short(&o.object)).collect();
+    for o in &b.objects {
+        if !order.contains(&short(&o.object)) {
+            order.push(short(&o.object));
+        }
+    }
+    let mut out = Vec::new();
+    for name in order {
+        let ob = b.objects.iter().find(|o| short(&o.object) == name);
+        let oh = h.objects.iter().find(|o| short(&o.object) == name);
+        let (fb, fh) = (ob.map(figures), oh.map(figures));
+        let names: Vec<&str> = fh
+            .as_ref()
+            .or(fb.as_ref())
+            .map(|v| v.iter().map(|x| x.0).collect())
+            .unwrap_or_default();
+        let get = |v: &Option<Vec<(&str, Option<f64>)>>, n: &str| {
+            v.as_ref()
+                .and_then(|v| v.iter().find(|x| x.0 == n).and_then(|x| x.1))
+        };
+        let rows: Vec<Row> = names
+            .iter()
+            .map(|n| Row::new(n, get(&fb, n), get(&fh, n)))
+            .filter(|r| r.base.is_some() || r.head.is_some())
+            .collect();
+        let one_side = ob.is_none() || oh.is_none();
+        if one_side || rows.iter().any(|r| r.delta.is_some_and(|d| d != 0.0)) {
+            out.push(ObjectRow {
+                name: name.to_string(),
+                base_path: ob.map(|o| o.object.clone()),
+                head_path: oh.map(|o| o.object.clone()),
+                rows,
+            });
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::attribute::after_main::tests::three_runs;
+    use crate::record::Detail;
+
+    fn doc(runs: Vec<crate::record::Run>) -> Document {
+        let p = crate::attribute::profile::aggregate(
+            vec!["/usr/bin/prog".into()],
+            0,
+            Detail::DebugSymbols {
+                debug_file: "ld.debug".into(),
+            },
+            runs,
+            None,
+            Default::default(),
+        );
+        let mut d = Document::empty("/usr/bin/prog");
+        d.profile = Some(p.into());
+        d
+    }
+
+    /// HEAD stops loading libC.so (removed) and starts a new library (added); libB.so's
+    /// initializers change; libA.so's figures are the same and it is not listed.
+    #[test]
+    fn added_removed_and_changed_objects() {
+        let base = doc(three_runs());
+        let mut runs = three_runs();
+        for r in &mut runs {
+            let a = r.after_main.as_mut().unwrap();
+            a.opens.retain(|o| o.file.as_deref() != Some("libC.so"));
+            a.opens[0].objects[1].initializers.as_mut().unwrap().cpu_ns += 5_000;
+            a.opens.push(crate::attribute::after_main::tests::open(
+                "libD.so",
+                0x2,
+                70,
+                40_000,
+                vec![crate::attribute::after_main::tests::object(
+                    "/t/libD.so",
+                    1,
+                    2,
+                    3,
+                    40_000,
+                )],
+            ));
+        }
+        let head = doc(runs);
+        let mut notes = Vec::new();
+        let rows = objects(&base, &head, &mut notes);
+        assert!(notes.is_empty(), "{notes:?}");
+        let names: Vec<(&str, bool, bool)> = rows
+            .iter()
+            .map(|o| {
+                (
+                    o.name.as_str(),
+                    o.base_path.is_some(),
+                    o.head_path.is_some(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("libB.so", true, true),
+                ("libD.so", false, true),
+                ("libC.so", true, false)
+            ]
+        );
+        let init = rows[0]
+            .rows
+            .iter()
+            .find(|r| r.name == "initializers µs")
+            .unwrap();
+        assert_eq!(
+            (init.base, init.head, init.delta),
+            (Some(0.6), Some(5.6), Some(5.0))
+        );
+        assert!(loader_cpu(&base, &head).unwrap().delta.is_some());
+    }
+
+    #[test]
+    fn a_side_without_it_is_said_never_zero() {
+        let base = doc(three_runs());
+        let head = doc(vec![crate::attribute::after_main::tests::run(1_000, None)]);
+        let mut notes = Vec::new();
+        assert!(objects(&base, &head, &mut notes).is_empty());
+        assert_eq!(notes.len(), 1);
+        assert!(
+            notes[0].starts_with("loaded after main: HEAD not available ("),
+            "{notes:?}"
+        );
+        let row = loader_cpu(&base, &head).unwrap();
+        assert_eq!((row.head, row.delta), (None, None));
+    }
+}
