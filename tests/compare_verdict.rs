@@ -130,18 +130,16 @@ fn python_without_site_is_faster_after_main_not_in_startup() {
     }
     let later = metric(&c, "after_main_libraries");
     assert!(later.change.is_none() && !later.judged);
+    // The fixture calls no dlopen: "none" where the per-object runs saw the loader after
+    // main, "not measured (why)" where they could not; never a change made of zeros.
+    let why = later.missing.as_deref().unwrap();
     assert!(
-        later
-            .missing
-            .as_deref()
-            .unwrap()
-            .starts_with("not measured"),
-        "{:?}",
-        later.missing
+        why.starts_with("not measured (") || why.starts_with("none ("),
+        "{why:?}"
     );
     assert!(
         o.stdout
-            .contains("libraries loaded after main  not measured"),
+            .contains(&format!("libraries loaded after main  {why}")),
         "{}",
         o.stdout
     );

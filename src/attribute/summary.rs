@@ -333,6 +333,7 @@ fn fork_side(f: &ForkSection) -> Option<ForkSummary> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::record::Detail;
 
     /// The parts add up to the whole, ld.so other and entry to main land where the labels
     /// say, and the exit rows are a part of their own.
@@ -379,5 +380,70 @@ mod tests {
         assert!(lo <= s.cpu_ns && s.cpu_ns <= hi, "{lo} {} {hi}", s.cpu_ns);
         assert!(((s.cpu_ns - lo) - m * 0.02).abs() < 1e-6);
         assert!(((hi - s.cpu_ns) - m * 0.03).abs() < 1e-6);
+    }
+
+    /// ld.so's CPU after `main` is a part of its own, taken out of the program's; the parts
+    /// still add up to the whole, and an object loaded after `main` can be a top object.
+    #[test]
+    fn libraries_loaded_after_main_are_the_loader_s_part() {
+        let mut runs = crate::attribute::after_main::tests::three_runs();
+        // libB.so's initializers: 3 ms (k = 2 of 1, 2, 3 × 1.5 ms).
+        for (k, r) in runs.iter_mut().enumerate() {
+            let a = r.after_main.as_mut().unwrap();
+            a.opens[0].objects[1].initializers.as_mut().unwrap().cpu_ns =
+                1_500_000 * (k as u64 + 1);
+            a.opens[0].cost.cpu_ns = 1_600_000 * (k as u64 + 1);
+        }
+        let detail = Detail::DebugSymbols {
+            debug_file: "ld.debug".into(),
+        };
+        let p = crate::attribute::profile::aggregate(
+            vec!["/usr/bin/prog".into()],
+            0,
+            detail,
+            runs,
+            None,
+            Default::default(),
+        );
+        let s = summary(Some(&p), None).exec.expect("exec side");
+        let labels: Vec<&str> = s.parts.iter().map(|x| x.label.as_str()).collect();
+        assert_eq!(labels, ["kernel exec", PROGRAM, AFTER_MAIN]);
+        let after = &s.parts[2];
+        assert_eq!(
+            after.ns,
+            p.after_main.loader_cpu_ns.as_ref().unwrap().median
+        );
+        assert_eq!(after.ns, 3_200_000.0 + 14.0 + 200.0 + 22.0);
+        // The program's part: main to exit (10 ms per run) less it.
+        assert_eq!(s.parts[1].ns, 10_000_000.0 - after.ns);
+        let sum: f64 = s.parts.iter().map(|x| x.ns).sum();
+        assert!((sum - s.cpu_ns).abs() < 1e-6);
+        let shares: f64 = s.parts.iter().map(|x| x.share).sum();
+        assert!((shares - 1.0).abs() < 1e-9);
+        let top = &s.top_objects[0];
+        assert_eq!(top.object, "/t/libB.so");
+        assert_eq!(top.dominant_phase, "initializers after main (2 threads)");
+        assert_eq!(top.dominant_ns, 3_000_000.0);
+    }
+
+    /// No dlopen after main: no part (the program's part is main to exit whole).
+    #[test]
+    fn no_dlopen_no_part() {
+        let r = crate::attribute::after_main::tests::record(Vec::new(), Vec::new(), Vec::new());
+        let runs = vec![crate::attribute::after_main::tests::run(1_000_000, Some(r))];
+        let p = crate::attribute::profile::aggregate(
+            vec!["/usr/bin/prog".into()],
+            0,
+            Detail::DebugSymbols {
+                debug_file: "ld.debug".into(),
+            },
+            runs,
+            None,
+            Default::default(),
+        );
+        let s = summary(Some(&p), None).exec.expect("exec side");
+        assert!(s.parts.iter().all(|x| x.label != AFTER_MAIN));
+        let program = s.parts.iter().find(|x| x.label == PROGRAM).unwrap();
+        assert_eq!(program.ns, 1_000_000.0);
     }
 }

@@ -196,4 +196,48 @@ mod tests {
         let row = loader_cpu(&base, &head).unwrap();
         assert_eq!((row.head, row.delta), (None, None));
     }
+
+    /// The verdict's "libraries loaded after main": a change from the per-object runs when
+    /// both sides measured it, "none" when neither called dlopen, "not measured (why)".
+    #[test]
+    fn the_verdict_s_figure_is_measured_none_or_not_measured() {
+        let find = |b: &Document, h: &Document| {
+            super::super::verdict::verdict(b, h)
+                .metrics
+                .into_iter()
+                .find(|m| m.key == "after_main_libraries")
+                .expect("the figure is listed")
+        };
+        let base = doc(three_runs());
+        let m = find(&base, &base);
+        let c = m.change.expect("measured on both sides");
+        assert_eq!(
+            (c.base_n, c.base_median),
+            (3, (2_000 + 14 + 200 + 22) as f64)
+        );
+        assert!(!m.judged);
+        let none = doc(vec![crate::attribute::after_main::tests::run(
+            1_000,
+            Some(crate::attribute::after_main::tests::record(
+                Vec::new(),
+                Vec::new(),
+                Vec::new(),
+            )),
+        )]);
+        let m = find(&none, &none);
+        assert_eq!(
+            m.missing.as_deref(),
+            Some("none (no dlopen after main in either document)")
+        );
+        let old = doc(vec![crate::attribute::after_main::tests::run(1_000, None)]);
+        let m = find(&base, &old);
+        assert!(m.change.is_none());
+        assert!(
+            m.missing
+                .as_deref()
+                .unwrap()
+                .starts_with("not measured (HEAD: "),
+            "{m:?}"
+        );
+    }
 }

@@ -91,10 +91,6 @@ pub fn comparison(c: &Comparison) -> String {
                         x.noise_floor_pct
                     ));
                 }
-                (None, Some(_)) if m.key == "after_main_libraries" => out.push_str(&format!(
-                    "| {} | not measured | not measured | | | | |\n",
-                    m.label
-                )),
                 (None, Some(why)) => out.push_str(&format!(
                     "| {} | {} | | | | | |\n",
                     m.label,

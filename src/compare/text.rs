@@ -114,6 +114,7 @@ pub fn sources(c: &Comparison) -> Vec<String> {
             .metrics
             .iter()
             .filter(|m| m.key.starts_with("fork_") == fork && m.change.is_some())
+            .filter(|m| m.key != "after_main_libraries")
             .map(|m| m.source.as_str())
             .collect();
         if let Some(first) = src.first() {
@@ -121,6 +122,15 @@ pub fn sources(c: &Comparison) -> Vec<String> {
                 out.push(format!("({what} from {first})"));
             }
         }
+    }
+    // ld.so's CPU after main comes from other runs than the exec figures: a line of its own.
+    if let Some(m) = c
+        .verdict
+        .metrics
+        .iter()
+        .find(|m| m.key == "after_main_libraries" && m.change.is_some())
+    {
+        out.push(format!("({} from {})", m.label, m.source));
     }
     out
 }

@@ -234,6 +234,62 @@ fn metric(
     }
 }
 
+/// ld.so's CPU after `main` per measured (per-object) run, or why there is none.
+fn after_main_runs(doc: &Document) -> Result<(Vec<f64>, bool), String> {
+    let p = doc.profile.as_ref().ok_or("no profile section")?;
+    let a = p.section().after_main;
+    if let crate::attribute::after_main::Seen::NotAvailable(why) = &a.seen {
+        return Err(why.clone());
+    }
+    let runs: Vec<f64> = p
+        .raw
+        .iter()
+        .filter(|r| r.instrumentation == crate::record::Instrumentation::PerObject)
+        .filter(|r| crate::attribute::profile::lost(r).is_none())
+        .filter_map(|r| r.after_main.as_ref())
+        .map(|a| a.loader_cpu_ns() as f64)
+        .collect();
+    Ok((runs, a.any_dlopen()))
+}
+
+/// "libraries loaded after main": ld.so's CPU after `main`, BASE → HEAD, from the per-object
+/// runs; "none" when neither side called dlopen after main, "not measured (why)" when a
+/// side did not measure it: never a change made of zeros.
+fn after_main_metric(base: &Document, head: &Document) -> Metric {
+    const KEY: &str = "after_main_libraries";
+    const LABEL: &str = "libraries loaded after main";
+    const SOURCE: &str = "per-object runs (dlopen, dlclose and lazy binding after main)";
+    let missing = |why: String| Metric {
+        key: KEY.into(),
+        label: LABEL.into(),
+        judged: false,
+        gated: DEFAULT_GATE.contains(&KEY),
+        source: SOURCE.into(),
+        change: None,
+        missing: Some(why),
+    };
+    match (after_main_runs(base), after_main_runs(head)) {
+        (Err(b), _) => missing(format!("not measured (BASE: {b})")),
+        (_, Err(h)) => missing(format!("not measured (HEAD: {h})")),
+        (Ok((_, false)), Ok((_, false))) => {
+            missing("none (no dlopen after main in either document)".into())
+        }
+        (Ok((b, _)), Ok((h, _))) => {
+            let mut m = metric(
+                KEY,
+                LABEL,
+                false,
+                SOURCE,
+                Some(&by_parity(&b)),
+                Some(&by_parity(&h)),
+                "ld.so's CPU after main",
+            );
+            m.gated = DEFAULT_GATE.contains(&KEY);
+            m
+        }
+    }
+}
+
 /// Computes the verdict.
 pub fn verdict(base: &Document, head: &Document) -> Verdict {
     let mut metrics = Vec::new();
@@ -319,20 +375,9 @@ pub fn verdict(base: &Document, head: &Document) -> Verdict {
             }
             metrics.push(m);
             if key == "startup_cpu" {
-                // dlopen and lazy binding after main are inside the program's own work until
-                // they are measured per object: a figure that is not there, never a zero.
-                metrics.push(Metric {
-                    key: "after_main_libraries".into(),
-                    label: "libraries loaded after main".into(),
-                    judged: false,
-                    gated: false,
-                    source: source.into(),
-                    change: None,
-                    missing: Some(
-                        "not measured (dlopen and lazy binding after main are counted in the program's own work)"
-                            .into(),
-                    ),
-                });
+                // ld.so's work after main (dlopen, dlclose, lazy binding) is counted in the
+                // program's own work: shown beside it from the per-object runs, not judged.
+                metrics.push(after_main_metric(base, head));
             }
         }
     }

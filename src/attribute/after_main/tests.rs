@@ -122,9 +122,9 @@ pub(crate) fn three_runs() -> Vec<Run> {
         record(opens, closes, lazy)
     };
     vec![
-        run(1_000_000, Some(mk(1, false))),
-        run(1_000_000, Some(mk(2, false))),
-        run(1_000_000, Some(mk(3, true))),
+        run(10_000_000, Some(mk(1, false))),
+        run(10_000_000, Some(mk(2, false))),
+        run(10_000_000, Some(mk(3, true))),
     ]
 }
 
