@@ -227,7 +227,7 @@ pub fn section(runs: &[Run], detail: &Detail) -> AfterMainSection {
             .iter()
             .any(|r| r.instrumentation == Instrumentation::PerObject && kept(r));
         return AfterMainSection::not_available(if measured {
-            "no measured run recorded it (a recording made before ldcost measured the loader after main)"
+            "the measured runs did not record it (a recording made before ldcost measured the loader after main)"
         } else {
             "no measured (per-object) run"
         });

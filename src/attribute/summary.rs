@@ -300,7 +300,8 @@ fn top_objects(p: &ProfileSection) -> Vec<TopObject> {
             continue;
         };
         let label = if label.starts_with("initializers") && o.threads > 0 {
-            format!("{label} ({} threads)", o.threads)
+            let s = if o.threads == 1 { "" } else { "s" };
+            format!("{label} ({} thread{s})", o.threads)
         } else {
             label.to_string()
         };

@@ -343,8 +343,12 @@ pub fn profile(p: &ProfileSection, detail: bool) -> String {
         }
         let _ = writeln!(s, "{t}");
     }
-    s.push('\n');
-    s.push_str(&super::after_main_text::section(&p.after_main, detail));
+    // A section with rows stands apart; "none" or "not available (why)" is one line.
+    let after_main = super::after_main_text::section(&p.after_main, detail);
+    if after_main.lines().nth(1).is_some() {
+        s.push('\n');
+    }
+    s.push_str(&after_main);
     if detail {
         details(&mut s, p);
     } else {
