@@ -327,6 +327,19 @@ fn a_forked_child_runs_without_our_breakpoints() {
 }
 
 #[test]
+fn a_vfork_child_meets_no_breakpoint_untraced() {
+    let _one = one_at_a_time();
+    let name = "a_vfork_child_meets_no_breakpoint_untraced";
+    // The child binds execl lazily in the parent's memory, where _dl_fixup's breakpoint is;
+    // the fixture exits 7 only if it exec'd /bin/true and that exited 0.
+    let Some((fx, _, am)) = fixture_run(name, "vfork") else {
+        return;
+    };
+    assert_eq!(loaded(&am), oracle(&fx, "vfork"));
+    assert_eq!(loaded(&am), ["libA.so", "libB.so", "libC.so"]);
+}
+
+#[test]
 fn without_debug_symbols_the_rendezvous_names_the_objects() {
     let _one = one_at_a_time();
     let name = "without_debug_symbols_the_rendezvous_names_the_objects";

@@ -79,6 +79,17 @@ int main(int argc, char **argv) {
         }
     } else if (!strcmp(mode, "lazy")) {
         m_run();
+    } else if (!strcmp(mode, "vfork")) {
+        if (!open_or_say("libA.so", RTLD_NOW)) return 1;
+        /* execl's first call, bound lazily in the child, in the parent's memory. */
+        pid_t p = vfork();
+        if (p == 0) {
+            execl("/bin/true", "true", (char *)0);
+            _exit(1);
+        }
+        int st;
+        if (waitpid(p, &st, 0) != p || !WIFEXITED(st) || WEXITSTATUS(st) != 0) return 1;
+        if (!open_or_say("libC.so", RTLD_NOW)) return 1;
     } else if (!strcmp(mode, "fork")) {
         if (!open_or_say("libA.so", RTLD_NOW)) return 1;
         pid_t p = fork();
