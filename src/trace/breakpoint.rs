@@ -21,6 +21,21 @@ struct Bp {
     orig: i64,
     tag: u32,
     persistent: bool,
+    /// The original instruction is a `push` of a register: a hit is emulated (the register
+    /// written below rsp, rip moved past it) instead of single-stepped, so the int3 never
+    /// leaves the text and a thread passing meanwhile cannot miss it.
+    push_len: u64,
+}
+
+/// The register a `push r64` at the low bytes of `word` pushes (an index in the order of the
+/// instruction's encoding, rax..rdi then r8..r15) and the instruction's length.
+fn push_register(word: i64) -> Option<(usize, u64)> {
+    let b = word.to_le_bytes();
+    match (b[0], b[1]) {
+        (0x50..=0x57, _) => Some(((b[0] - 0x50) as usize, 1)),
+        (0x41, 0x50..=0x57) => Some((8 + (b[1] - 0x50) as usize, 2)),
+        _ => None,
+    }
 }
 
 /// The int3 opcode.
@@ -72,9 +87,71 @@ impl Breakpoints {
                 orig,
                 tag,
                 persistent,
+                push_len: 0,
             },
         );
         Ok(())
+    }
+
+    /// Plants a persistent breakpoint whose hits are emulated rather than single-stepped when
+    /// the instruction under it is a `push` of a register (see `Bp::push_len`). Returns whether
+    /// they are.
+    pub fn insert_emulated(&mut self, pid: Pid, addr: u64, tag: u32) -> nix::Result<bool> {
+        self.insert(pid, addr, tag, true)?;
+        let Some(bp) = self.map.get_mut(&addr) else {
+            return Ok(false);
+        };
+        if let Some((_, len)) = push_register(bp.orig) {
+            bp.push_len = len;
+        }
+        Ok(bp.push_len != 0)
+    }
+
+    /// Whether hits of the breakpoint at `addr` are emulated (one stop, no single-step).
+    pub fn emulated(&self, addr: u64) -> bool {
+        self.map.get(&addr).is_some_and(|b| b.push_len != 0)
+    }
+
+    /// Runs the `push` under an emulated breakpoint at `addr` for the stopped task: the int3
+    /// stays where it is.
+    fn emulate_push(pid: Pid, addr: u64, bp: &Bp) -> nix::Result<()> {
+        let mut regs = ptrace::getregs(pid)?;
+        let Some((reg, len)) = push_register(bp.orig) else {
+            return Err(nix::Error::EINVAL);
+        };
+        let value = match reg {
+            0 => regs.rax,
+            1 => regs.rcx,
+            2 => regs.rdx,
+            3 => regs.rbx,
+            4 => regs.rsp,
+            5 => regs.rbp,
+            6 => regs.rsi,
+            7 => regs.rdi,
+            8 => regs.r8,
+            9 => regs.r9,
+            10 => regs.r10,
+            11 => regs.r11,
+            12 => regs.r12,
+            13 => regs.r13,
+            14 => regs.r14,
+            _ => regs.r15,
+        };
+        regs.rsp -= 8;
+        ptrace::write(pid, regs.rsp as ptrace::AddressType, value as i64)?;
+        regs.rip = addr + len;
+        ptrace::setregs(pid, regs)
+    }
+
+    /// The emulated breakpoint the task stopped just past, if any.
+    fn emulated_hit(&self, pid: Pid) -> nix::Result<Option<(u64, Bp)>> {
+        let regs = ptrace::getregs(pid)?;
+        let addr = regs.rip.wrapping_sub(1);
+        Ok(self
+            .map
+            .get(&addr)
+            .filter(|b| b.push_len != 0)
+            .map(|b| (addr, *b)))
     }
 
     /// Before the first write into `addr`'s page: was the page in the tracee's page table?
@@ -149,6 +226,10 @@ impl Breakpoints {
     /// returns `(address, tag)`; the tracee is left stopped at the original instruction (for a
     /// persistent breakpoint: just after it, with the int3 planted again).
     pub fn hit(&mut self, pid: Pid) -> nix::Result<Option<(u64, u32)>> {
+        if let Some((addr, bp)) = self.emulated_hit(pid)? {
+            Self::emulate_push(pid, addr, &bp)?;
+            return Ok(Some((addr, bp.tag)));
+        }
         let Some((addr, bp)) = self.rewind(pid)? else {
             return Ok(None);
         };
@@ -191,6 +272,10 @@ impl Breakpoints {
     /// instruction (restore, step, re-plant) without recording anything. Returns false when
     /// the trap was not ours. Other threads running meanwhile may miss the breakpoint.
     pub fn step_over(&mut self, tid: Pid) -> nix::Result<bool> {
+        if let Some((addr, bp)) = self.emulated_hit(tid)? {
+            Self::emulate_push(tid, addr, &bp)?;
+            return Ok(true);
+        }
         let Some((addr, _)) = self.rewind(tid)? else {
             return Ok(false);
         };

@@ -13,6 +13,7 @@
 //! SIGINT/SIGTERM to ldcost set a flag ([`interrupted`]) that every wait loop checks, so the
 //! target is killed and reaped rather than left stopped.
 
+mod after_main;
 pub mod breakpoint;
 pub mod follow;
 pub mod footprint;

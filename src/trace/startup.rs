@@ -161,6 +161,10 @@ struct StartupRun<'a> {
     /// Group-stops the target entered, and whether it is in one now.
     group_stops: u64,
     group_stopped: bool,
+    /// ld.so's addresses the loader's work after `main` is seen at (a dynamic program).
+    ldso_points: Option<super::after_main::LdsoPoints>,
+    /// The loader after `main` (per-object runs, from `main` on), or why it is not seen.
+    after_main: Result<super::after_main::Tracer, String>,
 }
 
 impl<'a> StartupRun<'a> {
@@ -238,6 +242,8 @@ impl<'a> StartupRun<'a> {
             cpu_at_death: None,
             group_stops: 0,
             group_stopped: false,
+            ldso_points: None,
+            after_main: Err("main was not reached".into()),
             tracee,
         })
     }
@@ -316,6 +322,19 @@ impl<'a> StartupRun<'a> {
             }
         }
         self.r_debug = sym("_r_debug");
+        self.ldso_points = Some(super::after_main::LdsoPoints {
+            map: sym("_dl_map_object"),
+            reloc: sym("_dl_relocate_object"),
+            init: sym("call_init"),
+            fini: sym("_dl_call_fini"),
+            fixup: sym("_dl_fixup"),
+            r_debug: self.r_debug,
+            coarse_why: match &detail {
+                Detail::DebugSymbols { .. } => None,
+                Detail::Exported { why } => Some(why.clone()),
+                Detail::Static => Some("no ld.so".into()),
+            },
+        });
         if self.at_entry != 0 {
             self.insert(self.at_entry, TAG_ENTRY, false)?;
         }
@@ -327,6 +346,7 @@ impl<'a> StartupRun<'a> {
     /// feature detection inlined into `__libc_start_main`.
     fn plant_static(&mut self) -> Result<(), RunError> {
         self.detail = Detail::Static;
+        self.after_main = Err("a static program: no ld.so".into());
         self.marks.push(Boundary::new(
             Mark::Entry,
             self.running_ns,
@@ -378,6 +398,11 @@ impl<'a> StartupRun<'a> {
             };
             if let Ok(st) = &waited {
                 if let Some(other) = st.pid().filter(|p| *p != pid) {
+                    if let Ok(am) = self.after_main.as_mut() {
+                        if am.on_other(other, st, &mut self.bps, Instant::now()) {
+                            continue;
+                        }
+                    }
                     other_tracee(pid, other, st, &mut self.bps, &mut self.forked);
                     continue;
                 }
@@ -407,6 +432,15 @@ impl<'a> StartupRun<'a> {
                     if ev == ptrace::Event::PTRACE_EVENT_EXEC as i32 =>
                 {
                     self.on_exec()?
+                }
+                WaitStatus::PtraceEvent(_, _, ev)
+                    if ev == ptrace::Event::PTRACE_EVENT_CLONE as i32 =>
+                {
+                    if let Ok(am) = self.after_main.as_mut() {
+                        am.on_clone(pid);
+                    }
+                    self.resume(None);
+                    Flow::Next
                 }
                 WaitStatus::PtraceEvent(..) | WaitStatus::PtraceSyscall(_) => {
                     self.resume(None);
@@ -503,6 +537,9 @@ impl<'a> StartupRun<'a> {
             self.counters.read()?,
         ));
         self.cpu_at_exit_stop = crate::perf::thread_cpu_ns(pid.as_raw());
+        if let Ok(am) = self.after_main.as_mut() {
+            am.on_exit(None);
+        }
         // /proc/PID still describes the whole process here (it has not exited yet).
         self.user_kernel_ns = crate::perf::cpu_times(pid.as_raw())
             .map(|c| c.since(self.cpu_at_exec.as_ref()))
@@ -540,6 +577,18 @@ impl<'a> StartupRun<'a> {
     /// per-object runs) or the program's own.
     fn on_trap(&mut self) -> Result<Flow, RunError> {
         let pid = self.pid;
+        if let Ok(am) = self.after_main.as_mut() {
+            match am.on_trap(pid, &mut self.bps, self.resumed) {
+                None => {}
+                Some(Ok(stops)) => {
+                    self.stops += stops;
+                    self.resume(None);
+                    return Ok(Flow::Next);
+                }
+                Some(Err(nix::errno::Errno::ESRCH)) => return Ok(Flow::Next),
+                Some(Err(e)) => return Err(self.tracee.lost(format!("breakpoint: {e}")).into()),
+            }
+        }
         let hit = match self.bps.hit(pid) {
             Ok(h) => h,
             // Killed in its stop: the next wait sees its end.
@@ -745,6 +794,16 @@ impl<'a> StartupRun<'a> {
             TAG_MAIN => {
                 self.marks.push(Boundary::at(Mark::Main, now, snap));
                 let _ = self.bps.clear(pid);
+                if self.opts.instrumentation == Instrumentation::PerObject {
+                    if let Some(points) = &self.ldso_points {
+                        self.after_main = super::after_main::Tracer::arm(
+                            pid,
+                            &mut self.bps,
+                            points,
+                            &self.main_name,
+                        );
+                    }
+                }
             }
             _ => {}
         }
@@ -780,6 +839,18 @@ impl<'a> StartupRun<'a> {
             .and_then(|c| c.read().ok())
             .map(|all| all.delta(&total));
         let segments = segments_from(&self.marks, &self.detail);
+        let after_main = (self.opts.instrumentation == Instrumentation::PerObject).then(|| {
+            match std::mem::replace(&mut self.after_main, Err(String::new())) {
+                Ok(am) => {
+                    self.stops += am.other_stops();
+                    let mut costs = self.stop_costs_ns.clone();
+                    costs.sort_unstable();
+                    let median = costs.get(costs.len() / 2).copied().unwrap_or(0);
+                    am.finish(median)
+                }
+                Err(why) => crate::record::after_main::AfterMain::not_available(why),
+            }
+        });
         let cpu_features = Some(match self.cpu_plan {
             Ok((_, how)) if self.cpu_done => CpuFeatureCut::Cut(how),
             Ok((_, how)) => {
@@ -808,7 +879,7 @@ impl<'a> StartupRun<'a> {
                 exit_ns,
                 exit_uncounted_ns,
                 group_stops: self.group_stops,
-                after_main: None,
+                after_main,
             },
             self.detail,
         )

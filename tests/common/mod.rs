@@ -16,6 +16,9 @@ pub use skips::{require_all, skip};
 /// Fixture pairs (before and after a fix) for each kind of fix `profile` predicts.
 pub mod fix_fixtures;
 
+/// C fixtures that load libraries after `main`, and LD_DEBUG=files/bindings read for them.
+pub mod dlopen_fixtures;
+
 /// Whether `cmd` can be run.
 pub fn have(cmd: &str) -> bool {
     Command::new("sh")

@@ -23,6 +23,10 @@ pub(in crate::trace) struct Forked {
     planted: Vec<(u64, i64)>,
     /// Its first stop has been handled already (it came before the fork event).
     released: bool,
+    /// A vfork child kept traced until its exec: it runs in the target's memory, where our
+    /// persistent breakpoints are, and would die of the first int3 it met untraced (a lazily
+    /// bound `execv` is resolved through `_dl_fixup` in the child).
+    kept: bool,
 }
 
 /// Records a fork event of the target (or releases the child if its first stop came first).
@@ -38,6 +42,7 @@ fn note_fork(forked: &mut Vec<Forked>, child: Pid, vfork: bool, bps: &Breakpoint
             vfork,
             planted: bps.snapshot(),
             released: false,
+            kept: false,
         }),
     }
 }
@@ -63,6 +68,10 @@ pub(in crate::trace) fn other_tracee(
     bps: &mut Breakpoints,
     forked: &mut Vec<Forked>,
 ) {
+    if let Some(i) = forked.iter().position(|f| f.pid == tid && f.kept) {
+        kept_vfork_child(forked, i, tid, st, bps);
+        return;
+    }
     let known = forked.iter().position(|f| f.pid == tid && !f.released);
     // A new process whose fork event we have not seen yet (the child's first stop can come
     // first): its thread group is not the target's. The forking thread is still stopped at
@@ -82,14 +91,26 @@ pub(in crate::trace) fn other_tracee(
                     vfork: false,
                     planted: Vec::new(),
                     released: true,
+                    kept: false,
                 });
                 (false, bps.snapshot())
             }
         };
         // A forked child has its own copy of our int3 bytes: put the originals back before it
-        // runs untraced (a vfork child shares our memory, so it is left alone).
+        // runs untraced (a vfork child shares our memory, so it is left alone, and traced
+        // until its exec while we have breakpoints there).
         if !vfork {
             Breakpoints::restore_in(tid, &planted);
+        } else if !bps.is_empty() {
+            forked.push(Forked {
+                pid: tid,
+                vfork: true,
+                planted: Vec::new(),
+                released: true,
+                kept: true,
+            });
+            let _ = ptrace::cont(tid, None);
+            return;
         }
         let _ = ptrace::detach(tid, None);
         return;
@@ -115,6 +136,43 @@ pub(in crate::trace) fn other_tracee(
             let _ = ptrace::cont(tid, None);
         }
         WaitStatus::Exited(..) | WaitStatus::Signaled(..) => {}
+        _ => {
+            let _ = ptrace::cont(tid, None);
+        }
+    }
+}
+
+/// A stop of a vfork child kept traced (see `Forked::kept`): stepped over our breakpoints,
+/// let go at its exec (its new image holds none of them), forgotten at its end.
+fn kept_vfork_child(
+    forked: &mut Vec<Forked>,
+    i: usize,
+    tid: Pid,
+    st: &WaitStatus,
+    bps: &mut Breakpoints,
+) {
+    match st {
+        WaitStatus::Stopped(_, Signal::SIGTRAP) => match bps.step_over(tid) {
+            Ok(true) => {
+                let _ = ptrace::cont(tid, None);
+            }
+            _ => {
+                let _ = ptrace::cont(tid, Some(Signal::SIGTRAP));
+            }
+        },
+        WaitStatus::PtraceEvent(_, _, ev) if *ev == ptrace::Event::PTRACE_EVENT_EXEC as i32 => {
+            forked.remove(i);
+            let _ = ptrace::detach(tid, None);
+        }
+        WaitStatus::Exited(..) | WaitStatus::Signaled(..) => {
+            forked.remove(i);
+        }
+        WaitStatus::Stopped(_, Signal::SIGSTOP) => {
+            let _ = ptrace::cont(tid, None);
+        }
+        WaitStatus::Stopped(_, sig) => {
+            let _ = ptrace::cont(tid, Some(*sig));
+        }
         _ => {
             let _ = ptrace::cont(tid, None);
         }
