@@ -52,12 +52,18 @@ pub fn section(a: &AfterMainSection, detail: bool) -> String {
         Seen::PerObject => None,
     };
     if !a.any_dlopen() {
-        let _ = writeln!(
+        // One line: the lazy binds after main, if any, on it.
+        let _ = write!(
             s,
             "{TITLE}: none (no dlopen after main in {})",
             plural(a.runs, "measured run")
         );
-        lazy(&mut s, a);
+        match lazy_binds(a) {
+            Some(b) => {
+                let _ = writeln!(s, "; lazy binds after main: {b}");
+            }
+            None => s.push('\n'),
+        }
         return s;
     }
     let failed = a.opens.iter().filter(|o| o.failed > 0).count();
@@ -231,6 +237,13 @@ pub fn section(a: &AfterMainSection, detail: bool) -> String {
 
 /// Lazy binds after `main`, one line.
 fn lazy(s: &mut String, a: &AfterMainSection) {
+    if let Some(b) = lazy_binds(a) {
+        let _ = writeln!(s, "  lazy binds after main: {b}");
+    }
+}
+
+/// "libA.so 4 (0.003 ms), prog 3": per object, the median count and CPU.
+fn lazy_binds(a: &AfterMainSection) -> Option<String> {
     let binds: Vec<String> = a
         .lazy
         .iter()
@@ -242,9 +255,7 @@ fn lazy(s: &mut String, a: &AfterMainSection) {
             })
         })
         .collect();
-    if !binds.is_empty() {
-        let _ = writeln!(s, "  lazy binds after main: {}", binds.join(", "));
-    }
+    (!binds.is_empty()).then(|| binds.join(", "))
 }
 
 #[cfg(test)]
@@ -329,6 +340,21 @@ mod tests {
         assert_eq!(
             section(&a, false),
             "Loaded after main: none (no dlopen after main in 1 measured run)\n"
+        );
+        // Lazy binds after main without any dlopen: on the same line.
+        let r = crate::attribute::after_main::tests::record(
+            Vec::new(),
+            Vec::new(),
+            vec![crate::record::after_main::LazyBinds {
+                object: "/usr/bin/ls".into(),
+                count: 24,
+                cpu_ns: None,
+            }],
+        );
+        let runs = vec![crate::attribute::after_main::tests::run(1_000, Some(r))];
+        assert_eq!(
+            section(&aggregate(&runs, &debug()), false),
+            "Loaded after main: none (no dlopen after main in 1 measured run); lazy binds after main: ls 24\n"
         );
     }
 }
