@@ -7,6 +7,7 @@
 //! | the section's objects and their order | `LD_DEBUG=files`' lines after the first "dynamically loaded by" (the objects each dlopen mapped) on a C fixture: a chain (A needs B), RTLD_GLOBAL and RTLD_LOCAL, a failed dlopen, dlclose |
 //! | the summary's part = the section's ld.so CPU after main = the JSON's, text and Markdown | the document's numbers, formatted at the printed precision |
 //! | a static program: "not available (why)"; a program that never dlopens: "none" or "not available (why)", and no part | the text and the JSON |
+//! | `diff`: a library loaded after main on BASE only is "removed", ld.so's CPU after main is each document's | the fixture run without its dlopen of libC.so (LD_DEBUG=files' set), the documents |
 //!
 //! Profiling needs ptrace and perf_event_open: where ldcost is refused (exit 8) the tests print
 //! `SKIP` (a failure under LDCOST_REQUIRE_ALL), as they do where the C compiler is missing.
@@ -42,12 +43,14 @@ int c_value(void) { return c_state; }
 const PROG: &str = r#"
 #include <dlfcn.h>
 #include <stdio.h>
-int main(void) {
+int main(int argc, char **argv) {
+    (void)argv;
     void *a = dlopen("libA.so", RTLD_LAZY | RTLD_GLOBAL);
     if (!a) { fprintf(stderr, "%s\n", dlerror()); return 2; }
     int (*av)(void) = (int (*)(void))dlsym(a, "a_value");
     if (!av || av() < 0) return 3;
     if (dlopen("libmissing-ldcost.so", RTLD_NOW)) return 4;
+    if (argc > 1) return 0; /* "no-c": libA.so and libB.so only */
     void *c = dlopen("libC.so", RTLD_NOW);
     if (!c) { fprintf(stderr, "%s\n", dlerror()); return 5; }
     int (*cv)(void) = (int (*)(void))dlsym(c, "c_value");
@@ -122,8 +125,17 @@ fn base(p: &str) -> String {
 
 /// `ldcost profile PROG --json`: (text, document), None when profiling is refused here.
 fn profile(test: &str, prog: &Path, dir: &Path) -> Option<(String, Value, PathBuf)> {
+    profile_args(test, prog, &[], dir)
+}
+
+fn profile_args(
+    test: &str,
+    prog: &Path,
+    args: &[&str],
+    dir: &Path,
+) -> Option<(String, Value, PathBuf)> {
     let json = dir.join("doc.json");
-    let o = ldcost(&[
+    let mut argv = vec![
         "profile",
         prog.to_str().unwrap(),
         "--quiet-target",
@@ -131,7 +143,12 @@ fn profile(test: &str, prog: &Path, dir: &Path) -> Option<(String, Value, PathBu
         "3",
         "--json",
         json.to_str().unwrap(),
-    ]);
+    ];
+    if !args.is_empty() {
+        argv.push("--");
+        argv.extend_from_slice(args);
+    }
+    let o = ldcost(&argv);
     if o.code == 8 {
         skip(
             test,
@@ -474,4 +491,84 @@ fn report_text_and_markdown_agree_with_the_json() {
     assert_eq!(md.code, 0, "{}", md.stderr);
     // The summary is a Markdown list there; the section in the fenced report.
     agree(&md.stdout, &json);
+}
+
+/// `diff` of the fixture with and without its dlopen of libC.so: libC.so is "removed" in the
+/// text and null on HEAD's side in the JSON, libA.so and libB.so are on both sides when
+/// listed, and ld.so's CPU after main is each document's.
+#[test]
+fn diff_says_which_library_loaded_after_main_was_removed() {
+    let test = "diff_says_which_library_loaded_after_main_was_removed";
+    if !tools(test, &["cc"]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let prog = fixture(dir.path());
+    let (b, h) = (dir.path().join("base"), dir.path().join("head"));
+    std::fs::create_dir(&b).unwrap();
+    std::fs::create_dir(&h).unwrap();
+    let Some((_, base_doc, base_json)) = profile(test, &prog, &b) else {
+        return;
+    };
+    if base_doc["profile"]["after_main"]["seen"]["level"] == "not-available" {
+        skip(test, "the loader after main is not measured here");
+        return;
+    }
+    let Some((_, head_doc, head_json)) = profile_args(test, &prog, &["no-c"], &h) else {
+        return;
+    };
+    let names = |d: &Value| -> Vec<String> {
+        d["profile"]["after_main"]["objects"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| base(o["object"].as_str().unwrap()))
+            .collect()
+    };
+    assert_eq!(
+        names(&head_doc),
+        ["libA.so", "libB.so"],
+        "the HEAD side's oracle"
+    );
+    let json = dir.path().join("cmp.json");
+    let o = ldcost(&[
+        "diff",
+        base_json.to_str().unwrap(),
+        head_json.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(o.code == 0 || o.code == 12, "{}", o.stderr);
+    assert!(
+        o.stdout.contains("loaded after main (dlopen"),
+        "{}",
+        o.stdout
+    );
+    assert!(o.stdout.contains("  libC.so (removed)"), "{}", o.stdout);
+    let cmp: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let rows = cmp["factors"]["after_main"]
+        .as_array()
+        .expect("after_main rows");
+    let c = rows
+        .iter()
+        .find(|r| r["name"] == "libC.so")
+        .expect("libC.so's row");
+    assert!(
+        c["head_path"].is_null() && c["base_path"].is_string(),
+        "{c}"
+    );
+    for r in rows.iter().filter(|r| r["name"] != "libC.so") {
+        assert!(
+            r["head_path"].is_string() && r["base_path"].is_string(),
+            "{r}"
+        );
+    }
+    let cpu = &cmp["factors"]["after_main_cpu"];
+    for (side, d) in [("base", &base_doc), ("head", &head_doc)] {
+        assert_eq!(
+            cpu[side].as_f64(),
+            d["profile"]["after_main"]["loader_cpu_ns"]["median"].as_f64(),
+            "{side}"
+        );
+    }
 }
