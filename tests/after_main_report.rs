@@ -92,8 +92,9 @@ fn fixture(dir: &Path) -> PathBuf {
 
 /// The objects each dlopen mapped, by file name, in order: `LD_DEBUG=files`' "generating
 /// link map" lines after its first "dynamically loaded by" line.
-fn ld_debug_loaded(prog: &Path) -> Vec<String> {
+fn ld_debug_loaded(prog: &Path, args: &[&str]) -> Vec<String> {
     let out = std::process::Command::new(prog)
+        .args(args)
         .env("LD_DEBUG", "files")
         .env_remove("LD_LIBRARY_PATH")
         .output()
@@ -214,7 +215,7 @@ fn the_section_follows_ld_debug_files_and_the_summary_agrees() {
     }
     let dir = tempfile::tempdir().unwrap();
     let prog = fixture(dir.path());
-    let expected = ld_debug_loaded(&prog);
+    let expected = ld_debug_loaded(&prog, &[]);
     assert_eq!(expected, ["libA.so", "libB.so", "libC.so"], "the oracle");
     let Some((text, doc, json)) = profile(test, &prog, dir.path()) else {
         return;
