@@ -70,8 +70,10 @@ pub const METHODS: [&str; 3] = ["fork", "vfork", "posix_spawn"];
 /// The large parent's heap, MiB (written before the loop).
 pub const LARGE_HEAP_MIB: u32 = 64;
 /// Loops of the large-parent cells per round (each a fresh parent); a cell's figure is the
-/// median over every round's loops.
-pub const LARGE_LOOPS: u32 = 3;
+/// median over every round's loops. Five: a loop's figure moves by several times with the
+/// machine's other load, and the median of more loops moves less; `--quick`'s three rounds
+/// of five loops of 30 spawns cost it a few seconds.
+pub const LARGE_LOOPS: u32 = 5;
 
 /// `matrix_spawn: METHOD N spawns, X us per spawn (wall), heap H MiB`: (method, spawns, µs).
 pub fn parse_spawn(text: &str) -> Option<(String, u64, f64)> {
@@ -133,7 +135,7 @@ pub fn run(settings: &Settings, progress: &dyn Progress) -> Result<Section, Expe
     // the parent's page-table and THP state settling after the heap was written) is a small
     // share, and its figure is the median of LARGE_LOOPS loops per round.
     let (count, big_count, heap_mib) = if settings.quick {
-        (15u32, 20u32, LARGE_HEAP_MIB)
+        (15u32, 30u32, LARGE_HEAP_MIB)
     } else {
         (150, 50, LARGE_HEAP_MIB)
     };

@@ -145,6 +145,9 @@ pub struct Check {
     pub detail: String,
 }
 
+/// From this many figures on a side, [`Check::ranked`] judges by the interval of its median.
+const MANY: usize = 40;
+
 /// How the detail of a check begins when its figures' ranges overlap: the direction is open,
 /// neither held nor failed (`holds` is false, and the reports say "not decided", not "NO").
 pub const NOT_DECIDED: &str = "not decided: ";
@@ -161,9 +164,11 @@ impl Check {
     /// otherwise, since the figures of one build move by more than the difference between
     /// two medians on a loaded machine and a comparison of medians would answer at random.
     /// One figure on a side gives no range to judge the noise by: not decided either.
-    /// With 40 figures or more on a side its range is that of the middle 95% of them (the
-    /// nearest ranks to the 2.5th and 97.5th percentiles), so that one preempted run out of
-    /// hundreds does not leave every direction open; below 40 that is every figure.
+    /// A side of 40 figures or more is one figure per run of a program started once per run
+    /// (micah's 50 or 1000), not a loop's aggregate: its range is then the 95% interval of its
+    /// median ([`crate::stats::median_interval`]), since on a loaded machine the slowest
+    /// few of hundreds of starts reach any other build's figures and their range would leave
+    /// every direction open whatever the medians.
     /// `unit` follows each figure ("ms", "lps", "/s").
     pub fn ranked(
         claim: String,
@@ -176,18 +181,25 @@ impl Check {
             let mut v: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
             v.sort_by(f64::total_cmp);
             let n = v.len();
-            let lo = (0.025 * n as f64).floor() as usize;
-            let hi = ((0.975 * n as f64).ceil() as usize).saturating_sub(1);
-            (n > 0).then(|| (v[lo], v[hi.max(lo)], n))
+            let (lo, hi) = match n {
+                0 => return None,
+                1..MANY => (v[0], v[n - 1]),
+                _ => crate::stats::median_interval(&v),
+            };
+            Some((lo, hi, n))
         };
         let show = |name: &str, v: &[f64], r: Option<(f64, f64, usize)>| match r {
             Some((lo, hi, n)) => format!(
                 "{name} {} {unit} ({} {}–{} {} {n} {per}{})",
                 fmt(crate::stats::median_finite(v).unwrap_or(f64::NAN)),
-                if n < 40 { "range" } else { "middle 95%" },
+                if n < MANY {
+                    "range"
+                } else {
+                    "95% interval of the median"
+                },
                 fmt(lo),
                 fmt(hi),
-                if n < 40 { "over" } else { "of" },
+                if n < MANY { "over" } else { "of" },
                 if n == 1 { "" } else { "s" }
             ),
             None => format!("{name} not available (no {per} finished)"),
@@ -312,21 +324,29 @@ mod tests {
             c.detail.contains("a not available (no run finished)"),
             "{c:?}"
         );
-        // 40 figures or more: one outlier of a side does not reach the other's range.
+        // 40 figures or more: the intervals of the medians. Ranges overlapping by far (the
+        // slowest starts of a reach past all of b's) with medians 0.2 apart: decided.
         let mut low: Vec<f64> = (0..50).map(|i| 1.0 + i as f64 / 100.0).collect();
-        low.push(9.0);
-        let high: Vec<f64> = (0..50).map(|i| 2.0 + i as f64 / 100.0).collect();
+        low.extend([9.0, 9.5]);
+        let high: Vec<f64> = (0..50).map(|i| 1.2 + i as f64 / 100.0).collect();
         let c = ranked(&low, &high);
         assert!(c.holds && c.decided(), "{c:?}");
         assert!(
             c.detail
-                .starts_with("a 1.250 ms (middle 95% 1.010–1.490 of 51 runs)"),
+                .starts_with("a 1.255 ms (95% interval of the median 1."),
             "{c:?}"
         );
-        // ... but two of 40 do: the ranks kept are 2nd to 39th.
-        let mut low: Vec<f64> = (0..38).map(|i| 1.0 + i as f64 / 100.0).collect();
-        low.extend([9.0, 9.5]);
-        assert!(!ranked(&low, &high).decided());
+        assert!(c.detail.contains(" of 52 runs)"), "{c:?}");
+        // Medians 0.02 apart: their intervals overlap.
+        let high: Vec<f64> = (0..50).map(|i| 1.02 + i as f64 / 100.0).collect();
+        let c = ranked(&low, &high);
+        assert!(!c.holds && !c.decided(), "{c:?}");
+        // 39 figures: still the whole range.
+        let c = ranked(&low[13..], &high[..39]);
+        assert!(
+            c.detail.contains("(range 1.130–9.500 over 39 runs)"),
+            "{c:?}"
+        );
     }
 
     #[test]
