@@ -193,14 +193,17 @@ pub fn breakdown_in_phases(
 /// A stretch of one thread's time whose samples take `frames` between their category and
 /// their own frames in the folded stacks (`dlopen: libX.so`, `relocation: libX.so` for an
 /// object loaded after `main`): it names whose work the loader was doing, as the object
-/// frame of a start-up span does. Frames only: the sample's category, span and every share
-/// stay what they are without it.
+/// frame of a start-up span does. A user-mode sample no frame decided takes `context` as its
+/// category there, as in the start-up span of the same phase (a library's constructor run by
+/// `dlopen` is initializers, not the program's own code); the span it falls in (main to exit)
+/// stays its span.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Window {
     pub tid: i32,
     pub start_ns: u64,
     pub end_ns: u64,
     pub frames: Vec<String>,
+    pub context: Option<Category>,
 }
 
 /// The windows of the loader's work after `main` in one run: each `dlopen` call whole
@@ -221,21 +224,28 @@ pub fn after_main_windows(am: &crate::record::after_main::AfterMain) -> Vec<Wind
             start_ns: open.cost.span_ns.0,
             end_ns: open.cost.span_ns.1,
             frames: vec![dlopen_frame(called)],
+            context: None,
         });
         for o in &open.objects {
             let short = o.name.rsplit('/').next().unwrap_or(&o.name);
+            // The contexts of the same phases at start-up (see `profile::sampled`).
             let phases = [
-                ("mapping", &o.mapping),
-                ("relocation", &o.relocation),
-                ("initializers", &o.initializers),
+                ("mapping", &o.mapping, None),
+                ("relocation", &o.relocation, Some(Category::LdsoRelocation)),
+                (
+                    "initializers",
+                    &o.initializers,
+                    Some(Category::Initializers),
+                ),
             ];
-            for (word, cost) in phases {
+            for (word, cost, context) in phases {
                 if let Some(c) = cost {
                     out.push(Window {
                         tid: open.tid,
                         start_ns: c.span_ns.0,
                         end_ns: c.span_ns.1,
                         frames: vec![dlopen_frame(&o.name), format!("{word}: {short}")],
+                        context,
                     });
                 }
             }
@@ -340,15 +350,21 @@ pub fn breakdown_in_windows(
             }
         };
         let label = phase_of(u, s.pid, s.time_ns, other_label);
-        // The phase decides only what the stack left undecided (rule 5 of the taxonomy).
-        let cat = match spans.get(label).and_then(|i| i.context) {
+        let window = window_of(&windows, longest, s.tid, s.time_ns);
+        // The phase decides only what the stack left undecided (rule 5 of the taxonomy); inside
+        // a window, the window's phase.
+        let context = match window {
+            Some(w) => windows[w].context,
+            None => spans.get(label).and_then(|i| i.context),
+        };
+        let cat = match context {
             Some(ctx) => in_phase(stack_cat, &s.frames, Some(ctx)),
             None => stack_cat,
         };
         if cat != stack_cat {
             *by_phase.entry(cat).or_insert(0) += 1;
         }
-        let oi = match window_of(&windows, longest, s.tid, s.time_ns) {
+        let oi = match window {
             Some(w) => *window_index.entry(w).or_insert_with(|| {
                 let f = &windows[w].frames;
                 let at = object_frames.iter().position(|x| x == f);

@@ -501,6 +501,7 @@ fn samples_in_a_window_after_main_take_its_frames_and_keep_their_shares() {
         }],
         main_pid: 7,
     }];
+    let ctor = || vec![frame("warm", false, Some("/usr/lib/libouter.so"))];
     let mut other_thread = stack(7, 2150, ldso());
     other_thread.tid = 9;
     let stacks = vec![
@@ -510,29 +511,77 @@ fn samples_in_a_window_after_main_take_its_frames_and_keep_their_shares() {
         stack(7, 2050, ldso()), // outer's dlopen, between its object's phases
         stack(7, 3500, ldso()), // after every dlopen
         other_thread,           // the same time in another thread: not the loader's
+        stack(7, 2350, ctor()), // outer's constructor's own code: initializers
+        stack(7, 3600, ctor()), // the same code called by the program: the program's
     ];
     let spans = HashMap::new();
     let (plain, _) = breakdown_in_phases("exec", &stacks, &units, "children", false, &spans);
     let (b, folded) =
         breakdown_in_windows("exec", &stacks, &units, "children", false, &spans, &windows);
-    // Frames only: every share, count and phase row is the same.
-    assert_eq!(b, plain);
-    let mut got: Vec<(Vec<String>, u64)> = folded
+    let n = |b: &Breakdown, c: Category| {
+        b.categories
+            .iter()
+            .find(|x| x.category == c)
+            .map_or(0, |x| x.samples)
+    };
+    // ld.so's frames decide their own category, in a window or not; the constructor's code
+    // inside its object's initializers is initializers, as at start-up, and the same code
+    // outside every window stays the program's.
+    for c in Category::ALL {
+        if ![Category::Initializers, Category::Application].contains(&c) {
+            assert_eq!(n(&b, c), n(&plain, c), "{c:?}");
+        }
+    }
+    assert_eq!(
+        (
+            n(&plain, Category::Application),
+            n(&plain, Category::Initializers)
+        ),
+        (2, 0)
+    );
+    assert_eq!(
+        (n(&b, Category::Application), n(&b, Category::Initializers)),
+        (1, 1)
+    );
+    assert_eq!(b.samples, plain.samples);
+    let mut got: Vec<(Category, Vec<String>, u64)> = folded
         .iter()
-        .map(|f| (f.frames[..f.frames.len() - 1].to_vec(), f.count))
+        .map(|f| (f.category, f.frames[..f.frames.len() - 1].to_vec(), f.count))
         .collect();
     got.sort();
     let v = |x: &[&str]| x.iter().map(|s| s.to_string()).collect::<Vec<String>>();
-    assert_eq!(
-        got,
-        [
-            (v(&[]), 2),
-            (v(&["dlopen: libinner.so", "relocation: libinner.so"]), 1),
-            (v(&["dlopen: libouter.so"]), 1),
-            (v(&["dlopen: libouter.so", "initializers: libouter.so"]), 1),
-            (v(&["dlopen: libouter.so", "relocation: libouter.so"]), 1),
-        ]
-    );
+    let ldso_cat = folded
+        .iter()
+        .find(|f| f.frames.last().is_some_and(|x| x == "_dl_relocate_object"))
+        .unwrap()
+        .category;
+    let mut want = vec![
+        (ldso_cat, v(&[]), 2),
+        (
+            ldso_cat,
+            v(&["dlopen: libinner.so", "relocation: libinner.so"]),
+            1,
+        ),
+        (ldso_cat, v(&["dlopen: libouter.so"]), 1),
+        (
+            ldso_cat,
+            v(&["dlopen: libouter.so", "initializers: libouter.so"]),
+            1,
+        ),
+        (
+            ldso_cat,
+            v(&["dlopen: libouter.so", "relocation: libouter.so"]),
+            1,
+        ),
+        (Category::Application, v(&[]), 1),
+        (
+            Category::Initializers,
+            v(&["dlopen: libouter.so", "initializers: libouter.so"]),
+            1,
+        ),
+    ];
+    want.sort();
+    assert_eq!(got, want);
     assert!(crate::attribute::folded::is_object_frame(
         "dlopen: libinner.so"
     ));

@@ -291,6 +291,7 @@ impl SampledRuns {
                     &self.units,
                     &self.spans,
                     &strata.kinds,
+                    &self.windows,
                 );
                 let w = super::phase_weighted::weighted(&per_run, &strata);
                 super::phase_weighted::apply(&mut b, &w, m, strata.runs.len());
