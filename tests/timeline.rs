@@ -749,4 +749,36 @@ fn objects_loaded_after_main_carry_the_recordings_figures() {
         assert_eq!(f(&e["dur"]), f(&c["wall_ns"]) / 1000.0);
         assert_eq!(e["ph"], "X");
     }
+    // The picture, in headless Chromium: the dlopen rows labelled, their pieces drawn.
+    if !common::have("chromium") && std::env::var_os("CHROMIUM").is_none() {
+        skip(
+            "timeline_after_main_screenshot",
+            "chromium is not installed",
+        );
+        return;
+    }
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/check-timeline");
+    let out = Command::new(&script)
+        .arg(&svg)
+        .arg(dir.path().join("t.png"))
+        .output()
+        .expect("run scripts/check-timeline");
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    if out.status.code() == Some(2) {
+        skip("timeline_after_main_screenshot", said.trim());
+        return;
+    }
+    assert!(out.status.success(), "check-timeline failed:\n{said}");
+    assert!(
+        said.contains("each labelled and with a bar inside the picture"),
+        "{said}"
+    );
+    assert!(
+        said.contains("no row label or figure label overlaps another"),
+        "{said}"
+    );
 }

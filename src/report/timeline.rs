@@ -769,14 +769,19 @@ pub fn svg(p: &ProfileSection, title: &str) -> String {
             // (an average Verdana 11 px glyph is under 7 px wide).
             let width = text.chars().count() as f64 * 7.0;
             let after = x(b.end_ns()) + 6.0;
-            let (lx, anchor) = if after + width <= w {
-                (after, "start")
+            let before = x(b.start_ns.unwrap_or(0.0)) - 6.0;
+            // Right of the bar; else left of its start; else, a bar spanning the picture,
+            // white on its dark bar, so that it never covers the row's own label.
+            let (lx, anchor, fill) = if after + width <= w {
+                (after, "start", "")
+            } else if before - width >= left {
+                (before, "end", "")
             } else {
-                (x(b.start_ns.unwrap_or(0.0)) - 6.0, "end")
+                (before + 10.0, "start", r#" fill="white""#)
             };
             let _ = writeln!(
                 o,
-                r#"<text class="ldcost-top-label" x="{lx:.2}" y="{ty}" text-anchor="{anchor}">{l}</text>"#,
+                r#"<text class="ldcost-top-label" x="{lx:.2}" y="{ty}" text-anchor="{anchor}"{fill}>{l}</text>"#,
                 ty = y + 14.0,
                 l = esc(&text),
             );
@@ -1267,6 +1272,43 @@ mod tests {
         assert_eq!(first[1]["args"]["cpu_ns"], 50);
         assert_eq!(first[1]["args"]["target_start_ns"], 300.0);
         assert_eq!(first[1]["args"]["thread"], 7);
+    }
+
+    #[test]
+    fn a_figure_label_never_covers_the_row_labels() {
+        // Main to exit spans nearly the whole axis: its figure fits neither right of its bar
+        // nor left of its start, and goes on the bar.
+        let r = || {
+            run(
+                &[
+                    ("kernel-exec", None, 10, 9, 0),
+                    ("main-to-exit", None, 1000, 990, 10),
+                ],
+                true,
+                false,
+            )
+        };
+        let p = section(vec![r(), r(), r()]);
+        let svg = svg(&p, "ldcost profile /bin/x");
+        let doc = roxmltree::Document::parse(&svg).expect("the SVG parses");
+        let labels: Vec<roxmltree::Node> = doc
+            .descendants()
+            .filter(|n| n.attribute("class") == Some("ldcost-top-label"))
+            .collect();
+        assert_eq!(labels.len(), 2);
+        for l in labels {
+            let x: f64 = l.attribute("x").unwrap().parse().unwrap();
+            let width = l.text().unwrap().chars().count() as f64 * 7.0;
+            let from = match l.attribute("text-anchor") {
+                Some("end") => x - width,
+                _ => x,
+            };
+            assert!(from >= 330.0, "{:?} starts at {from}", l.text());
+        }
+        assert!(
+            svg.contains(r#"fill="white">main to exit 0.001 ms"#),
+            "{svg}"
+        );
     }
 
     #[test]
