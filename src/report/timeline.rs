@@ -777,7 +777,13 @@ pub fn svg(p: &ProfileSection, title: &str) -> String {
             } else if before - width >= left {
                 (before, "end", "")
             } else {
-                (before + 10.0, "start", r#" fill="white""#)
+                // On the piece of most CPU: its dark bar is under the whole text.
+                let on = b
+                    .pieces
+                    .iter()
+                    .max_by(|a, c| a.cpu_ns.unwrap_or(0.0).total_cmp(&c.cpu_ns.unwrap_or(0.0)))
+                    .map_or(b.start_ns.unwrap_or(0.0), |x| x.start_ns);
+                (x(on) + 4.0, "start", r#" fill="white""#)
             };
             let _ = writeln!(
                 o,
