@@ -171,6 +171,49 @@ impl Cli {
     }
 }
 
+/// The warning for arguments after the target spelled as one of the subcommand's own long
+/// options (`ldcost profile ./a.out --json x.json`): they are the target's, as with perf, and
+/// stay so; the user is told once. `argv` is what was parsed (after [`normalize_args`]). None
+/// when there is none, or when `--` stood before the target's arguments (said on purpose).
+/// The options are clap's own for that subcommand, so a new option is covered.
+pub fn options_after_target(argv: &[std::ffi::OsString], command: &Command) -> Option<String> {
+    let (name, args, whose, them) = match command {
+        Command::Profile(p) => ("profile", &p.args, "the program", "it"),
+        Command::Compare(c) => ("compare", &c.args, "the commands", "both"),
+        _ => return None,
+    };
+    // The target's arguments are the tail of the command line (clap drops a `--` before it).
+    let tail = argv.len().checked_sub(args.len())?;
+    if tail > 0 && argv[tail - 1] == "--" {
+        return None;
+    }
+    let cli = <Cli as clap::CommandFactory>::command();
+    let sub = cli.find_subcommand(name)?;
+    let longs: Vec<String> = sub
+        .get_arguments()
+        .chain(cli.get_arguments().filter(|a| a.is_global_set()))
+        .filter_map(|a| a.get_long())
+        .map(|l| format!("--{l}"))
+        .collect();
+    let mut found: Vec<&str> = Vec::new();
+    for a in args.iter().take_while(|a| *a != "--") {
+        let Some(a) = a.to_str() else { continue };
+        let opt = a.split_once('=').map_or(a, |(o, _)| o);
+        if longs.iter().any(|l| l == opt) && !found.contains(&opt) {
+            found.push(opt);
+        }
+    }
+    if found.is_empty() {
+        return None;
+    }
+    let list: Vec<String> = found.iter().map(|o| format!("`{o}`")).collect();
+    let verb = if found.len() == 1 { "is" } else { "are" };
+    Some(format!(
+        "ldcost: {} after {whose} {verb} passed to {them}; put ldcost's options before {whose}",
+        list.join(", ")
+    ))
+}
+
 /// `ldcost completions SHELL`: the completion script of the whole command line.
 pub fn completions(shell: clap_complete::Shell, out: &mut dyn std::io::Write) {
     let mut cmd = <Cli as clap::CommandFactory>::command();

@@ -12,7 +12,11 @@ use ldcost::config::{DepsConfig, ProfileRun};
 use ldcost::error::{Error, ExitCode};
 
 fn main() {
-    let cli = Cli::parse_from(ldcost::cli::normalize_args(std::env::args_os()));
+    let argv = ldcost::cli::normalize_args(std::env::args_os());
+    let cli = Cli::parse_from(argv.iter().cloned());
+    if let Some(warning) = ldcost::cli::options_after_target(&argv, &cli.command) {
+        eprintln!("{warning}");
+    }
     if cli.no_progress {
         ldcost::progress::disable();
     }

@@ -760,3 +760,119 @@ fn fork_count_that_is_not_a_whole_number_is_a_usage_error() {
         }
     }
 }
+
+/// Words after the target that are ldcost's own long options: named by one warning, taken
+/// from clap's own option list (so `--timeline`, added late, is one), silenced by `--`.
+#[test]
+fn options_after_the_target_are_named_once() {
+    use ldcost::cli::{normalize_args, options_after_target, Cli};
+    let warn = |args: &[&str]| {
+        let argv = normalize_args(
+            std::iter::once("ldcost")
+                .chain(args.iter().copied())
+                .map(std::ffi::OsString::from),
+        );
+        let cli = <Cli as clap::Parser>::try_parse_from(argv.iter().cloned())
+            .unwrap_or_else(|e| panic!("{args:?}: {e}"));
+        options_after_target(&argv, &cli.command)
+    };
+    assert_eq!(
+        warn(&["profile", "./a.out", "x", "--json", "x.json"]).as_deref(),
+        Some("ldcost: `--json` after the program is passed to it; put ldcost's options before the program")
+    );
+    assert_eq!(
+        warn(&["profile", "./a.out", "x", "--timeline=t.svg", "--json", "j", "--json", "k", "--no-pin"]).as_deref(),
+        Some("ldcost: `--timeline`, `--json`, `--no-pin` after the program are passed to it; put ldcost's options before the program")
+    );
+    assert!(warn(&["compare", "./a", "./b", "x", "--runs", "3"])
+        .is_some_and(|w| w.starts_with("ldcost: `--runs` after the commands is passed to both")));
+    // Said on purpose, or not an option of profile's: nothing.
+    for quiet in [
+        &["profile", "./a.out", "--", "x", "--json", "x.json"][..],
+        &["profile", "./a.out", "x", "--", "--json"],
+        &["profile", "./a.out", "x", "--jsonx", "-n", "--verbose-ish"],
+        &["profile", "--json", "j", "./a.out", "x"],
+        &["deps", "/bin/true"],
+    ] {
+        assert_eq!(warn(quiet), None, "{quiet:?}");
+    }
+}
+
+/// The same through the binary, with a target that logs its argv on every run (the oracle:
+/// its own record of what it got): the arguments reach it unchanged, and stderr has the one
+/// warning line.
+#[test]
+fn options_after_the_target_reach_it_and_are_warned_of() {
+    let name = "options_after_the_target_reach_it_and_are_warned_of";
+    if !tools(name, &["cc"]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "argv.c",
+        r#"#include <stdio.h>
+#include <stdlib.h>
+int main(int argc, char **argv) {
+    FILE *f = fopen(getenv("ARGV_LOG"), "a");
+    if (!f) return 1;
+    for (int i = 1; i < argc; i++) fprintf(f, "%s%s", i > 1 ? " " : "", argv[i]);
+    fprintf(f, "\n");
+    return fclose(f) != 0;
+}
+"#,
+    );
+    cc(dir.path(), &["-O1", "-o", "argv", "argv.c"]);
+    let exe = dir.path().join("argv");
+    let exe = exe.to_str().unwrap();
+    let log = dir.path().join("argv.log");
+    let json = dir.path().join("x.json");
+    let json = json.to_str().unwrap();
+    let forms: [(&[&str], &str, bool); 2] = [
+        (
+            &[exe, "a", "--json", json, "--runs=2"],
+            "--json --runs",
+            true,
+        ),
+        (&[exe, "--", "a", "--json", json, "--runs=2"], "", false),
+    ];
+    for (tail, _, warned) in forms {
+        let _ = std::fs::remove_file(&log);
+        let mut all: Vec<&str> = vec!["--no-progress", "profile", "-n", "1", "--quiet-target"];
+        all.extend(tail);
+        let out = Command::new(env!("CARGO_BIN_EXE_ldcost"))
+            .args(&all)
+            .env("ARGV_LOG", &log)
+            .output()
+            .unwrap();
+        if out.status.code() == Some(8) {
+            skip(name, "ldcost profile is refused here (exit 8: ptrace)");
+            return;
+        }
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{all:?}: {err}");
+        let runs = std::fs::read_to_string(&log).expect("the target ran");
+        let want = format!("a --json {json} --runs=2");
+        assert!(
+            !runs.is_empty() && runs.lines().all(|l| l == want),
+            "{all:?}: the target got other arguments:\n{runs}"
+        );
+        assert!(
+            !std::path::Path::new(json).exists(),
+            "{all:?}: ldcost wrote the target's --json"
+        );
+        let lines: Vec<&str> = err
+            .lines()
+            .filter(|l| l.contains("after the program"))
+            .collect();
+        if warned {
+            assert_eq!(
+                lines,
+                ["ldcost: `--json`, `--runs` after the program are passed to it; put ldcost's options before the program"],
+                "{err}"
+            );
+        } else {
+            assert!(lines.is_empty(), "{err}");
+        }
+    }
+}

@@ -1060,3 +1060,143 @@ fn rustc_relocation_towers_are_driver_and_llvm() {
     );
     drop(run.dir);
 }
+
+/// A program that `dlopen`s a library whose constructor spins, then spins as long in its own
+/// code: the constructor's samples are drawn under `dlopen: libafter.so` → `initializers:
+/// libafter.so` in the `initializers` category (the loader's work after main, as a start-up
+/// constructor is), the program's own spin under `application` with no dlopen frame; the
+/// folded file carries the same frames as the SVG, and the legend's `initializers` count is
+/// the JSON's.
+#[test]
+fn a_constructor_dlopen_runs_is_drawn_under_its_library() {
+    let name = "a_constructor_dlopen_runs_is_drawn_under_its_library";
+    if !common::tools(name, &["cc"]) {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let d = work.path();
+    common::write(
+        d,
+        "after.c",
+        "volatile double sink;\n\
+         __attribute__((constructor)) static void warm(void) {\n\
+           for (int i = 0; i < 3000000; i++) sink += i * 0.5;\n\
+         }\n",
+    );
+    common::cc(
+        d,
+        &["-O1", "-shared", "-fPIC", "-o", "libafter.so", "after.c"],
+    );
+    common::write(
+        d,
+        "opener.c",
+        "#include <dlfcn.h>\n\
+         volatile double own;\n\
+         __attribute__((noinline)) static void spin(void) {\n\
+           for (int i = 0; i < 3000000; i++) own += i * 0.5;\n\
+         }\n\
+         int main(int argc, char **argv) {\n\
+           if (!dlopen(argv[1], RTLD_NOW)) return 1;\n\
+           spin();\n\
+           return 0;\n\
+         }\n",
+    );
+    common::cc(
+        d,
+        &[
+            "-O1",
+            "-fno-omit-frame-pointer",
+            "-o",
+            "opener",
+            "opener.c",
+            "-ldl",
+        ],
+    );
+    let svg_path = d.join("o.svg");
+    let folded_path = d.join("o.folded");
+    let lib = d.join("libafter.so");
+    let Some(run) = sampled_profile(
+        name,
+        &[
+            "--flamegraph",
+            svg_path.to_str().unwrap(),
+            "--folded",
+            folded_path.to_str().unwrap(),
+        ],
+        &d.join("opener"),
+        &[lib.to_str().unwrap()],
+    ) else {
+        return;
+    };
+    let recorded = run.json["profile"]["raw"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|r| r["after_main"]["opens"].is_array());
+    if !recorded {
+        return common::skip(
+            name,
+            "the runs recorded no dlopen after main (no after_main in the JSON's raw runs)",
+        );
+    }
+    keep(&[&svg_path, &folded_path]);
+    let folded = std::fs::read_to_string(&folded_path).unwrap();
+    let sum = |pred: &dyn Fn(&str) -> bool| -> u64 {
+        folded
+            .lines()
+            .filter(|l| pred(l))
+            .map(|l| l.rsplit_once(' ').unwrap().1.parse::<u64>().unwrap())
+            .sum()
+    };
+    let under_ctor = sum(&|l| {
+        l.starts_with("exec;initializers;dlopen: libafter.so;initializers: libafter.so;warm")
+    });
+    let has = |l: &str, frame: &str| l.rsplit_once(' ').unwrap().0.split(';').any(|f| f == frame);
+    let warm_all = sum(&|l| has(l, "warm"));
+    let spin_app = sum(&|l| l.starts_with("exec;application;") && has(l, "spin"));
+    let spin_in_dlopen = sum(&|l| l.contains("dlopen: ") && has(l, "spin"));
+    eprintln!("warm: {under_ctor} of {warm_all} under its dlopen; spin: {spin_app} application");
+    assert!(under_ctor > 0, "no constructor tower:\n{folded}");
+    // Nearly all of the constructor's samples (a few are the kernel's interrupts in it, or
+    // ldcost's stops at its window's ends).
+    assert!(
+        under_ctor * 10 >= warm_all * 9,
+        "{under_ctor} of {warm_all}"
+    );
+    assert!(
+        spin_app > 0,
+        "the program's own spin is not the application's:\n{folded}"
+    );
+    assert_eq!(spin_in_dlopen, 0, "the program's spin drawn under a dlopen");
+    // The SVG's frames: as wide as the folded file's lines say.
+    let svg = read_svg(&std::fs::read_to_string(&svg_path).unwrap());
+    let width = |frame: &str| -> u64 {
+        svg.frames
+            .iter()
+            .filter(|(n, _)| n == frame)
+            .map(|(_, c)| *c)
+            .sum()
+    };
+    let drawn_dlopen = sum(&|l| {
+        l.split(';').nth(2) == Some("dlopen: libafter.so")
+            && !l.starts_with("exec;instrumentation;")
+    });
+    assert_eq!(width("dlopen: libafter.so"), drawn_dlopen);
+    // The legend's initializers are the JSON's, the constructor's samples among them.
+    let b = &run.json["profile"]["breakdown"];
+    let json_init = b["categories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["label"] == "initializers")
+        .and_then(|c| c["samples"].as_u64())
+        .expect("an initializers category");
+    let legend = svg
+        .entries
+        .iter()
+        .find(|e| e.0 == "initializers")
+        .expect("initializers in the legend");
+    assert_eq!(legend.2, json_init);
+    assert!(json_init >= under_ctor);
+    drop(run.dir);
+}

@@ -571,3 +571,214 @@ fn a_directory_as_file_is_a_write_error_and_nothing_is_left() {
     assert_eq!(std::fs::read_dir(&sub).unwrap().count(), 0);
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
 }
+
+/// A program that loads a library after `main` (`dlopen`, whose constructor does some work).
+fn dlopen_fixture(dir: &Path) -> (PathBuf, PathBuf) {
+    common::write(
+        dir,
+        "after.c",
+        "volatile double sink;\n\
+         __attribute__((constructor)) static void warm(void) {\n\
+           for (int i = 0; i < 200000; i++) sink += i * 0.5;\n\
+         }\n\
+         double after_value(void) { return sink; }\n",
+    );
+    common::cc(
+        dir,
+        &["-O1", "-shared", "-fPIC", "-o", "libafter.so", "after.c"],
+    );
+    common::write(
+        dir,
+        "opener.c",
+        "#include <dlfcn.h>\n#include <stdio.h>\n\
+         int main(int argc, char **argv) {\n\
+           void *h = dlopen(argv[1], RTLD_NOW);\n\
+           if (!h) { fprintf(stderr, \"%s\\n\", dlerror()); return 1; }\n\
+           double (*v)(void) = (double (*)(void))dlsym(h, \"after_value\");\n\
+           printf(\"%f\\n\", v ? v() : 0.0);\n\
+           return 0;\n\
+         }\n",
+    );
+    common::cc(dir, &["-O1", "-o", "opener", "opener.c", "-ldl"]);
+    (dir.join("opener"), dir.join("libafter.so"))
+}
+
+/// The objects loaded after `main`: the SVG's `dlopen:` row carries, as its CPU, the median
+/// over the measured runs of the JSON's raw figures (mapping + relocation + initializers of
+/// that object, the calling thread's CPU), its pieces the kinds the runs recorded; the trace's
+/// after-main events carry each run's own figures.
+#[test]
+fn objects_loaded_after_main_carry_the_recordings_figures() {
+    let name = "objects_loaded_after_main_carry_the_recordings_figures";
+    if !tools(name, &["cc"]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (prog, lib) = dlopen_fixture(dir.path());
+    let (svg, trace, json) = (
+        dir.path().join("t.svg"),
+        dir.path().join("t.trace.json"),
+        dir.path().join("d.json"),
+    );
+    let o = ldcost(&[
+        "profile",
+        "-n",
+        "3",
+        "--no-ld-debug",
+        "--quiet-target",
+        "--json",
+        json.to_str().unwrap(),
+        "--timeline",
+        svg.to_str().unwrap(),
+        "--trace",
+        trace.to_str().unwrap(),
+        prog.to_str().unwrap(),
+        lib.to_str().unwrap(),
+    ]);
+    if o.code == 8 {
+        skip(name, o.stderr.trim());
+        return;
+    }
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let kinds = ["mapping", "relocation", "initializers"];
+    // Per measured run, libafter.so's costs (None: the run did not record it).
+    let per_run: Vec<Option<Vec<(&str, &Value)>>> = measured(&doc)
+        .iter()
+        .map(|r| {
+            r["after_main"]["opens"]
+                .as_array()?
+                .iter()
+                .flat_map(|o| o["objects"].as_array().into_iter().flatten())
+                .find(|obj| {
+                    obj["name"]
+                        .as_str()
+                        .is_some_and(|n| short(n) == "libafter.so")
+                })
+                .map(|obj| {
+                    kinds
+                        .iter()
+                        .filter(|k| obj[**k].is_object())
+                        .map(|k| (*k, &obj[*k]))
+                        .collect()
+                })
+        })
+        .collect();
+    if per_run.iter().all(Option::is_none) {
+        skip(
+            name,
+            "the measured runs recorded no object loaded after main (no after_main in the JSON's raw runs)",
+        );
+        return;
+    }
+    let cpu = median(
+        per_run
+            .iter()
+            .flatten()
+            .map(|c| c.iter().map(|(_, v)| f(&v["cpu_ns"])).sum())
+            .collect(),
+    );
+    let text = std::fs::read_to_string(&svg).unwrap();
+    let svg_doc = roxmltree::Document::parse(&text).expect("the SVG parses");
+    let rows: Vec<roxmltree::Node> = svg_doc
+        .descendants()
+        .filter(|n| n.attribute("data-key") == Some("after-main"))
+        .collect();
+    let row = rows
+        .iter()
+        .find(|n| {
+            n.attribute("data-object")
+                .is_some_and(|o| short(o) == "libafter.so")
+        })
+        .unwrap_or_else(|| panic!("no dlopen row for libafter.so in {text}"));
+    assert_eq!(attr(*row, "data-cpu-ns"), Some(cpu));
+    let label = row
+        .descendants()
+        .find(|n| n.attribute("class") == Some("ldcost-row-label"))
+        .and_then(|n| n.text())
+        .unwrap_or_default();
+    assert_eq!(label, "dlopen: libafter.so");
+    // Its pieces: the kinds the runs recorded, in ld.so's order, after main's start.
+    let want: Vec<&str> = kinds
+        .iter()
+        .filter(|k| {
+            per_run
+                .iter()
+                .flatten()
+                .any(|c| c.iter().any(|(x, _)| x == *k))
+        })
+        .map(|k| if *k == "mapping" { "object-mapping" } else { k })
+        .collect();
+    let got: Vec<&str> = row
+        .descendants()
+        .filter_map(|n| n.attribute("data-kind"))
+        .collect();
+    assert_eq!(got, want);
+    let main_start = svg_doc
+        .descendants()
+        .find(|n| n.attribute("data-key") == Some("main-to-exit"))
+        .and_then(|n| attr(n, "data-start-ns"))
+        .expect("a main to exit row");
+    assert!(attr(*row, "data-start-ns").unwrap() >= main_start);
+    // The trace: per run, libafter.so's events with that run's CPU and wall.
+    let t: Value = serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+    let events: Vec<&Value> = t["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| {
+            e["cat"]
+                .as_str()
+                .is_some_and(|c| c.starts_with("after-main-"))
+        })
+        .filter(|e| {
+            e["args"]["object"]
+                .as_str()
+                .is_some_and(|o| short(o) == "libafter.so")
+        })
+        .collect();
+    let recorded: Vec<&Value> = per_run
+        .iter()
+        .flatten()
+        .flatten()
+        .map(|(_, v)| *v)
+        .collect();
+    assert_eq!(events.len(), recorded.len());
+    for (e, c) in events.iter().zip(&recorded) {
+        assert_eq!(f(&e["args"]["cpu_ns"]), f(&c["cpu_ns"]));
+        assert_eq!(f(&e["dur"]), f(&c["wall_ns"]) / 1000.0);
+        assert_eq!(e["ph"], "X");
+    }
+    // The picture, in headless Chromium: the dlopen rows labelled, their pieces drawn.
+    if !common::have("chromium") && std::env::var_os("CHROMIUM").is_none() {
+        skip(
+            "timeline_after_main_screenshot",
+            "chromium is not installed",
+        );
+        return;
+    }
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/check-timeline");
+    let out = Command::new(&script)
+        .arg(&svg)
+        .arg(dir.path().join("t.png"))
+        .output()
+        .expect("run scripts/check-timeline");
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    if out.status.code() == Some(2) {
+        skip("timeline_after_main_screenshot", said.trim());
+        return;
+    }
+    assert!(out.status.success(), "check-timeline failed:\n{said}");
+    assert!(
+        said.contains("each labelled and with a bar inside the picture"),
+        "{said}"
+    );
+    assert!(
+        said.contains("no row label or figure label overlaps another"),
+        "{said}"
+    );
+}

@@ -179,6 +179,110 @@ pub fn breakdown_in_phases(
     lazy_context: bool,
     spans: &HashMap<String, SpanInfo>,
 ) -> (Breakdown, Vec<FoldedStack>) {
+    breakdown_in_windows(
+        section,
+        stacks,
+        units,
+        other_label,
+        lazy_context,
+        spans,
+        &[],
+    )
+}
+
+/// A stretch of one thread's time whose samples take `frames` between their category and
+/// their own frames in the folded stacks (`dlopen: libX.so`, `relocation: libX.so` for an
+/// object loaded after `main`): it names whose work the loader was doing, as the object
+/// frame of a start-up span does. A user-mode sample no frame decided takes `context` as its
+/// category there, as in the start-up span of the same phase (a library's constructor run by
+/// `dlopen` is initializers, not the program's own code); the span it falls in (main to exit)
+/// stays its span.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Window {
+    pub tid: i32,
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub frames: Vec<String>,
+    pub context: Option<Category>,
+}
+
+/// The windows of the loader's work after `main` in one run: each `dlopen` call whole
+/// (`dlopen: libX.so`, the work between its objects' phases) and inside it each object's
+/// search and mapping, relocation and initializers (`dlopen: libX.so`, `relocation: libX.so`:
+/// the same frame as at start-up, under the call's object).
+pub fn after_main_windows(am: &crate::record::after_main::AfterMain) -> Vec<Window> {
+    use super::folded::dlopen_frame;
+    let mut out = Vec::new();
+    for open in &am.opens {
+        let called = match (&open.outcome, &open.file) {
+            (crate::record::after_main::Outcome::Loaded(o), _) => o.as_str(),
+            (_, Some(f)) => f.as_str(),
+            (_, None) => "the main program",
+        };
+        out.push(Window {
+            tid: open.tid,
+            start_ns: open.cost.span_ns.0,
+            end_ns: open.cost.span_ns.1,
+            frames: vec![dlopen_frame(called)],
+            context: None,
+        });
+        for o in &open.objects {
+            let short = o.name.rsplit('/').next().unwrap_or(&o.name);
+            // The contexts of the same phases at start-up (see `profile::sampled`).
+            let phases = [
+                ("mapping", &o.mapping, None),
+                ("relocation", &o.relocation, Some(Category::LdsoRelocation)),
+                (
+                    "initializers",
+                    &o.initializers,
+                    Some(Category::Initializers),
+                ),
+            ];
+            for (word, cost, context) in phases {
+                if let Some(c) = cost {
+                    out.push(Window {
+                        tid: open.tid,
+                        start_ns: c.span_ns.0,
+                        end_ns: c.span_ns.1,
+                        frames: vec![dlopen_frame(&o.name), format!("{word}: {short}")],
+                        context,
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The innermost window of `tid` holding `t` (a `dlopen` made by a constructor runs inside
+/// its parent's initializers): the latest-starting one. `windows` sorted by start;
+/// `longest` their longest length, which bounds the search back.
+fn window_of(windows: &[Window], longest: u64, tid: i32, t: u64) -> Option<usize> {
+    let end = windows.partition_point(|w| w.start_ns <= t);
+    (0..end)
+        .rev()
+        .take_while(|&i| windows[i].start_ns.saturating_add(longest) >= t)
+        .find(|&i| windows[i].tid == tid && windows[i].end_ns >= t)
+}
+
+/// [`breakdown_in_phases`], with the [`Window`]s whose samples take their frames.
+pub fn breakdown_in_windows(
+    section: &str,
+    stacks: &[SymbolizedStack],
+    units: &[Unit],
+    other_label: &str,
+    lazy_context: bool,
+    spans: &HashMap<String, SpanInfo>,
+    windows: &[Window],
+) -> (Breakdown, Vec<FoldedStack>) {
+    let mut windows = windows.to_vec();
+    windows.sort_by_key(|w| (w.start_ns, w.end_ns));
+    let longest = windows
+        .iter()
+        .map(|w| w.end_ns.saturating_sub(w.start_ns))
+        .max()
+        .unwrap_or(0);
+    let mut window_index: HashMap<usize, Option<usize>> = HashMap::new();
     let mut order: Vec<usize> = (0..units.len()).collect();
     order.sort_by_key(|&i| units[i].start_ns);
     let starts: Vec<u64> = order.iter().map(|&i| units[i].start_ns).collect();
@@ -190,7 +294,7 @@ pub fn breakdown_in_phases(
     let mut frame_lists: Vec<Vec<String>> = Vec::new();
     // (category, frame list, object frame of the span): see `folded::object_frame`.
     let mut folded_keys: Vec<(Category, usize, Option<usize>)> = Vec::new();
-    let mut object_frames: Vec<String> = Vec::new();
+    let mut object_frames: Vec<Vec<String>> = Vec::new();
     let mut object_index: HashMap<&str, Option<usize>> = HashMap::new();
     let mut folded_counts: Vec<u64> = Vec::new();
     let mut folded_index: HashMap<(Category, usize, Option<usize>), usize> = HashMap::new();
@@ -246,19 +350,35 @@ pub fn breakdown_in_phases(
             }
         };
         let label = phase_of(u, s.pid, s.time_ns, other_label);
-        // The phase decides only what the stack left undecided (rule 5 of the taxonomy).
-        let cat = match spans.get(label).and_then(|i| i.context) {
+        let window = window_of(&windows, longest, s.tid, s.time_ns);
+        // The phase decides only what the stack left undecided (rule 5 of the taxonomy); inside
+        // a window, the window's phase.
+        let context = match window {
+            Some(w) => windows[w].context,
+            None => spans.get(label).and_then(|i| i.context),
+        };
+        let cat = match context {
             Some(ctx) => in_phase(stack_cat, &s.frames, Some(ctx)),
             None => stack_cat,
         };
         if cat != stack_cat {
             *by_phase.entry(cat).or_insert(0) += 1;
         }
-        let oi = *object_index.entry(label).or_insert_with(|| {
-            let f = super::folded::object_frame(label)?;
-            object_frames.push(f);
-            Some(object_frames.len() - 1)
-        });
+        let oi = match window {
+            Some(w) => *window_index.entry(w).or_insert_with(|| {
+                let f = &windows[w].frames;
+                let at = object_frames.iter().position(|x| x == f);
+                Some(at.unwrap_or_else(|| {
+                    object_frames.push(f.clone());
+                    object_frames.len() - 1
+                }))
+            }),
+            None => *object_index.entry(label).or_insert_with(|| {
+                let f = super::folded::object_frame(label)?;
+                object_frames.push(vec![f]);
+                Some(object_frames.len() - 1)
+            }),
+        };
         let fi = *folded_index.entry((cat, li, oi)).or_insert_with(|| {
             folded_keys.push((cat, li, oi));
             folded_counts.push(0);
@@ -365,6 +485,7 @@ pub fn breakdown_in_phases(
             frames: oi
                 .map(|o| object_frames[o].clone())
                 .into_iter()
+                .flatten()
                 .chain(frame_lists[li].iter().cloned())
                 .collect(),
             count,

@@ -430,3 +430,159 @@ fn instrumentation_is_left_out_and_exec_parts_add_up() {
     assert!((sum - exec_ns).abs() < 1e-6, "{sum} vs {exec_ns}");
     assert!((exec_ns - 750_000.0).abs() < 1e-6);
 }
+
+#[test]
+fn samples_in_a_window_after_main_take_its_frames_and_keep_their_shares() {
+    use crate::record::after_main::{
+        AfterMain, AfterMainSeen, Cost, Dlopen, LoadedObject, Outcome,
+    };
+    let ldso = || {
+        vec![frame(
+            "_dl_relocate_object",
+            false,
+            Some("ld-linux-x86-64.so.2"),
+        )]
+    };
+    let cost = |a: u64, b: u64| Cost {
+        cpu_ns: b - a,
+        wall_ns: b - a,
+        stops: 2,
+        span_ns: (a, b),
+    };
+    let object = |name: &str, reloc: (u64, u64), init: (u64, u64)| LoadedObject {
+        name: format!("/usr/lib/{name}"),
+        mapping: None,
+        relocation: Some(cost(reloc.0, reloc.1)),
+        initializers: Some(cost(init.0, init.1)),
+        threads: Vec::new(),
+    };
+    let open = |name: &str, call: (u64, u64), obj: LoadedObject, parent| Dlopen {
+        tid: 7,
+        file: Some(name.into()),
+        mode: 2,
+        namespace: None,
+        caller: None,
+        parent,
+        cost: cost(call.0, call.1),
+        outcome: Outcome::Loaded(format!("/usr/lib/{name}")),
+        objects: vec![obj],
+    };
+    // libouter's constructor dlopens libinner: inner's windows lie in outer's initializers.
+    let am = AfterMain {
+        seen: AfterMainSeen::PerObject,
+        opens: vec![
+            open(
+                "libouter.so",
+                (2000, 3000),
+                object("libouter.so", (2100, 2200), (2300, 2900)),
+                None,
+            ),
+            open(
+                "libinner.so",
+                (2400, 2800),
+                object("libinner.so", (2500, 2600), (2650, 2700)),
+                Some(0),
+            ),
+        ],
+        closes: Vec::new(),
+        lazy: Vec::new(),
+        stops: 0,
+    };
+    let windows = after_main_windows(&am);
+    assert_eq!(windows.len(), 6);
+    let units = vec![Unit {
+        start_ns: 0,
+        end_ns: 4000,
+        per_unit: 1.0,
+        phases: vec![Span {
+            label: "main to exit".into(),
+            start_ns: 0,
+            end_ns: 4000,
+        }],
+        main_pid: 7,
+    }];
+    let ctor = || vec![frame("warm", false, Some("/usr/lib/libouter.so"))];
+    let mut other_thread = stack(7, 2150, ldso());
+    other_thread.tid = 9;
+    let stacks = vec![
+        stack(7, 2150, ldso()), // outer's relocation
+        stack(7, 2550, ldso()), // inner's relocation, inside outer's initializers
+        stack(7, 2850, ldso()), // outer's initializers, after inner's dlopen returned
+        stack(7, 2050, ldso()), // outer's dlopen, between its object's phases
+        stack(7, 3500, ldso()), // after every dlopen
+        other_thread,           // the same time in another thread: not the loader's
+        stack(7, 2350, ctor()), // outer's constructor's own code: initializers
+        stack(7, 3600, ctor()), // the same code called by the program: the program's
+    ];
+    let spans = HashMap::new();
+    let (plain, _) = breakdown_in_phases("exec", &stacks, &units, "children", false, &spans);
+    let (b, folded) =
+        breakdown_in_windows("exec", &stacks, &units, "children", false, &spans, &windows);
+    let n = |b: &Breakdown, c: Category| {
+        b.categories
+            .iter()
+            .find(|x| x.category == c)
+            .map_or(0, |x| x.samples)
+    };
+    // ld.so's frames decide their own category, in a window or not; the constructor's code
+    // inside its object's initializers is initializers, as at start-up, and the same code
+    // outside every window stays the program's.
+    for c in Category::ALL {
+        if ![Category::Initializers, Category::Application].contains(&c) {
+            assert_eq!(n(&b, c), n(&plain, c), "{c:?}");
+        }
+    }
+    assert_eq!(
+        (
+            n(&plain, Category::Application),
+            n(&plain, Category::Initializers)
+        ),
+        (2, 0)
+    );
+    assert_eq!(
+        (n(&b, Category::Application), n(&b, Category::Initializers)),
+        (1, 1)
+    );
+    assert_eq!(b.samples, plain.samples);
+    let mut got: Vec<(Category, Vec<String>, u64)> = folded
+        .iter()
+        .map(|f| (f.category, f.frames[..f.frames.len() - 1].to_vec(), f.count))
+        .collect();
+    got.sort();
+    let v = |x: &[&str]| x.iter().map(|s| s.to_string()).collect::<Vec<String>>();
+    let ldso_cat = folded
+        .iter()
+        .find(|f| f.frames.last().is_some_and(|x| x == "_dl_relocate_object"))
+        .unwrap()
+        .category;
+    let mut want = vec![
+        (ldso_cat, v(&[]), 2),
+        (
+            ldso_cat,
+            v(&["dlopen: libinner.so", "relocation: libinner.so"]),
+            1,
+        ),
+        (ldso_cat, v(&["dlopen: libouter.so"]), 1),
+        (
+            ldso_cat,
+            v(&["dlopen: libouter.so", "initializers: libouter.so"]),
+            1,
+        ),
+        (
+            ldso_cat,
+            v(&["dlopen: libouter.so", "relocation: libouter.so"]),
+            1,
+        ),
+        (Category::Application, v(&[]), 1),
+        (
+            Category::Initializers,
+            v(&["dlopen: libouter.so", "initializers: libouter.so"]),
+            1,
+        ),
+    ];
+    want.sort();
+    assert_eq!(got, want);
+    assert!(crate::attribute::folded::is_object_frame(
+        "dlopen: libinner.so"
+    ));
+}

@@ -45,11 +45,20 @@ pub fn object_frame(span: &str) -> Option<String> {
     (!object.trim().is_empty()).then(|| format!("{word}: {}", object.trim()))
 }
 
-/// Whether a folded frame is one [`object_frame`] made (kept when a deep stack is cut).
+/// The frame that roots an object loaded after `main`'s work (`dlopen: libX.so`), above its
+/// phase's [`object_frame`].
+pub fn dlopen_frame(object: &str) -> String {
+    format!("{DLOPEN}: {}", object.rsplit('/').next().unwrap_or(object))
+}
+
+const DLOPEN: &str = "dlopen";
+
+/// Whether a folded frame is one [`object_frame`] or [`dlopen_frame`] made (kept when a deep
+/// stack is cut).
 pub fn is_object_frame(frame: &str) -> bool {
-    frame
-        .split_once(": ")
-        .is_some_and(|(w, o)| !o.is_empty() && OBJECT_PHASES.iter().any(|(_, x)| *x == w))
+    frame.split_once(": ").is_some_and(|(w, o)| {
+        !o.is_empty() && (w == DLOPEN || OBJECT_PHASES.iter().any(|(_, x)| *x == w))
+    })
 }
 
 #[cfg(test)]

@@ -216,28 +216,23 @@ fn section(
             }
         }
         if let Some(d) = dyn0 {
-            checks.push(Check {
-                claim: "static execl faster than dynamic (BYTE Execl Throughput)".into(),
-                holds: med(&s.execl_lps) > med(&d.execl_lps),
-                detail: format!(
-                    "static {} lps, dynamic {} lps",
-                    fmt(med(&s.execl_lps)),
-                    fmt(med(&d.execl_lps))
-                ),
-            });
+            checks.push(Check::ranked(
+                "static execl faster than dynamic (BYTE Execl Throughput)".into(),
+                ("dynamic", &d.execl_lps),
+                ("static", &s.execl_lps),
+                "lps",
+                "sample",
+            ));
         }
     }
     if let (Some(d), Some(l)) = (dyn0, libs) {
-        checks.push(Check {
-            claim: "more libraries, slower execl (BYTE Execl Throughput)".into(),
-            holds: med(&l.execl_lps) < med(&d.execl_lps),
-            detail: format!(
-                "dynamic {} lps, {} {} lps",
-                fmt(med(&d.execl_lps)),
-                l.label,
-                fmt(med(&l.execl_lps))
-            ),
-        });
+        checks.push(Check::ranked(
+            "more libraries, slower execl (BYTE Execl Throughput)".into(),
+            (&l.label, &l.execl_lps),
+            ("dynamic", &d.execl_lps),
+            "lps",
+            "sample",
+        ));
     }
     let seed_ratio = [(
         "seed 002: gcc 2.2.2d over gcc 2.2.2 (0.97 pl2 vs 0.97-14)".to_string(),
@@ -307,6 +302,47 @@ fn section(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn directions_are_judged_on_the_samples_ranges() {
+        let row = |label: &str, execl: &[f64]| Row {
+            label: label.into(),
+            spawn_lps: vec![1000.0; execl.len()],
+            execl_lps: execl.to_vec(),
+            printouts: Vec::new(),
+            commands: Vec::new(),
+        };
+        let settings = Settings {
+            work_dir: std::path::PathBuf::from("/nonexistent"),
+            quick: false,
+            runs: None,
+        };
+        let checks = |rows| section(&settings, 3, 2.0, rows, Vec::new()).checks;
+        // Static above dynamic apart; the libraries' samples overlap dynamic's, though their
+        // median is lower.
+        let c = checks(vec![
+            row("static", &[900.0, 950.0, 920.0]),
+            row("dynamic", &[700.0, 760.0, 640.0]),
+            row("dynamic -lm -lz", &[650.0, 700.0, 690.0]),
+        ]);
+        assert_eq!(c.len(), 2);
+        assert!(c[0].holds && c[0].decided(), "{c:?}");
+        assert!(c[0]
+            .detail
+            .starts_with("dynamic 700.0 lps (range 640.0–760.0 over 3 samples)"));
+        assert!(!c[1].holds && !c[1].decided(), "{c:?}");
+        // The libraries faster than dynamic, apart: NO.
+        let c = checks(vec![
+            row("static", &[600.0, 650.0]),
+            row("dynamic", &[700.0, 710.0]),
+            row("dynamic -lm -lz", &[800.0, 810.0]),
+        ]);
+        assert!(!c[0].holds && c[0].decided(), "{c:?}");
+        assert!(!c[1].holds && c[1].decided(), "{c:?}");
+        // One sample each (--quick): nothing decided.
+        let c = checks(vec![row("static", &[900.0]), row("dynamic", &[100.0])]);
+        assert!(!c[0].decided(), "{c:?}");
+    }
 
     #[test]
     fn scores_parse_from_both_programs() {

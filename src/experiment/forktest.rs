@@ -258,23 +258,22 @@ fn section(
     let mut checks = Vec::new();
     let mut findings = Vec::new();
     if let (Some(s), Some(d)) = (stat, dyn0) {
-        checks.push(Check {
-            claim: "static forks faster than dynamic (forktest, clock())".into(),
-            holds: s.clock() > d.clock(),
-            detail: format!("static {}/s, dynamic {}/s", fmt(s.clock()), fmt(d.clock())),
-        });
+        checks.push(Check::ranked(
+            "static forks faster than dynamic (forktest, clock())".into(),
+            ("dynamic", &d.clock_per_s),
+            ("static", &s.clock_per_s),
+            "forks/s",
+            "run",
+        ));
     }
     if let (Some(d), Some(m)) = (dyn0, most) {
-        checks.push(Check {
-            claim: "more libraries, slower fork (forktest, clock())".into(),
-            holds: m.clock() < d.clock(),
-            detail: format!(
-                "dynamic {}/s, {} {}/s",
-                fmt(d.clock()),
-                m.label,
-                fmt(m.clock())
-            ),
-        });
+        checks.push(Check::ranked(
+            "more libraries, slower fork (forktest, clock())".into(),
+            (&m.label, &m.clock_per_s),
+            ("dynamic", &d.clock_per_s),
+            "forks/s",
+            "run",
+        ));
         findings.push(Finding {
             key: "forktest.slowdown_all_libs".into(),
             text: format!(
@@ -421,6 +420,52 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn directions_are_judged_on_the_runs_ranges() {
+        let row = |label: &str, seed_index: usize, clock: &[f64]| Row {
+            label: label.into(),
+            seed_index,
+            command: String::new(),
+            clock_per_s: clock.to_vec(),
+            wall_per_s: clock.to_vec(),
+            printouts: Vec::new(),
+            probe_cpu_per_s: None,
+            probe_wall_per_s: None,
+            probe_vmas: None,
+            probe_error: Some("not run".into()),
+        };
+        let settings = Settings {
+            work_dir: std::path::PathBuf::from("/nonexistent"),
+            quick: false,
+            runs: None,
+        };
+        let checks = |rows| {
+            section(&settings, 3, 1000, 1000, rows, Vec::new())
+                .expect("a section")
+                .checks
+        };
+        let c = checks(vec![
+            row("static", 0, &[5000.0, 5200.0, 5100.0]),
+            row("dynamic", 1, &[3000.0, 3500.0, 3200.0]),
+            row("dynamic -lm", 2, &[3100.0, 3400.0, 2900.0]),
+        ]);
+        assert_eq!(c.len(), 2, "{c:?}");
+        assert!(c[0].holds && c[0].decided(), "{c:?}");
+        assert!(
+            c[0].detail
+                .starts_with("dynamic 3200 forks/s (range 3000–3500 over 3 runs)"),
+            "{c:?}"
+        );
+        assert!(!c[1].holds && !c[1].decided(), "{c:?}");
+        let c = checks(vec![
+            row("static", 0, &[2000.0, 2100.0]),
+            row("dynamic", 1, &[3000.0, 3100.0]),
+            row("dynamic -lm", 2, &[1000.0, 1100.0]),
+        ]);
+        assert!(!c[0].holds && c[0].decided(), "{c:?}");
+        assert!(c[1].holds && c[1].decided(), "{c:?}");
+    }
 
     #[test]
     fn the_builds_follow_the_seeds_list() {

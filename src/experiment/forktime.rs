@@ -80,6 +80,13 @@ struct Measured {
 }
 
 impl Measured {
+    /// Each run's real time per [`FORKS`] forks, in seconds.
+    fn real_per_run(&self) -> Vec<f64> {
+        self.lines
+            .iter()
+            .map(|l| l.wall_us * FORKS as f64 / 1e6)
+            .collect()
+    }
     fn real_s(&self) -> f64 {
         median_finite(&self.lines.iter().map(|l| l.wall_us).collect::<Vec<_>>()).unwrap_or(f64::NAN)
             * FORKS as f64
@@ -233,15 +240,13 @@ fn section(settings: &Settings, runs: u32, measured: &[Measured]) -> Section {
             unit: "µs".into(),
             interval: None,
         });
-        checks.push(Check {
-            claim: "static forks faster than dynamic (forktime, real time)".into(),
-            holds: s.real_s() < d.real_s(),
-            detail: format!(
-                "static {} s, dynamic {} s per 1000 forks (real)",
-                fmt(s.real_s()),
-                fmt(d.real_s())
-            ),
-        });
+        checks.push(Check::ranked(
+            "static forks faster than dynamic (forktime, real time)".into(),
+            ("static", &s.real_per_run()),
+            ("dynamic", &d.real_per_run()),
+            "s real per 1000 forks",
+            "run",
+        ));
     }
     let ratios = Table {
         title: "forktime (seed 000): dynamic / static".into(),
@@ -296,6 +301,53 @@ fn section(settings: &Settings, runs: u32, measured: &[Measured]) -> Section {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_direction_is_judged_on_the_runs_ranges() {
+        let m = |linkage, walls: &[f64]| Measured {
+            linkage,
+            lines: walls
+                .iter()
+                .map(|&w| ForktimeLine {
+                    forks: FORKS,
+                    wall_us: w,
+                    parent_cpu_us: w / 2.0,
+                    parent_user_us: 0.0,
+                    parent_sys_us: w / 2.0,
+                    children_cpu_us: w / 4.0,
+                    children_user_us: 0.0,
+                    children_sys_us: w / 4.0,
+                })
+                .collect(),
+            printouts: Vec::new(),
+            command: String::new(),
+        };
+        let settings = Settings {
+            work_dir: std::path::PathBuf::from("/nonexistent"),
+            quick: false,
+            runs: None,
+        };
+        let check = |s: &[f64], d: &[f64]| {
+            let sec = section(
+                &settings,
+                3,
+                &[m(Linkage::Static, s), m(Linkage::Dynamic, d)],
+            );
+            assert_eq!(sec.checks.len(), 1);
+            sec.checks[0].clone()
+        };
+        let c = check(&[100.0, 110.0, 105.0], &[150.0, 160.0, 170.0]);
+        assert!(c.holds && c.decided(), "{c:?}");
+        assert!(
+            c.detail
+                .starts_with("static 0.105 s real per 1000 forks (range 0.100–0.110 over 3 runs)"),
+            "{c:?}"
+        );
+        let c = check(&[100.0, 110.0, 160.0], &[105.0, 160.0, 170.0]);
+        assert!(!c.holds && !c.decided(), "{c:?}");
+        let c = check(&[200.0, 210.0], &[105.0, 110.0]);
+        assert!(!c.holds && c.decided(), "{c:?}");
+    }
 
     #[test]
     fn the_seed_ratios_are_the_seeds_means() {

@@ -10,9 +10,7 @@ use std::time::Duration;
 
 use super::plot;
 use super::runner::{self, fmt, Program};
-use super::section::{
-    Check, ExperimentError, Plot, Progress, Section, Settings, Table, NOT_DECIDED,
-};
+use super::section::{Check, ExperimentError, Plot, Progress, Section, Settings, Table};
 use super::seeds::{Linkage, Seed};
 use crate::report::schema::experiment as doc;
 use crate::stats::median_finite;
@@ -72,8 +70,10 @@ pub const METHODS: [&str; 3] = ["fork", "vfork", "posix_spawn"];
 /// The large parent's heap, MiB (written before the loop).
 pub const LARGE_HEAP_MIB: u32 = 64;
 /// Loops of the large-parent cells per round (each a fresh parent); a cell's figure is the
-/// median over every round's loops.
-pub const LARGE_LOOPS: u32 = 3;
+/// median over every round's loops. Five: a loop's figure moves by several times with the
+/// machine's other load, and the median of more loops moves less; `--quick`'s three rounds
+/// of five loops of 30 spawns cost it a few seconds.
+pub const LARGE_LOOPS: u32 = 5;
 
 /// `matrix_spawn: METHOD N spawns, X us per spawn (wall), heap H MiB`: (method, spawns, µs).
 pub fn parse_spawn(text: &str) -> Option<(String, u64, f64)> {
@@ -135,7 +135,7 @@ pub fn run(settings: &Settings, progress: &dyn Progress) -> Result<Section, Expe
     // the parent's page-table and THP state settling after the heap was written) is a small
     // share, and its figure is the median of LARGE_LOOPS loops per round.
     let (count, big_count, heap_mib) = if settings.quick {
-        (15u32, 20u32, LARGE_HEAP_MIB)
+        (15u32, 30u32, LARGE_HEAP_MIB)
     } else {
         (150, 50, LARGE_HEAP_MIB)
     };
@@ -204,41 +204,14 @@ pub fn run(settings: &Settings, progress: &dyn Progress) -> Result<Section, Expe
 /// moves by several times between loops on a loaded machine and a comparison of two medians
 /// alone would then answer at random; otherwise "not decided: noisy (ranges …)".
 pub(crate) fn direction(claim: String, fast: (&str, &[f64]), slow: (&str, &[f64])) -> Check {
-    let range = |v: &[f64]| {
-        let v: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
-        let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
-        let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        (!v.is_empty()).then_some((lo / 1e3, hi / 1e3, v.len()))
-    };
-    let show = |name: &str, v: &[f64], r: Option<(f64, f64, usize)>| match r {
-        Some((lo, hi, n)) => format!(
-            "{name} {} ms (range {}–{} over {n} loop{})",
-            fmt(median_finite(v).unwrap_or(f64::NAN) / 1e3),
-            fmt(lo),
-            fmt(hi),
-            if n == 1 { "" } else { "s" }
-        ),
-        None => format!("{name} not available (no loop finished)"),
-    };
-    let (rf, rs) = (range(fast.1), range(slow.1));
-    let figures = format!("{}, {}", show(fast.0, fast.1, rf), show(slow.0, slow.1, rs));
-    let (holds, detail) = match (rf, rs) {
-        (Some((_, fh, nf)), Some((sl, _, ns))) if nf > 1 && ns > 1 && fh < sl => (true, figures),
-        (Some((fl, _, nf)), Some((_, sh, ns))) if nf > 1 && ns > 1 && fl > sh => (false, figures),
-        (Some((_, _, nf)), Some((_, _, ns))) if nf < 2 || ns < 2 => (
-            false,
-            format!("{NOT_DECIDED}one loop gives no range to judge the noise by: {figures}"),
-        ),
-        _ => (
-            false,
-            format!("{NOT_DECIDED}noisy, the ranges overlap: {figures}"),
-        ),
-    };
-    Check {
+    let ms = |v: &[f64]| v.iter().map(|x| x / 1e3).collect::<Vec<f64>>();
+    Check::ranked(
         claim,
-        holds,
-        detail,
-    }
+        (fast.0, &ms(fast.1)),
+        (slow.0, &ms(slow.1)),
+        "ms",
+        "loop",
+    )
 }
 
 fn section(

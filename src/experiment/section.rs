@@ -5,6 +5,7 @@
 //! `report.html`, `results.json` and the terminal text are all rendered from, so the four never
 //! disagree. Every experiment module returns one `Section` from `run(&Settings, &Progress)`.
 
+use super::runner::fmt;
 use std::path::PathBuf;
 
 /// How an experiment is run; resolved from the command line once.
@@ -144,6 +145,9 @@ pub struct Check {
     pub detail: String,
 }
 
+/// From this many figures on a side, [`Check::ranked`] judges by the interval of its median.
+const MANY: usize = 40;
+
 /// How the detail of a check begins when its figures' ranges overlap: the direction is open,
 /// neither held nor failed (`holds` is false, and the reports say "not decided", not "NO").
 pub const NOT_DECIDED: &str = "not decided: ";
@@ -152,6 +156,103 @@ impl Check {
     /// False when the noise left the direction open ([`NOT_DECIDED`]).
     pub fn decided(&self) -> bool {
         !self.detail.starts_with(NOT_DECIDED)
+    }
+
+    /// The direction "`low`'s figure is below `high`'s", judged on one figure per run (or
+    /// loop, or sample: `per` names it) of each: it holds when every figure of `low` lies
+    /// below every figure of `high`, fails when every one lies above, and is not decided
+    /// otherwise, since the figures of one build move by more than the difference between
+    /// two medians on a loaded machine and a comparison of medians would answer at random.
+    /// One figure on a side gives no range to judge the noise by: not decided either.
+    /// A side of 40 figures or more is one figure per run of a program started once per run
+    /// (micah's 50 or 1000), not a loop's aggregate: its range is then the 95% interval of its
+    /// median ([`crate::stats::median_interval`]), since on a loaded machine the slowest
+    /// few of hundreds of starts reach any other build's figures and their range would leave
+    /// every direction open whatever the medians.
+    /// `unit` follows each figure ("ms", "lps", "/s").
+    pub fn ranked(
+        claim: String,
+        low: (&str, &[f64]),
+        high: (&str, &[f64]),
+        unit: &str,
+        per: &str,
+    ) -> Check {
+        let range = |v: &[f64]| {
+            let mut v: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
+            v.sort_by(f64::total_cmp);
+            let n = v.len();
+            let (lo, hi) = match n {
+                0 => return None,
+                1..MANY => (v[0], v[n - 1]),
+                _ => crate::stats::median_interval(&v),
+            };
+            Some((lo, hi, n))
+        };
+        let show = |name: &str, v: &[f64], r: Option<(f64, f64, usize)>| match r {
+            Some((lo, hi, n)) => format!(
+                "{name} {} {unit} ({} {}–{} {} {n} {per}{})",
+                fmt(crate::stats::median_finite(v).unwrap_or(f64::NAN)),
+                if n < MANY {
+                    "range"
+                } else {
+                    "95% interval of the median"
+                },
+                fmt(lo),
+                fmt(hi),
+                if n < MANY { "over" } else { "of" },
+                if n == 1 { "" } else { "s" }
+            ),
+            None => format!("{name} not available (no {per} finished)"),
+        };
+        let (rl, rh) = (range(low.1), range(high.1));
+        let figures = format!("{}, {}", show(low.0, low.1, rl), show(high.0, high.1, rh));
+        let (holds, detail) = match (rl, rh) {
+            (Some((_, lh, nl)), Some((hl, _, nh))) if nl > 1 && nh > 1 && lh < hl => {
+                (true, figures)
+            }
+            (Some((ll, _, nl)), Some((_, hh, nh))) if nl > 1 && nh > 1 && ll > hh => {
+                (false, figures)
+            }
+            (Some((_, _, nl)), Some((_, _, nh))) if nl < 2 || nh < 2 => (
+                false,
+                format!("{NOT_DECIDED}one {per} gives no range to judge the noise by: {figures}"),
+            ),
+            (Some(_), Some(_)) => (
+                false,
+                format!("{NOT_DECIDED}noisy, the ranges overlap: {figures}"),
+            ),
+            _ => (
+                false,
+                format!("{NOT_DECIDED}a side has no figure: {figures}"),
+            ),
+        };
+        Check {
+            claim,
+            holds,
+            detail,
+        }
+    }
+
+    /// Two checks of one claim (CPU and elapsed time) as one: it holds when both hold, fails
+    /// when either fails, and is not decided otherwise; the detail has both.
+    pub fn both(claim: String, a: Check, b: Check) -> Check {
+        let failed = |c: &Check| c.decided() && !c.holds;
+        let strip = |c: &Check| c.detail.trim_start_matches(NOT_DECIDED).to_string();
+        let (holds, open) = if failed(&a) || failed(&b) {
+            (false, false)
+        } else {
+            (a.holds && b.holds, !(a.decided() && b.decided()))
+        };
+        let detail = format!("{}; {}", strip(&a), strip(&b));
+        Check {
+            claim,
+            holds,
+            detail: if open {
+                format!("{NOT_DECIDED}{detail}")
+            } else {
+                detail
+            },
+        }
     }
 }
 
@@ -182,3 +283,90 @@ pub enum ExperimentError {
 
 /// What every experiment module exports as `run`.
 pub type RunFn = fn(&Settings, &dyn Progress) -> Result<Section, ExperimentError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ranked(low: &[f64], high: &[f64]) -> Check {
+        Check::ranked("a below b".into(), ("a", low), ("b", high), "ms", "run")
+    }
+
+    #[test]
+    fn a_direction_holds_or_fails_only_when_the_ranges_are_apart() {
+        let c = ranked(&[1.0, 1.2, 1.1], &[2.0, 2.5]);
+        assert!(c.holds && c.decided(), "{c:?}");
+        assert_eq!(
+            c.detail,
+            "a 1.100 ms (range 1.000–1.200 over 3 runs), b 2.250 ms (range 2.000–2.500 over 2 runs)"
+        );
+        let c = ranked(&[3.0, 3.5], &[2.0, 2.5]);
+        assert!(!c.holds && c.decided(), "{c:?}");
+        // Medians in the claimed order, ranges overlapping: open, not YES.
+        let c = ranked(&[1.0, 1.1, 2.6], &[2.0, 2.2, 2.5]);
+        assert!(!c.holds && !c.decided(), "{c:?}");
+        assert!(c
+            .detail
+            .starts_with("not decided: noisy, the ranges overlap: a 1.100 ms"));
+        // Medians the other way, ranges overlapping: open, not NO.
+        let c = ranked(&[2.4, 2.45, 1.0], &[2.0, 2.2, 2.5]);
+        assert!(!c.holds && !c.decided(), "{c:?}");
+        // Touching ranges overlap.
+        assert!(!ranked(&[1.0, 2.0], &[2.0, 3.0]).decided());
+        // One figure gives no range.
+        let c = ranked(&[1.0], &[2.0, 3.0]);
+        assert!(!c.holds && !c.decided());
+        assert!(c.detail.contains("one run gives no range"), "{c:?}");
+        // No figure on a side (NaN is none).
+        let c = ranked(&[f64::NAN], &[2.0, 3.0]);
+        assert!(!c.holds && !c.decided());
+        assert!(
+            c.detail.contains("a not available (no run finished)"),
+            "{c:?}"
+        );
+        // 40 figures or more: the intervals of the medians. Ranges overlapping by far (the
+        // slowest starts of a reach past all of b's) with medians 0.2 apart: decided.
+        let mut low: Vec<f64> = (0..50).map(|i| 1.0 + i as f64 / 100.0).collect();
+        low.extend([9.0, 9.5]);
+        let high: Vec<f64> = (0..50).map(|i| 1.2 + i as f64 / 100.0).collect();
+        let c = ranked(&low, &high);
+        assert!(c.holds && c.decided(), "{c:?}");
+        assert!(
+            c.detail
+                .starts_with("a 1.255 ms (95% interval of the median 1."),
+            "{c:?}"
+        );
+        assert!(c.detail.contains(" of 52 runs)"), "{c:?}");
+        // Medians 0.02 apart: their intervals overlap.
+        let high: Vec<f64> = (0..50).map(|i| 1.02 + i as f64 / 100.0).collect();
+        let c = ranked(&low, &high);
+        assert!(!c.holds && !c.decided(), "{c:?}");
+        // 39 figures: still the whole range.
+        let c = ranked(&low[13..], &high[..39]);
+        assert!(
+            c.detail.contains("(range 1.130–9.500 over 39 runs)"),
+            "{c:?}"
+        );
+    }
+
+    #[test]
+    fn two_checks_of_one_claim_hold_together() {
+        let yes = || ranked(&[1.0, 1.1], &[2.0, 2.1]);
+        let no = || ranked(&[3.0, 3.1], &[2.0, 2.1]);
+        let open = || ranked(&[1.0, 2.5], &[2.0, 2.1]);
+        let both = |a, b| Check::both("c".into(), a, b);
+        let c = both(yes(), yes());
+        assert!(c.holds && c.decided());
+        let c = both(yes(), no());
+        assert!(!c.holds && c.decided());
+        let c = both(open(), no());
+        assert!(
+            !c.holds && c.decided(),
+            "a failed half fails the claim: {c:?}"
+        );
+        let c = both(yes(), open());
+        assert!(!c.holds && !c.decided());
+        assert!(c.detail.starts_with("not decided: a 1.050 ms"), "{c:?}");
+        assert!(c.detail.contains("; noisy, the ranges overlap: a"), "{c:?}");
+    }
+}

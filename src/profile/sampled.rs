@@ -52,6 +52,8 @@ pub(crate) struct SampledRuns {
     /// exec stop): the sampler's cost inside execve shows as its excess over the phase table's.
     sampled_exec: Vec<f64>,
     spans: HashMap<String, SpanInfo>,
+    /// The loader's work after `main` in the sampled runs: frames naming its objects.
+    windows: Vec<crate::attribute::breakdown::Window>,
     /// Time spent in this accumulator's own runs (what the deadline is held against).
     spent: Duration,
     used_bytes: u64,
@@ -75,6 +77,7 @@ impl SampledRuns {
             sampled_stops: Vec::new(),
             sampled_exec: Vec::new(),
             spans: HashMap::new(),
+            windows: Vec::new(),
             spent: Duration::ZERO,
             used_bytes: 0,
             cut_short: None,
@@ -156,6 +159,10 @@ impl SampledRuns {
         }
         self.sampled_stops
             .push(run.segments.iter().map(|s| s.stops).sum::<u64>() as f64);
+        if let Some(am) = &run.after_main {
+            self.windows
+                .extend(crate::attribute::breakdown::after_main_windows(am));
+        }
         let spans = &mut self.spans;
         let mut phases: Vec<Span> = run
             .segments
@@ -234,13 +241,14 @@ impl SampledRuns {
                 units[i - 1].end_ns = next - 1;
             }
         }
-        let (mut b, folded) = crate::attribute::breakdown::breakdown_in_phases(
+        let (mut b, folded) = crate::attribute::breakdown::breakdown_in_windows(
             "exec",
             &self.stacks,
             units,
             super::phase_weighted::CHILDREN,
             false,
             &self.spans,
+            &self.windows,
         );
         let recordings = &self.recordings;
         let phase_note = std::mem::take(&mut b.notes);
@@ -283,6 +291,7 @@ impl SampledRuns {
                     &self.units,
                     &self.spans,
                     &strata.kinds,
+                    &self.windows,
                 );
                 let w = super::phase_weighted::weighted(&per_run, &strata);
                 super::phase_weighted::apply(&mut b, &w, m, strata.runs.len());

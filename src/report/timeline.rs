@@ -31,6 +31,7 @@ use std::fmt::Write as _;
 
 use crate::attribute::profile::{corrected, lost, per_stop_ns, ProfileSection};
 use crate::attribute::stats::{summarize, Summary};
+use crate::record::after_main::{Cost, LoadedObject};
 use crate::record::{Instrumentation, Phase, Run};
 
 /// One of a row's segments: the k-th segment of its phase and object in each run.
@@ -46,6 +47,10 @@ pub struct Piece {
     pub cpu_ns: Option<f64>,
     /// Median position among the run's segments: the tie-break of equal starts.
     order: f64,
+    /// For a piece of an object loaded after `main`, which of ld.so's phases it is
+    /// (`object-mapping`, `relocation`, `initializers`); None for start-up's pieces, which
+    /// are all of their row's phase.
+    pub kind: Option<&'static str>,
 }
 
 /// One row of the timeline.
@@ -219,6 +224,7 @@ pub fn bars(p: &ProfileSection) -> Vec<Bar> {
                         start_ns: 0.0,
                         wall_ns: col(|x| Some(x.1))?,
                         cpu_ns: col(|x| x.2),
+                        kind: None,
                     })
                 })
                 .collect();
@@ -255,6 +261,13 @@ pub fn bars(p: &ProfileSection) -> Vec<Bar> {
     for b in &mut out {
         b.start_ns = b.pieces.first().map(|x| x.start_ns);
     }
+    let main = out
+        .iter()
+        .find(|b| b.key == Some(category(Phase::MainToExit)))
+        .and_then(|b| b.start_ns);
+    if let Some(main) = main {
+        out.extend(after_main_bars(&runs, main));
+    }
     if let Some(exit) = exit_teardown_ns(p) {
         // After the last piece: the exit stop ends "main to exit".
         out.push(Bar {
@@ -277,6 +290,165 @@ pub fn bars(p: &ProfileSection) -> Vec<Bar> {
     out.sort_by(|a, b| {
         let (ka, kb) = (key(a), key(b));
         ka.0.total_cmp(&kb.0).then(ka.1.total_cmp(&kb.1))
+    });
+    out
+}
+
+/// The row label of an object loaded after `main` ("dlopen: libX.so").
+pub const DLOPEN: &str = "dlopen";
+
+/// The key of those rows (their `data-key`), and the trace's category prefix.
+pub const AFTER_MAIN: &str = "after-main";
+
+/// ld.so's phases for one object loaded after `main`, in the order it runs them: the piece
+/// kinds of its row.
+const AFTER_MAIN_PHASES: [&str; 3] = ["object-mapping", "relocation", "initializers"];
+
+/// A piece kind's words.
+fn kind_label(kind: &str) -> &'static str {
+    match kind {
+        "object-mapping" => "search and mapping",
+        "relocation" => "relocation",
+        _ => "initializers",
+    }
+}
+
+/// The phase whose colours a piece kind takes (start-up's for the same work).
+fn kind_colours(kind: &str) -> (&'static str, &'static str) {
+    colours(match kind {
+        "object-mapping" => "ld.so start, search and mapping",
+        k => kind_label(k),
+    })
+}
+
+fn after_main_costs(o: &LoadedObject) -> [Option<&Cost>; 3] {
+    [
+        o.mapping.as_ref(),
+        o.relocation.as_ref(),
+        o.initializers.as_ref(),
+    ]
+}
+
+/// Where "main to exit" lies in a run: its clock start and end (the spans of its first and
+/// last segment), its start on the target's own time, and its wall; None without spans.
+fn main_window(r: &Run) -> Option<(u64, u64, u64, u64)> {
+    let mut first = None;
+    let (mut end, mut wall) = (0, 0);
+    for (s, own) in r.segments.iter().zip(target_starts(r)) {
+        if s.phase != Phase::MainToExit {
+            continue;
+        }
+        let (a, b) = s.span_ns?;
+        first.get_or_insert((a, own));
+        end = b;
+        wall += s.wall_ns;
+    }
+    let (a, own) = first?;
+    Some((a, end, own, wall))
+}
+
+/// A clock time inside "main to exit" as an offset from its start on the target's own time:
+/// the clock offset scaled by the window's wall over its clock length, which spreads the
+/// stops inside the window (those of the loader's own breakpoints) evenly over it.
+fn own_offset(t: u64, (a, b, _, wall): (u64, u64, u64, u64)) -> f64 {
+    let len = b.saturating_sub(a);
+    if len == 0 {
+        return 0.0;
+    }
+    t.saturating_sub(a).min(len) as f64 * wall as f64 / len as f64
+}
+
+/// One row per object loaded after `main`, in load order: the same object loaded again in a
+/// run (after a `dlclose`) is a row of its own. Each row's pieces are the object's search and
+/// mapping, relocation and initializers, each at `main` (the "main to exit" row's start) plus
+/// its median offset into "main to exit" over the runs that loaded it, lasting its median wall;
+/// the row's CPU is the median over those runs of the three's sum (each the calling thread's
+/// CPU less its stops, as the record has it).
+fn after_main_bars(runs: &[&Run], main: f64) -> Vec<Bar> {
+    #[derive(Default)]
+    struct Seen {
+        pieces: [Vec<(f64, f64, f64)>; 3],
+        cpu: Vec<f64>,
+        wall: Vec<f64>,
+    }
+    let mut keys: Vec<(String, usize)> = Vec::new();
+    let mut seen: Vec<Seen> = Vec::new();
+    for r in runs {
+        let (Some(am), Some(w)) = (&r.after_main, main_window(r)) else {
+            continue;
+        };
+        let mut times: std::collections::HashMap<&str, usize> = Default::default();
+        for (_, o) in am.loaded() {
+            let costs = after_main_costs(o);
+            if costs.iter().all(Option::is_none) {
+                continue;
+            }
+            let n = times.entry(o.name.as_str()).or_insert(0);
+            let key = (o.name.clone(), *n);
+            *n += 1;
+            let i = match keys.iter().position(|k| *k == key) {
+                Some(i) => i,
+                None => {
+                    keys.push(key);
+                    seen.push(Seen::default());
+                    seen.len() - 1
+                }
+            };
+            for (j, c) in costs.iter().enumerate() {
+                if let Some(c) = c {
+                    seen[i].pieces[j].push((
+                        own_offset(c.span_ns.0, w),
+                        c.wall_ns as f64,
+                        c.cpu_ns as f64,
+                    ));
+                }
+            }
+            seen[i]
+                .cpu
+                .push(costs.iter().flatten().map(|c| c.cpu_ns as f64).sum());
+            seen[i]
+                .wall
+                .push(costs.iter().flatten().map(|c| c.wall_ns as f64).sum());
+        }
+    }
+    let mut out: Vec<Bar> = keys
+        .into_iter()
+        .zip(seen)
+        .filter_map(|((name, _), s)| {
+            let mut pieces: Vec<Piece> = Vec::new();
+            for (j, v) in s.pieces.iter().enumerate() {
+                let col =
+                    |f: fn(&(f64, f64, f64)) -> f64| median(&v.iter().map(f).collect::<Vec<f64>>());
+                let (Some(at), Some(wall), Some(cpu)) = (col(|x| x.0), col(|x| x.1), col(|x| x.2))
+                else {
+                    continue;
+                };
+                pieces.push(Piece {
+                    part: pieces.len() + 1,
+                    start_ns: main + at,
+                    wall_ns: wall,
+                    cpu_ns: Some(cpu),
+                    order: f64::INFINITY,
+                    kind: Some(AFTER_MAIN_PHASES[j]),
+                });
+            }
+            let cpu = summarize(&s.cpu)?;
+            Some(Bar {
+                phase: DLOPEN.to_string(),
+                key: Some(AFTER_MAIN),
+                object: Some(name),
+                start_ns: pieces.first().map(|x| x.start_ns),
+                pieces,
+                cpu_ns: Some(cpu.median),
+                cpu: Some(cpu),
+                wall: summarize(&s.wall),
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        a.start_ns
+            .unwrap_or(f64::INFINITY)
+            .total_cmp(&b.start_ns.unwrap_or(f64::INFINITY))
     });
     out
 }
@@ -453,7 +625,11 @@ pub fn svg(p: &ProfileSection, title: &str) -> String {
             }
             None => title.push_str("\nstart: not available (in no measured run)"),
         }
-        if parts > 1 {
+        if b.key == Some(AFTER_MAIN) {
+            title.push_str(
+                "\nloaded after main (dlopen): its search and mapping, relocation and initializers, each at its median place in main to exit; the figures below are their sum, in the thread that called dlopen",
+            );
+        } else if parts > 1 {
             let _ = write!(
                 title,
                 "\nrecorded in {parts} pieces per run, drawn at their own starts; the figures below are their sum"
@@ -504,7 +680,7 @@ pub fn svg(p: &ProfileSection, title: &str) -> String {
                 r##"<rect x="0" y="{y}" width="{w}" height="{row_h}" fill="#f6f6f6"/>"##
             );
         }
-        let row_label = if parts > 1 {
+        let row_label = if parts > 1 && b.key != Some(AFTER_MAIN) {
             format!("{} ({parts} pieces)", b.label())
         } else {
             b.label()
@@ -521,11 +697,15 @@ pub fn svg(p: &ProfileSection, title: &str) -> String {
                 r#" data-part="{}" data-start-ns="{}" data-wall-ns="{}""#,
                 piece.part, piece.start_ns, piece.wall_ns
             );
-            let mut pt = if parts > 1 {
-                format!("{} (part {}/{parts})", b.label(), piece.part)
-            } else {
-                b.label()
+            let mut pt = match (piece.kind, &b.object) {
+                (Some(k), Some(obj)) => {
+                    let _ = write!(pa, r#" data-kind="{k}""#);
+                    format!("{}: {} (after main)", kind_label(k), short(obj))
+                }
+                _ if parts > 1 => format!("{} (part {}/{parts})", b.label(), piece.part),
+                _ => b.label(),
             };
+            let (dark, light) = piece.kind.map_or((dark, light), kind_colours);
             let _ = write!(
                 pt,
                 "\nstarts at {} ms of the target's own time, wall {} ms",
@@ -589,14 +769,25 @@ pub fn svg(p: &ProfileSection, title: &str) -> String {
             // (an average Verdana 11 px glyph is under 7 px wide).
             let width = text.chars().count() as f64 * 7.0;
             let after = x(b.end_ns()) + 6.0;
-            let (lx, anchor) = if after + width <= w {
-                (after, "start")
+            let before = x(b.start_ns.unwrap_or(0.0)) - 6.0;
+            // Right of the bar; else left of its start; else, a bar spanning the picture,
+            // white on its dark bar, so that it never covers the row's own label.
+            let (lx, anchor, fill) = if after + width <= w {
+                (after, "start", "")
+            } else if before - width >= left {
+                (before, "end", "")
             } else {
-                (x(b.start_ns.unwrap_or(0.0)) - 6.0, "end")
+                // On the piece of most CPU: its dark bar is under the whole text.
+                let on = b
+                    .pieces
+                    .iter()
+                    .max_by(|a, c| a.cpu_ns.unwrap_or(0.0).total_cmp(&c.cpu_ns.unwrap_or(0.0)))
+                    .map_or(b.start_ns.unwrap_or(0.0), |x| x.start_ns);
+                (x(on) + 4.0, "start", r#" fill="white""#)
             };
             let _ = writeln!(
                 o,
-                r#"<text class="ldcost-top-label" x="{lx:.2}" y="{ty}" text-anchor="{anchor}">{l}</text>"#,
+                r#"<text class="ldcost-top-label" x="{lx:.2}" y="{ty}" text-anchor="{anchor}"{fill}>{l}</text>"#,
                 ty = y + 14.0,
                 l = esc(&text),
             );
@@ -606,9 +797,14 @@ pub fn svg(p: &ProfileSection, title: &str) -> String {
     let _ = writeln!(o, "</g>");
     let _ = writeln!(
         o,
-        r##"<text x="{left}" y="{ly}" fill="#555">The {n} costliest rows are labelled with their CPU; hover a row or a piece for its figures.</text>"##,
+        r##"<text x="{left}" y="{ly}" fill="#555">The {n} costliest rows are labelled with their CPU; hover a row or a piece for its figures.{dl}</text>"##,
         ly = h - 12.0,
         n = top_rows.len(),
+        dl = if bars.iter().any(|b| b.key == Some(AFTER_MAIN)) {
+            " dlopen rows: objects loaded after main."
+        } else {
+            ""
+        },
     );
     o.push_str("</svg>\n");
     o
@@ -675,6 +871,9 @@ pub fn trace(p: &ProfileSection, title: &str) -> Result<String, serde_json::Erro
                 "args": a,
             }));
         }
+        if spans {
+            events.extend(after_main_events(r, tid, runs.len() + tid));
+        }
     }
     let clock = if by_span {
         "real time: ts in µs since each run's exec (CLOCK_MONOTONIC), ldcost's ptrace stops included (the gaps between events); dur is the segment's wall time without them"
@@ -693,6 +892,69 @@ pub fn trace(p: &ProfileSection, title: &str) -> Result<String, serde_json::Erro
     let mut s = serde_json::to_string_pretty(&doc)?;
     s.push('\n');
     Ok(s)
+}
+
+/// A run's objects loaded after `main` as trace events on a track of their own (`track`, named
+/// after the run's `tid`): each object's search and mapping, relocation and initializers at its
+/// real start since the run's exec, lasting its wall, with its CPU (the calling thread's, less
+/// its stops) and the `dlopen` that loaded it in the args. A track apart from the run's
+/// segments, since "main to exit" lasts its wall without the stops and would end before the
+/// later of them.
+fn after_main_events(r: &Run, tid: usize, track: usize) -> Vec<serde_json::Value> {
+    let (Some(am), Some(origin)) = (
+        &r.after_main,
+        r.segments.first().and_then(|s| s.span_ns).map(|s| s.0),
+    ) else {
+        return Vec::new();
+    };
+    let w = main_window(r);
+    let mut ev = vec![
+        serde_json::json!({
+            "ph": "M", "name": "thread_name", "pid": 1, "tid": track,
+            "args": {"name": format!("measured run {tid}: loaded after main")},
+        }),
+        serde_json::json!({
+            "ph": "M", "name": "thread_sort_index", "pid": 1, "tid": track,
+            "args": {"sort_index": track},
+        }),
+    ];
+    for (open, o) in am.loaded() {
+        for (kind, c) in AFTER_MAIN_PHASES.iter().zip(after_main_costs(o)) {
+            let Some(c) = c else { continue };
+            let mut a = serde_json::Map::new();
+            a.insert("cpu_ns".into(), c.cpu_ns.into());
+            a.insert("wall_ns".into(), c.wall_ns.into());
+            a.insert("ptrace_stops".into(), c.stops.into());
+            a.insert("object".into(), o.name.clone().into());
+            a.insert("thread".into(), open.tid.into());
+            if let Some(f) = &open.file {
+                a.insert("dlopen_file".into(), f.clone().into());
+            }
+            if let Some(caller) = &open.caller {
+                a.insert("caller".into(), caller.clone().into());
+            }
+            if let Some(w) = w {
+                a.insert(
+                    "target_start_ns".into(),
+                    (w.2 as f64 + own_offset(c.span_ns.0, w)).round().into(),
+                );
+            }
+            ev.push(serde_json::json!({
+                "name": format!("{}: {}", kind_label(kind), short(&o.name)),
+                "cat": format!("{AFTER_MAIN}-{kind}"),
+                "ph": "X",
+                "ts": c.span_ns.0.saturating_sub(origin) as f64 / 1000.0,
+                "dur": c.wall_ns as f64 / 1000.0,
+                "pid": 1,
+                "tid": track,
+                "args": a,
+            }));
+        }
+    }
+    if ev.len() == 2 {
+        ev.clear();
+    }
+    ev
 }
 
 /// The phase's name as the JSON writes it (kebab-case), also the trace events' category.
@@ -874,6 +1136,193 @@ mod tests {
         let starts: Vec<Option<f64>> = bars(&p).iter().map(|b| b.start_ns).collect();
         assert_eq!(starts, [Some(0.0), Some(10.0), Some(20.0)]);
         assert_eq!(phases_wall_ns(&p), 30.0);
+    }
+
+    /// An object loaded after `main`: (name, [(clock start, wall, cpu)] for its mapping,
+    /// relocation and initializers).
+    fn loaded(
+        name: &str,
+        phases: [(u64, u64, u64); 3],
+        tid: i32,
+    ) -> crate::record::after_main::Dlopen {
+        use crate::record::after_main::{Dlopen, Outcome};
+        let c = |(at, wall, cpu): (u64, u64, u64)| Cost {
+            cpu_ns: cpu,
+            wall_ns: wall,
+            stops: 2,
+            span_ns: (at, at + wall),
+        };
+        Dlopen {
+            tid,
+            file: Some(name.to_string()),
+            mode: 2,
+            namespace: None,
+            caller: Some("/bin/x".into()),
+            parent: None,
+            cost: c((phases[0].0, 1, 1)),
+            outcome: Outcome::Loaded(name.to_string()),
+            objects: vec![LoadedObject {
+                name: format!("/lib/{name}"),
+                mapping: Some(c(phases[0])),
+                relocation: Some(c(phases[1])),
+                initializers: Some(c(phases[2])),
+                threads: Vec::new(),
+            }],
+        }
+    }
+
+    #[test]
+    fn objects_loaded_after_main_are_rows_after_main() {
+        use crate::record::after_main::{AfterMain, AfterMainSeen};
+        // Main to exit lasts 1000 ns of the target's time over 2000 ns of clock (stops):
+        // offsets into it are halved.
+        let r = |o: u64, reloc_cpu: u64| {
+            let mut r = run(
+                &[
+                    ("kernel-exec", None, 100, 90, o),
+                    ("main-to-exit", None, 1000, 900, o + 200),
+                ],
+                true,
+                false,
+            );
+            r.segments[1].span_ns = Some((o + 200, o + 2200));
+            r.after_main = Some(AfterMain {
+                seen: AfterMainSeen::PerObject,
+                opens: vec![
+                    loaded(
+                        "liba.so",
+                        [
+                            (o + 400, 50, 40),
+                            (o + 600, 60, reloc_cpu),
+                            (o + 800, 100, 90),
+                        ],
+                        7,
+                    ),
+                    loaded(
+                        "libb.so",
+                        [(o + 1200, 10, 10), (o + 1300, 20, 20), (o + 1400, 30, 30)],
+                        7,
+                    ),
+                ],
+                closes: Vec::new(),
+                lazy: Vec::new(),
+                stops: 12,
+            });
+            r
+        };
+        let p = section(vec![r(1000, 50), r(10_000, 70), r(20_000, 60)]);
+        let bars = bars(&p);
+        let labels: Vec<String> = bars.iter().map(Bar::label).collect();
+        assert_eq!(
+            labels,
+            [
+                "kernel exec",
+                "main to exit",
+                "dlopen: liba.so",
+                "dlopen: libb.so"
+            ]
+        );
+        let a = &bars[2];
+        assert_eq!(a.key, Some(AFTER_MAIN));
+        assert_eq!(a.object.as_deref(), Some("/lib/liba.so"));
+        // main starts at 100; mapping 200 ns of clock in, halved: 100.
+        let got: Vec<(Option<&str>, f64, f64, Option<f64>)> = a
+            .pieces
+            .iter()
+            .map(|x| (x.kind, x.start_ns, x.wall_ns, x.cpu_ns))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (Some("object-mapping"), 200.0, 50.0, Some(40.0)),
+                (Some("relocation"), 300.0, 60.0, Some(60.0)),
+                (Some("initializers"), 400.0, 100.0, Some(90.0)),
+            ]
+        );
+        // The row's CPU: the median of the runs' sums (180, 200, 190).
+        let cpu = a.cpu.as_ref().unwrap();
+        assert_eq!((cpu.median, cpu.n), (190.0, 3));
+        assert_eq!(a.cpu_ns, Some(190.0));
+        assert_eq!(a.wall.as_ref().map(|w| w.median), Some(210.0));
+        assert_eq!(bars[3].start_ns, Some(600.0));
+        let svg = svg(&p, "ldcost profile /bin/x");
+        let doc = roxmltree::Document::parse(&svg).expect("the SVG parses");
+        let rows: Vec<_> = doc
+            .descendants()
+            .filter(|n| n.attribute("data-key") == Some(AFTER_MAIN))
+            .collect();
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].attribute("data-cpu-ns"), Some("190"));
+        let kinds: Vec<&str> = rows[0]
+            .descendants()
+            .filter_map(|n| n.attribute("data-kind"))
+            .collect();
+        assert_eq!(kinds, AFTER_MAIN_PHASES);
+        assert!(svg.contains("relocation: liba.so (after main)"), "{svg}");
+        // The trace: a track of its own per run, six events each, CPU in the args, at real
+        // time since the exec; dur is the wall.
+        let t: serde_json::Value = serde_json::from_str(&trace(&p, "t").unwrap()).unwrap();
+        let xs: Vec<&serde_json::Value> = t["traceEvents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["ph"] == "X" && e["cat"].as_str().unwrap().starts_with(AFTER_MAIN))
+            .collect();
+        assert_eq!(xs.len(), 18);
+        let first: Vec<&&serde_json::Value> = xs.iter().filter(|e| e["tid"] == 4).collect();
+        assert_eq!(first.len(), 6);
+        assert_eq!(first[1]["name"], "relocation: liba.so");
+        assert_eq!(first[1]["cat"], "after-main-relocation");
+        assert_eq!(first[1]["ts"], 0.6);
+        assert_eq!(first[1]["dur"], 0.06);
+        assert_eq!(first[1]["args"]["cpu_ns"], 50);
+        assert_eq!(first[1]["args"]["target_start_ns"], 300.0);
+        assert_eq!(first[1]["args"]["thread"], 7);
+    }
+
+    #[test]
+    fn a_figure_label_never_covers_the_row_labels() {
+        // Main to exit spans nearly the whole axis: its figure fits neither right of its bar
+        // nor left of its start, and goes on the bar.
+        let r = || {
+            run(
+                &[
+                    ("kernel-exec", None, 10, 9, 0),
+                    ("main-to-exit", None, 1000, 990, 10),
+                ],
+                true,
+                false,
+            )
+        };
+        let p = section(vec![r(), r(), r()]);
+        let svg = svg(&p, "ldcost profile /bin/x");
+        let doc = roxmltree::Document::parse(&svg).expect("the SVG parses");
+        let labels: Vec<roxmltree::Node> = doc
+            .descendants()
+            .filter(|n| n.attribute("class") == Some("ldcost-top-label"))
+            .collect();
+        assert_eq!(labels.len(), 2);
+        for l in labels {
+            let x: f64 = l.attribute("x").unwrap().parse().unwrap();
+            let width = l.text().unwrap().chars().count() as f64 * 7.0;
+            let from = match l.attribute("text-anchor") {
+                Some("end") => x - width,
+                _ => x,
+            };
+            assert!(from >= 330.0, "{:?} starts at {from}", l.text());
+        }
+        assert!(
+            svg.contains(r#"fill="white">main to exit 0.001 ms"#),
+            "{svg}"
+        );
+    }
+
+    #[test]
+    fn offsets_into_main_spread_its_stops_evenly() {
+        assert_eq!(own_offset(150, (100, 300, 0, 100)), 25.0);
+        assert_eq!(own_offset(50, (100, 300, 0, 100)), 0.0);
+        assert_eq!(own_offset(900, (100, 300, 0, 100)), 100.0);
+        assert_eq!(own_offset(900, (100, 100, 0, 100)), 0.0);
     }
 
     #[test]

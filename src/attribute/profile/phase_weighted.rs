@@ -28,7 +28,8 @@ use std::collections::{BTreeMap, HashMap};
 
 use super::aggregate::{corrected, ns, per_stop_ns};
 use crate::attribute::breakdown::{
-    breakdown_in_phases, Breakdown, PhaseCell, PhaseRow, SpanInfo, Unit, MIN_UNITS_FOR_INTERVAL,
+    breakdown_in_windows, Breakdown, PhaseCell, PhaseRow, SpanInfo, Unit, Window,
+    MIN_UNITS_FOR_INTERVAL,
 };
 use crate::attribute::categories::Category;
 use crate::record::{Instrumentation, Run};
@@ -168,23 +169,26 @@ pub fn measured_strata(raw: &[Run]) -> MeasuredStrata {
 pub type UnitCounts = BTreeMap<(String, Category), u64>;
 
 /// Each sampled run's samples by stratum and category, classified as the pooled breakdown
-/// classifies them: the same function ([`breakdown_in_phases`]) over that run alone.
+/// classifies them: the same function ([`breakdown_in_windows`], with the same windows) over
+/// that run alone.
 pub fn unit_counts(
     stacks: &[SymbolizedStack],
     units: &[Unit],
     spans: &HashMap<String, SpanInfo>,
     kinds: &BTreeMap<String, String>,
+    windows: &[Window],
 ) -> Vec<UnitCounts> {
     units
         .iter()
         .map(|u| {
-            let (one, _) = breakdown_in_phases(
+            let (one, _) = breakdown_in_windows(
                 "exec",
                 stacks,
                 std::slice::from_ref(u),
                 CHILDREN,
                 false,
                 spans,
+                windows,
             );
             let mut c = UnitCounts::new();
             for row in &one.phase_table {

@@ -365,36 +365,40 @@ fn attribution_table(data: &Data) -> Table {
     }
 }
 
-fn median_of(
-    data: &Data,
-    dynamic: bool,
-    f: u32,
-    l: u32,
-    pick: fn(&Runs) -> Vec<f64>,
-) -> Option<f64> {
-    data.builds
-        .iter()
-        .find(|b| b.dynamic == dynamic && b.functions == f && b.libraries == l)
-        .and_then(|b| median(&pick(&b.runs)))
-}
-
 fn checks(data: &Data) -> Vec<Check> {
     let mut out = Vec::new();
     let max_f = data.builds.iter().map(|b| b.functions).max().unwrap_or(0);
     for l in [1, 10] {
-        let cpu = |d| median_of(data, d, max_f, l, |r| r.cpu_us());
-        let wall = |d| median_of(data, d, max_f, l, |r| r.elapsed_us.clone());
+        let runs = |dynamic: bool, pick: fn(&Runs) -> Vec<f64>| {
+            data.builds
+                .iter()
+                .find(|b| b.dynamic == dynamic && b.functions == max_f && b.libraries == l)
+                .map(|b| pick(&b.runs))
+        };
+        let cpu = |d| runs(d, |r| r.cpu_us());
+        let wall = |d| runs(d, |r| r.elapsed_us.clone());
         if let (Some(sc), Some(dc), Some(sw), Some(dw)) =
             (cpu(false), cpu(true), wall(false), wall(true))
         {
-            out.push(Check {
-                claim: format!("dynamic {max_f}-function programs ({l} lib) slower to start than static"),
-                holds: dc > sc && dw > sw,
-                detail: format!(
-                    "median CPU (user+sys) static {:.0} µs, dynamic {:.0} µs; median elapsed static {:.0} µs, dynamic {:.0} µs",
-                    sc, dc, sw, dw
+            let claim =
+                format!("dynamic {max_f}-function programs ({l} lib) slower to start than static");
+            out.push(Check::both(
+                claim.clone(),
+                Check::ranked(
+                    claim.clone(),
+                    ("CPU (user+sys) static", &sc),
+                    ("dynamic", &dc),
+                    "µs",
+                    "run",
                 ),
-            });
+                Check::ranked(
+                    claim,
+                    ("elapsed static", &sw),
+                    ("dynamic", &dw),
+                    "µs",
+                    "run",
+                ),
+            ));
         }
     }
     let sizes = |f: u32| {
@@ -482,4 +486,65 @@ fn plots(data: &Data) -> Result<Vec<Plot>, ExperimentError> {
         });
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn build(dynamic: bool, libraries: u32, cpu: &[f64], elapsed: &[f64]) -> Build {
+        Build {
+            functions: 1000,
+            libraries,
+            dynamic,
+            runs: Runs {
+                elapsed_us: elapsed.to_vec(),
+                user_us: cpu.iter().map(|c| c / 2.0).collect(),
+                sys_us: cpu.iter().map(|c| c / 2.0).collect(),
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
+
+    fn start_checks(builds: Vec<Build>) -> Vec<Check> {
+        let data = Data {
+            quick: false,
+            rounds: 3,
+            build_seconds: 0.0,
+            build_commands: Vec::new(),
+            builds,
+            attribution: Vec::new(),
+        };
+        checks(&data)
+            .into_iter()
+            .filter(|c| c.claim.contains("slower to start"))
+            .collect()
+    }
+
+    #[test]
+    fn slower_to_start_needs_both_cpu_and_elapsed_apart() {
+        let c = start_checks(vec![
+            // 1 library: both apart, dynamic slower.
+            build(false, 1, &[100.0, 110.0], &[200.0, 210.0]),
+            build(true, 1, &[300.0, 310.0], &[400.0, 420.0]),
+            // 10 libraries: CPU apart, elapsed overlapping.
+            build(false, 10, &[100.0, 110.0], &[200.0, 500.0]),
+            build(true, 10, &[300.0, 310.0], &[400.0, 420.0]),
+        ]);
+        assert_eq!(c.len(), 2, "{c:?}");
+        assert!(c[0].holds && c[0].decided(), "{c:?}");
+        assert!(
+            c[0].detail
+                .starts_with("CPU (user+sys) static 105.0 µs (range 100.0–110.0 over 2 runs)"),
+            "{c:?}"
+        );
+        assert!(!c[1].holds && !c[1].decided(), "{c:?}");
+        // Static slower, apart: NO.
+        let c = start_checks(vec![
+            build(false, 1, &[500.0, 510.0], &[600.0, 610.0]),
+            build(true, 1, &[300.0, 310.0], &[400.0, 420.0]),
+        ]);
+        assert!(!c[0].holds && c[0].decided(), "{c:?}");
+    }
 }

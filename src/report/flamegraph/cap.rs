@@ -41,14 +41,17 @@ pub fn cap_stacks(stacks: &[FoldedStack]) -> Capped {
     for s in stacks {
         let mut frames = fold_repeats(&s.frames);
         if frames.len() > MAX_DEPTH {
-            // The object frame (`relocation: libfoo.so`) says whose work the stack is: kept.
-            let object = frames
-                .first()
-                .filter(|f| crate::attribute::folded::is_object_frame(f))
-                .cloned();
-            let own = usize::from(object.is_some());
+            // The object frames (`dlopen: libfoo.so`, `relocation: libfoo.so`) say whose work
+            // the stack is: kept.
+            let object: Vec<String> = frames
+                .iter()
+                .take_while(|f| crate::attribute::folded::is_object_frame(f))
+                .take(2)
+                .cloned()
+                .collect();
+            let own = object.len();
             let outer = frames.len() - (MAX_DEPTH - 1 - own);
-            let mut kept: Vec<String> = object.into_iter().collect();
+            let mut kept: Vec<String> = object;
             let cut = outer - own;
             kept.push(format!("[{cut} outer frames cut]"));
             kept.extend(frames.drain(outer..));

@@ -465,6 +465,25 @@ fn a_deep_stack_keeps_its_object_frame() {
 }
 
 #[test]
+fn a_deep_stack_after_main_keeps_its_dlopen_and_object_frames() {
+    let mut names: Vec<String> = vec![
+        "dlopen: libfoo.so.1".to_string(),
+        "relocation: libfoo.so.1".to_string(),
+    ];
+    names.extend((0..100).map(|i| format!("f{i}")));
+    let frames: Vec<&str> = names.iter().map(String::as_str).collect();
+    let capped = cap_stacks(&[stack(Category::LdsoRelocation, "exec", &frames, 2)]);
+    let f = &capped.stacks[0].frames;
+    assert_eq!(f.len(), MAX_DEPTH);
+    assert_eq!(f[..2], names[..2]);
+    assert_eq!(
+        f[2],
+        format!("[{} outer frames cut]", 100 - (MAX_DEPTH - 3))
+    );
+    assert_eq!(f[3..], names[names.len() - (MAX_DEPTH - 3)..]);
+}
+
+#[test]
 fn head_lines_wrap_at_spaces_within_the_width() {
     let text = "one two three four five six seven eight nine ten eleven";
     let lines = super::svg::wrap(text, 12);
