@@ -364,8 +364,9 @@ fn main() {
                 kinds: &["bindnow"],
                 before: p.before,
                 after: p.after,
-                // The lazy slots are the program's; a fix may name their library too.
-                objects: [p.objects, vec![p.facts.library]].concat(),
+                // Relinking the program with -z now binds the program's lazy slots only: the
+                // fix naming the program is this pair's (libc's own is another relink).
+                objects: p.objects,
             }),
             Err(e) => skip("bind-now", e),
         }
