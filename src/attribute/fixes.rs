@@ -757,7 +757,7 @@ fn exec_fixes(inp: &Inputs, p: &ProfileSection, c: &Closure) -> Vec<Fix> {
     }
 
     // 2a. -z now: every lazy slot becomes a start-up lookup. Relinking an object with
-    // `-z now` binds that object's slots only, so each object with lazy slots is its own
+    // `-z now` binds that object's slots only, so each object the user builds is its own
     // fix, priced on its own slots: the program's relink leaves libc's lazy.
     let lazy: Vec<(usize, u64)> = (0..c.objects.len())
         .map(|i| (i, lazy_slots(c, i)))
@@ -785,8 +785,38 @@ fn exec_fixes(inp: &Inputs, p: &ProfileSection, c: &Closure) -> Vec<Fix> {
             .fork
             .and_then(|f| f.lazy_binding.as_ref())
             .and_then(|l| l.cost_ns);
-        for &(i, n) in &lazy {
-            let pp = probes_per_lookup(&cnt[i], &cnt);
+        // A system library's relink is its distribution's: its slots are a fix of their own
+        // only where no object the user builds has any, and then as LD_BIND_NOW=1, the one
+        // change a user can make that binds them (it binds every object's).
+        type Slots = Vec<(usize, u64)>;
+        let (system, own): (Slots, Slots) = lazy.iter().partition(|&&(i, _)| is_system(c, i));
+        let env_only = own.is_empty();
+        let groups: Vec<Vec<(usize, u64)>> = match env_only {
+            true => vec![system],
+            false => own.into_iter().map(|l| vec![l]).collect(),
+        };
+        let per_all: Vec<(f64, f64)> = lazy
+            .iter()
+            .map(|&(i, n)| (n as f64, probes_per_lookup(&cnt[i], &cnt)))
+            .collect();
+        let all_ns = if measured {
+            full.reloc_now_of[most]
+                .zip(full.reloc_of[most])
+                .map(|(a, b)| (a - b) / most_slots as f64 * total as f64)
+        } else {
+            full.reloc.as_ref().map(|f| {
+                per_all
+                    .iter()
+                    .map(|(n, pp)| n * (f[2] + pp * f[3]))
+                    .sum::<f64>()
+            })
+        };
+        for group in groups {
+            let n: u64 = group.iter().map(|g| g.1).sum();
+            let per: Vec<(f64, f64)> = group
+                .iter()
+                .map(|&(i, n)| (n as f64, probes_per_lookup(&cnt[i], &cnt)))
+                .collect();
             let price: Pricer = Box::new(move |un: &Units| {
                 if measured {
                     let per_slot =
@@ -794,8 +824,14 @@ fn exec_fixes(inp: &Inputs, p: &ProfileSection, c: &Closure) -> Vec<Fix> {
                     return Some(-per_slot * n as f64);
                 }
                 let f = un.reloc.as_ref()?;
-                Some(-(n as f64) * (f[2] + pp * f[3]))
+                Some(
+                    -per.iter()
+                        .map(|(n, pp)| n * (f[2] + pp * f[3]))
+                        .sum::<f64>(),
+                )
             });
+            let idx: Vec<usize> = group.iter().map(|g| g.0).collect();
+            let names = idx.iter().map(|&i| name(i)).collect::<Vec<_>>();
             let mut caveat = vec![match child {
                 Some(ns) => format!(
                     "worth it only when forked children call lazily bound functions: each such first call costs a child {} (measured)",
@@ -803,23 +839,48 @@ fn exec_fixes(inp: &Inputs, p: &ProfileSection, c: &Closure) -> Vec<Fix> {
                 ),
                 None => "worth it only when forked children call lazily bound functions (measured by --fork --child exit)".into(),
             }];
-            caveat.extend(system_caveat(&[i]));
+            if env_only {
+                caveat.push(format!(
+                    "{} {}: relinking with -Wl,-z,now is the distribution's",
+                    names.join(", "),
+                    if names.len() == 1 {
+                        "is a system library"
+                    } else {
+                        "are system libraries"
+                    }
+                ));
+            }
             cands.push(Candidate {
                 fix: Fix {
                     kind: FixKind::BindNow,
                     side: FixSide::Exec,
-                    objects: vec![name(i)],
+                    objects: names.clone(),
                     saving_ns: 0.0,
                     ci95_ns: None,
                     share: 0.0,
-                    change: format!("link {} with -Wl,-z,now", name(i)),
+                    change: match env_only {
+                        true => "run with LD_BIND_NOW=1".into(),
+                        false => format!("link {} with -Wl,-z,now", names.join(", ")),
+                    },
                     reason: format!(
-                        "a cost at start-up: {n} lazily bound PLT slots of {} become start-up lookups, {how}; LD_BIND_NOW=1 would bind every object's, {total} ({})",
-                        name(i),
+                        "a cost at start-up: {n} lazily bound PLT slots of {} become start-up lookups, {how}; LD_BIND_NOW=1 would bind every object's, {total} ({}){}",
+                        if group.len() == 1 {
+                            names[0].clone()
+                        } else {
+                            group
+                                .iter()
+                                .map(|&(i, n)| format!("{} ({n})", name(i)))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        },
                         lazy.iter()
                             .map(|&(i, n)| format!("{} {n}", name(i)))
                             .collect::<Vec<_>>()
                             .join(", "),
+                        match all_ns {
+                            Some(ns) if !env_only => format!(", costing {}", us(ns)),
+                            _ => String::new(),
+                        },
                     ),
                     caveat: Some(caveat.join("; ")),
                 },
@@ -1630,14 +1691,20 @@ mod tests {
             .find(|r| r.instrumentation == Instrumentation::PerObject)
             .unwrap()
             .clone();
-        // LD_BIND_NOW=1: the program's relocation 30 µs dearer, 300 ns a slot.
+        // LD_BIND_NOW=1: the program's relocation 30 µs dearer and lib1.so's 12 µs, 300 ns
+        // a slot.
         for _ in 0..3 {
             let mut r = template.clone();
             r.instrumentation = Instrumentation::PerObjectBindNow;
             for s in r.segments.iter_mut() {
-                if s.phase == Phase::Relocation && s.object.as_deref() == Some("/home/u/prog") {
+                let more = match s.object.as_deref() {
+                    Some("/home/u/prog") => 30_000,
+                    Some("/home/u/lib/lib1.so") => 12_000,
+                    _ => 0,
+                };
+                if s.phase == Phase::Relocation {
                     let t = s.counters.task_clock_ns.unwrap();
-                    s.counters.task_clock_ns = Some(t + 30_000);
+                    s.counters.task_clock_ns = Some(t + more);
                 }
             }
             p.raw.push(r);
@@ -1665,7 +1732,43 @@ mod tests {
                 "{f:#?}"
             );
             assert!(f.reason.contains("every object's, 140 "), "{f:#?}");
+            assert!(f.reason.ends_with(", costing 42.0 µs"), "{f:#?}");
         }
+        let now_of = |c: &Closure| -> Vec<Fix> {
+            fixes_of(&Inputs {
+                profile: Some(&p),
+                fork: None,
+                closure: Some(c),
+                lookups: Some(&m),
+                unused: &[],
+            })
+            .into_iter()
+            .filter(|f| f.kind == FixKind::BindNow)
+            .collect()
+        };
+        // lib1.so a system library: its relink is not the user's, so only the program's fix.
+        c.objects[1].found_by = FoundBy::DefaultPath;
+        let now = now_of(&c);
+        assert_eq!(now.len(), 1, "{now:#?}");
+        assert_eq!(now[0].objects, ["prog"]);
+        assert!((now[0].saving_ns + 30_000.0).abs() < 1e-6, "{now:#?}");
+        // Only system libraries lazy: LD_BIND_NOW=1 is the change, priced on their slots,
+        // ranked as a change the user can make.
+        c.objects[0].info.relocations.lazy_deferred = 0;
+        c.objects[3].found_by = FoundBy::DefaultPath;
+        c.objects[3].info.relocations.lazy_deferred = 20;
+        let now = now_of(&c);
+        assert_eq!(now.len(), 1, "{now:#?}");
+        assert_eq!(now[0].change, "run with LD_BIND_NOW=1");
+        assert_eq!(now[0].objects, ["lib1.so", "lib3.so"]);
+        assert!(!now[0].changes_a_system_library(), "{now:#?}");
+        assert!((now[0].saving_ns + 18_000.0).abs() < 1e-6, "{now:#?}");
+        assert!(
+            now[0].reason.starts_with(
+                "a cost at start-up: 60 lazily bound PLT slots of lib1.so (40), lib3.so (20) "
+            ),
+            "{now:#?}"
+        );
     }
 
     #[test]
