@@ -78,9 +78,10 @@ pub const RELR_MIN_RELATIVE: u64 = 1000;
 /// that DT_RELR removes: reading its 24-byte Elf64_Rela entry (and faulting in the entries'
 /// pages), not the 8-byte pointer write and the faults of the pages written, which it keeps.
 /// Not a share of bytes (24/32 would say 75%). Measured on a library built both ways
-/// (`benches/fixes.rs`, 40,003 entries) as the start-up saving `compare` measures over the
-/// library's relocation as BEFORE's `profile` measures it: 16%, 32%, 39%, 40%, 46%, 46%, 59%,
-/// 60% and 74% in nine runs on a shared machine; this is their median. The share is not the
+/// (`benches/fixes.rs`, 40,003 entries) as the saving `compare` measures (its start-up CPU
+/// in six runs, the library's relocation phase in three) over the library's relocation as
+/// BEFORE's `profile` measures it: 16%, 32%, 39%, 40%, 46%, 46%, 59%, 60% and 74% in nine runs
+/// on a shared machine; this is their median. The share is not the
 /// object's but the caches': the entries cost what reading them from memory costs, and how
 /// much of them the work between two starts evicts is the machine's state (the least share
 /// came with the least load, `compare`'s BEFORE relocation of the library 184 µs against 219
