@@ -9,7 +9,9 @@
 //!   from compare's 95% interval of the ratio.
 //!
 //! PASS when the measured saving lies within the prediction's interval or within 25% of the
-//! predicted saving; FAIL otherwise. When the document has no `fixes` array (a build without
+//! predicted saving; FAIL otherwise. Each line also gives BEFORE's start-up CPU in the profile
+//! and in the compare (µs): the two are taken minutes apart, and on a shared machine their
+//! ratio shows how far its speed moved between the prediction and the measurement. When the document has no `fixes` array (a build without
 //! the fixes), the line says "prediction not available" and the measurement is still printed.
 //!
 //! The DT_RELR pair also gives the unit cost of what packing removes: `profile` of both builds
@@ -171,8 +173,8 @@ fn prediction(doc: &Value, case: &Case) -> Result<Saving, String> {
 }
 
 /// compare's start-up CPU: BEFORE less AFTER, with compare's 95% interval of the ratio turned
-/// into ns at BEFORE's median; also the p-value.
-fn measured(cmp: &Value) -> Result<(Saving, f64), String> {
+/// into ns at BEFORE's median; also the p-value and BEFORE's median.
+fn measured(cmp: &Value) -> Result<(Saving, f64, f64), String> {
     let metrics = cmp
         .pointer("/verdict/metrics")
         .and_then(Value::as_array)
@@ -200,7 +202,21 @@ fn measured(cmp: &Value) -> Result<(Saving, f64), String> {
             ci,
         },
         p,
+        base,
     ))
+}
+
+/// BEFORE's start-up CPU (execve to main) in its profile: the phases' medians but main to
+/// exit, the figure compare's start-up CPU is of.
+fn profile_startup(doc: &Value) -> Option<f64> {
+    let phases = doc.pointer("/profile/phases")?.as_array()?;
+    Some(
+        phases
+            .iter()
+            .filter(|p| p.get("phase").and_then(Value::as_str) != Some("main-to-exit"))
+            .filter_map(|p| p.pointer("/task_clock_ns/median").and_then(Value::as_f64))
+            .sum(),
+    )
 }
 
 fn us(ns: f64) -> String {
@@ -364,8 +380,9 @@ fn main() {
                 kinds: &["bindnow"],
                 before: p.before,
                 after: p.after,
-                // The lazy slots are the program's; a fix may name their library too.
-                objects: [p.objects, vec![p.facts.library]].concat(),
+                // Relinking the program with -z now binds the program's lazy slots only: the
+                // fix naming the program is this pair's (libc's own is another relink).
+                objects: p.objects,
             }),
             Err(e) => skip("bind-now", e),
         }
@@ -411,8 +428,15 @@ fn main() {
     }
 
     println!(
-        "\n{:<13} {:<22} {:>10} {:>22} {:>10} {:>22} {:>8}  verdict",
-        "fix", "objects", "predicted", "µs [95%]", "measured", "µs [95%]", "p"
+        "\n{:<13} {:<22} {:>10} {:>22} {:>10} {:>22} {:>8} {:>19}  verdict",
+        "fix",
+        "objects",
+        "predicted",
+        "µs [95%]",
+        "measured",
+        "µs [95%]",
+        "p",
+        "BEFORE µs prof/cmp"
     );
     let (mut pass, mut fail, mut unavailable) = (0, 0, 0);
     let mut relr_from_compare = None;
@@ -476,11 +500,17 @@ fn main() {
             Err(_) => ("n/a".into(), String::new()),
         };
         let (meas_s, meas_ci, p_s) = match &meas {
-            Ok((m, p)) => (us(m.ns), interval(m.ci), format!("{p:.3}")),
+            Ok((m, p, _)) => (us(m.ns), interval(m.ci), format!("{p:.3}")),
             Err(_) => ("n/a".into(), String::new(), String::new()),
         };
+        // The same build's start-up in the profile the prediction came from and in the
+        // compare that measured the saving, minutes apart: how far the machine moved between.
+        let drift = match (profile_startup(&doc), &meas) {
+            (Some(a), Ok((_, _, b))) => format!("{:.0}/{:.0}", a / 1e3, b / 1e3),
+            _ => "n/a".into(),
+        };
         let word = match (&pred, &meas) {
-            (Ok(p), Ok((m, _))) => {
+            (Ok(p), Ok((m, _, _))) => {
                 if verdict(*p, *m) {
                     pass += 1;
                     "PASS".to_string()
@@ -503,8 +533,8 @@ fn main() {
             }
         };
         println!(
-            "{:<13} {:<22} {:>10} {:>22} {:>10} {:>22} {:>8}  {word}",
-            case.name, objects, pred_s, pred_ci, meas_s, meas_ci, p_s
+            "{:<13} {:<22} {:>10} {:>22} {:>10} {:>22} {:>8} {:>19}  {word}",
+            case.name, objects, pred_s, pred_ci, meas_s, meas_ci, p_s, drift
         );
     }
     println!(

@@ -78,16 +78,27 @@ pub const RELR_MIN_RELATIVE: u64 = 1000;
 /// that DT_RELR removes: reading its 24-byte Elf64_Rela entry (and faulting in the entries'
 /// pages), not the 8-byte pointer write and the faults of the pages written, which it keeps.
 /// Not a share of bytes (24/32 would say 75%). Measured on a library built both ways
-/// (`benches/fixes.rs`, 40,003 entries) as the saving `compare` measures in the library's
-/// relocation, over that relocation as BEFORE's `profile` measures it: 39%, 46% and 60% in
-/// three runs. The two other ratios the bench prints differ for a reason: `compare`'s own
-/// (saving over its BEFORE, 30% to 40%) divides by a relocation measured with the other
-/// build's runs between, which find the entries out of the CPU caches; `profile` rounds of
-/// each build back to back (before less after over before, 14% to 22%) measure the saving
-/// with the entries left cached by the run before. A program's start meets its entries after
-/// other work, as `compare` runs it, while `profile`'s per-object runs follow runs of the same
-/// program: so the saving is `compare`'s and the unit it is a share of `profile`'s.
+/// (`benches/fixes.rs`, 40,003 entries) as the saving `compare` measures (its start-up CPU
+/// in six runs, the library's relocation phase in three) over the library's relocation as
+/// BEFORE's `profile` measures it: 16%, 32%, 39%, 40%, 46%, 46%, 59%, 60% and 74% in nine runs
+/// on a shared machine; this is their median. The share is not the
+/// object's but the caches': the entries cost what reading them from memory costs, and how
+/// much of them the work between two starts evicts is the machine's state (the least share
+/// came with the least load, `compare`'s BEFORE relocation of the library 184 µs against 219
+/// to 498 µs in the other runs). No figure of one build separates reading an entry from
+/// writing its pointer, so the prediction's interval carries the whole measured range
+/// ([`RELR_REMOVED_SHARE_RANGE`]). Two other ratios differ for a reason: `compare`'s own
+/// (saving over its BEFORE) divides by a relocation measured with the other build's runs
+/// between, which find the entries out of the CPU caches; `profile` rounds of each build back
+/// to back (before less after over before) measure the saving with the entries left cached by
+/// the run before. A program's start meets its entries after other work, as `compare` runs
+/// it, while `profile`'s per-object runs follow runs of the same program: so the saving is
+/// `compare`'s and the unit it is a share of `profile`'s.
 pub const RELR_REMOVED_SHARE: f64 = 0.46;
+
+/// The lowest and highest of the measured shares [`RELR_REMOVED_SHARE`] is the median of:
+/// the DT_RELR prediction's interval spans them.
+pub const RELR_REMOVED_SHARE_RANGE: (f64, f64) = (0.16, 0.74);
 
 /// What [`fixes`] reads: all of it held by a saved `profile --json` document.
 #[derive(Debug, Clone, Copy, Default)]
@@ -111,6 +122,8 @@ struct Runs {
     mapping: Vec<Option<f64>>,
     /// Each object's relocation in the LD_BIND_NOW=1 runs ([`Instrumentation::PerObjectBindNow`]).
     reloc_now: Vec<BTreeMap<usize, f64>>,
+    /// The object whose search and mapping came first in each run, where measured.
+    first_mapped: Vec<Option<usize>>,
 }
 
 /// Unit costs of one resample of the runs (or of all of them).
@@ -131,6 +144,8 @@ struct Units {
     mapping_of: Vec<Option<f64>>,
     /// Each object's median relocation in the LD_BIND_NOW=1 runs.
     reloc_now_of: Vec<Option<f64>>,
+    /// The object ld.so searched and mapped first (the most runs' first), where measured.
+    first_mapped: Option<usize>,
 }
 
 fn short(p: &str) -> &str {
@@ -179,6 +194,7 @@ fn runs(p: &ProfileSection, c: &Closure) -> Runs {
         let per_stop = crate::attribute::profile::per_stop_ns(r, fallback).unwrap_or(0.0);
         let (mut rl, mut it, mut mo) = (BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
         let mut map = None;
+        let mut first = None;
         for s in &r.segments {
             let Some(ns) = crate::attribute::profile::corrected(s, per_stop) else {
                 continue;
@@ -188,6 +204,7 @@ fn runs(p: &ProfileSection, c: &Closure) -> Runs {
                 (Phase::Relocation, Some(i)) => *rl.entry(i).or_insert(0.0) += ns,
                 (Phase::Initializers, Some(i)) => *it.entry(i).or_insert(0.0) += ns,
                 (Phase::ObjectMapping, Some(i)) => {
+                    first.get_or_insert(i);
                     *mo.entry(i).or_insert(0.0) += ns;
                     *map.get_or_insert(0.0) += ns
                 }
@@ -199,6 +216,7 @@ fn runs(p: &ProfileSection, c: &Closure) -> Runs {
         out.init.push(it);
         out.map_of.push(mo);
         out.mapping.push(map);
+        out.first_mapped.push(first);
     }
     out
 }
@@ -314,6 +332,12 @@ fn units(
         None => runs.mapping.iter().flatten().copied().collect(),
     };
     let mapped = n.saturating_sub(2);
+    let firsts: Vec<usize> = match pick {
+        Some(p) => p.iter().filter_map(|&r| runs.first_mapped[r]).collect(),
+        None => runs.first_mapped.iter().flatten().copied().collect(),
+    };
+    let first_mapped = (0..n).max_by_key(|i| firsts.iter().filter(|f| *f == i).count());
+    let first_mapped = first_mapped.filter(|i| firsts.contains(i));
     Units {
         reloc: fit_reloc(counts, &reloc_of),
         reloc_of,
@@ -323,7 +347,50 @@ fn units(
             .map(|m| m / mapped as f64),
         mapping_of,
         reloc_now_of,
+        first_mapped,
     }
+}
+
+/// An interval widened by factors on its ends: the end nearer zero times `spread.0`, the one
+/// farther from zero times `spread.1` (a cost's interval lies below zero, a saving's above).
+fn widen((lo, hi): (f64, f64), spread: (f64, f64)) -> (f64, f64) {
+    if hi <= 0.0 {
+        (lo * spread.1, hi * spread.0)
+    } else if lo >= 0.0 {
+        (lo * spread.0, hi * spread.1)
+    } else {
+        (lo * spread.1, hi * spread.1)
+    }
+}
+
+/// Whether each closure object is the interpreter (ld.so, mapped by the kernel).
+fn interp_of(c: &Closure) -> Vec<bool> {
+    (0..c.objects.len()).map(|i| is_interp(c, i)).collect()
+}
+
+/// Whether removing `gone` leaves the first object ld.so maps, `i`, behind an object ld.so
+/// still maps: then `i`'s first-mapping start is not saved but moves to that object.
+fn moves_first(un: &Units, gone: &[usize], interp: &[bool], i: usize) -> bool {
+    un.first_mapped == Some(i)
+        && (0..un.mapping_of.len())
+            .any(|j| !gone.contains(&j) && !interp[j] && un.mapping_of[j].is_some())
+}
+
+/// What dropping object `i` (one of `gone`) saves of search and mapping: its own, measured,
+/// except for the object ld.so maps first. That one runs ld.so's mapping code cold (it
+/// measures about twice the next one's), and without it the next object mapped takes that
+/// start on: what vanishes is a mapping like the others', priced at their median (the first
+/// object's own when that is less). None: not measured.
+fn mapping_removed(un: &Units, gone: &[usize], interp: &[bool], i: usize) -> Option<f64> {
+    let own = un.mapping_of[i]?;
+    if !moves_first(un, gone, interp, i) {
+        return Some(own);
+    }
+    let others: Vec<f64> = (0..un.mapping_of.len())
+        .filter(|&j| j != i && !interp[j])
+        .filter_map(|j| un.mapping_of[j])
+        .collect();
+    Some(median(&others).map_or(own, |m| m.min(own)))
 }
 
 /// Prices one fix from one set of unit costs; None when they cannot.
@@ -333,6 +400,9 @@ type Pricer<'a> = Box<dyn Fn(&Units) -> Option<f64> + 'a>;
 struct Candidate<'a> {
     fix: Fix,
     price: Pricer<'a>,
+    /// Factors on the resampled interval's low and high ends for a spread the per-object
+    /// runs do not sample (a unit measured elsewhere, known only as a range).
+    spread: (f64, f64),
 }
 
 /// The fixes of one profile, most saving first (see [`fixes_of`]): the lookups model and the
@@ -614,13 +684,14 @@ fn exec_fixes(inp: &Inputs, p: &ProfileSection, c: &Closure) -> Vec<Fix> {
         // ld.so's whole phase over the objects it maps, an upper bound.
         let own_mapping = gone.iter().all(|&i| full.mapping_of[i].is_some());
         let g = gone.clone();
+        let interp = interp_of(c);
         let price: Pricer = Box::new(move |un: &Units| {
             let mut t = 0.0;
             for &i in &g {
                 t += un.reloc_of[i].unwrap_or(0.0) + un.init_of[i].unwrap_or(0.0);
-                t += match un.mapping_of[i] {
-                    Some(m) if own_mapping => m,
-                    _ => un.mapping_per_object?,
+                t += match own_mapping {
+                    true => mapping_removed(un, &g, &interp, i)?,
+                    false => un.mapping_per_object?,
                 };
             }
             t += probes_saved * un.reloc.as_ref().map_or(0.0, |f| f[3]);
@@ -651,11 +722,20 @@ fn exec_fixes(inp: &Inputs, p: &ProfileSection, c: &Closure) -> Vec<Fix> {
                     if gone.len() == 1 { "" } else { "s" },
                     if own_mapping {
                         format!(
-                            "and their measured search and mapping ({})",
+                            "and their measured search and mapping ({}){}",
                             gone.iter()
                                 .map(|&i| format!("{} {}", name(i), us(full.mapping_of[i].unwrap_or(0.0))))
                                 .collect::<Vec<_>>()
-                                .join(", ")
+                                .join(", "),
+                            match gone.iter().find(|&&i| moves_first(&full, &gone, &interp_of(c), i)) {
+                                Some(&i) => format!(
+                                    "; {} is mapped first, whose mapping runs ld.so's code cold: that start moves to the next object mapped, so {} is priced at the other objects' median, {}",
+                                    name(i),
+                                    name(i),
+                                    us(mapping_removed(&full, &gone, &interp_of(c), i).unwrap_or(0.0))
+                                ),
+                                None => String::new(),
+                            }
                         )
                     } else {
                         format!(
@@ -676,40 +756,27 @@ fn exec_fixes(inp: &Inputs, p: &ProfileSection, c: &Closure) -> Vec<Fix> {
                 }),
             },
             price,
+            spread: (1.0, 1.0),
         });
     }
 
-    // 2a. -z now: every lazy slot becomes a start-up lookup.
+    // 2a. -z now: every lazy slot becomes a start-up lookup. Relinking an object with
+    // `-z now` binds that object's slots only, so each object the user builds is its own
+    // fix, priced on its own slots: the program's relink leaves libc's lazy.
     let lazy: Vec<(usize, u64)> = (0..c.objects.len())
         .map(|i| (i, lazy_slots(c, i)))
         .filter(|(_, n)| *n > 0)
         .collect();
     if !lazy.is_empty() {
         let total: u64 = lazy.iter().map(|l| l.1).sum();
-        let per: Vec<(f64, f64)> = lazy
-            .iter()
-            .map(|&(i, n)| (n as f64, probes_per_lookup(&cnt[i], &cnt)))
-            .collect();
         // Measured where the LD_BIND_NOW=1 runs were made: the relocation there less here of
-        // the object with the most lazy slots, per slot, for every lazy slot. One object's
-        // difference: an object with a few slots (libc's dozen) would add the noise of its
-        // whole relocation phase for a saving inside it. The fit's lookup price only without
-        // those runs: few start-up lookups in objects of like size leave it unidentified
-        // (priced at zero, and then not shown).
+        // the object with the most lazy slots, per slot. One object's difference: an object
+        // with a few slots (libc's dozen) would add the noise of its whole relocation phase
+        // for a saving inside it. The fit's lookup price only without those runs: few
+        // start-up lookups in objects of like size leave it unidentified (priced at zero,
+        // and then not shown).
         let (most, most_slots) = lazy.iter().copied().max_by_key(|l| l.1).unwrap_or(lazy[0]);
         let measured = full.reloc_now_of[most].is_some() && full.reloc_of[most].is_some();
-        let price: Pricer = Box::new(move |un: &Units| {
-            if measured {
-                let per_slot = (un.reloc_now_of[most]? - un.reloc_of[most]?) / most_slots as f64;
-                return Some(-per_slot * total as f64);
-            }
-            let f = un.reloc.as_ref()?;
-            Some(
-                -per.iter()
-                    .map(|(n, pp)| n * (f[2] + pp * f[3]))
-                    .sum::<f64>(),
-            )
-        });
         let how = if measured {
             format!(
                 "measured: {}'s relocation in per-object runs with LD_BIND_NOW=1 less its relocation without, over its {most_slots} slots, for each",
@@ -722,32 +789,109 @@ fn exec_fixes(inp: &Inputs, p: &ProfileSection, c: &Closure) -> Vec<Fix> {
             .fork
             .and_then(|f| f.lazy_binding.as_ref())
             .and_then(|l| l.cost_ns);
-        cands.push(Candidate {
-            fix: Fix {
-                kind: FixKind::BindNow,
-                side: FixSide::Exec,
-                objects: lazy.iter().map(|&(i, _)| name(i)).collect(),
-                saving_ns: 0.0,
-                ci95_ns: None,
-                share: 0.0,
-                change: "link with -Wl,-z,now (or run with LD_BIND_NOW=1)".into(),
-                reason: format!(
-                    "a cost at start-up: {total} lazily bound PLT slots ({}) become start-up lookups, {how}",
-                    lazy.iter()
-                        .map(|&(i, n)| format!("{} {n}", name(i)))
-                        .collect::<Vec<_>>()
-                        .join(", "),
+        // A system library's relink is its distribution's: its slots are a fix of their own
+        // only where no object the user builds has any, and then as LD_BIND_NOW=1, the one
+        // change a user can make that binds them (it binds every object's).
+        type Slots = Vec<(usize, u64)>;
+        let (system, own): (Slots, Slots) = lazy.iter().partition(|&&(i, _)| is_system(c, i));
+        let env_only = own.is_empty();
+        let groups: Vec<Vec<(usize, u64)>> = match env_only {
+            true => vec![system],
+            false => own.into_iter().map(|l| vec![l]).collect(),
+        };
+        let per_all: Vec<(f64, f64)> = lazy
+            .iter()
+            .map(|&(i, n)| (n as f64, probes_per_lookup(&cnt[i], &cnt)))
+            .collect();
+        let all_ns = if measured {
+            full.reloc_now_of[most]
+                .zip(full.reloc_of[most])
+                .map(|(a, b)| (a - b) / most_slots as f64 * total as f64)
+        } else {
+            full.reloc.as_ref().map(|f| {
+                per_all
+                    .iter()
+                    .map(|(n, pp)| n * (f[2] + pp * f[3]))
+                    .sum::<f64>()
+            })
+        };
+        for group in groups {
+            let n: u64 = group.iter().map(|g| g.1).sum();
+            let per: Vec<(f64, f64)> = group
+                .iter()
+                .map(|&(i, n)| (n as f64, probes_per_lookup(&cnt[i], &cnt)))
+                .collect();
+            let price: Pricer = Box::new(move |un: &Units| {
+                if measured {
+                    let per_slot =
+                        (un.reloc_now_of[most]? - un.reloc_of[most]?) / most_slots as f64;
+                    return Some(-per_slot * n as f64);
+                }
+                let f = un.reloc.as_ref()?;
+                Some(
+                    -per.iter()
+                        .map(|(n, pp)| n * (f[2] + pp * f[3]))
+                        .sum::<f64>(),
+                )
+            });
+            let idx: Vec<usize> = group.iter().map(|g| g.0).collect();
+            let names = idx.iter().map(|&i| name(i)).collect::<Vec<_>>();
+            let mut caveat = vec![match child {
+                Some(ns) => format!(
+                    "worth it only when forked children call lazily bound functions: each such first call costs a child {} (measured)",
+                    us(ns)
                 ),
-                caveat: Some(match child {
-                    Some(ns) => format!(
-                        "worth it only when forked children call lazily bound functions: each such first call costs a child {} (measured)",
-                        us(ns)
+                None => "worth it only when forked children call lazily bound functions (measured by --fork --child exit)".into(),
+            }];
+            if env_only {
+                caveat.push(format!(
+                    "{} {}: relinking with -Wl,-z,now is the distribution's",
+                    names.join(", "),
+                    if names.len() == 1 {
+                        "is a system library"
+                    } else {
+                        "are system libraries"
+                    }
+                ));
+            }
+            cands.push(Candidate {
+                fix: Fix {
+                    kind: FixKind::BindNow,
+                    side: FixSide::Exec,
+                    objects: names.clone(),
+                    saving_ns: 0.0,
+                    ci95_ns: None,
+                    share: 0.0,
+                    change: match env_only {
+                        true => "run with LD_BIND_NOW=1".into(),
+                        false => format!("link {} with -Wl,-z,now", names.join(", ")),
+                    },
+                    reason: format!(
+                        "a cost at start-up: {n} lazily bound PLT slots of {} become start-up lookups, {how}; LD_BIND_NOW=1 would bind every object's, {total} ({}){}",
+                        if group.len() == 1 {
+                            names[0].clone()
+                        } else {
+                            group
+                                .iter()
+                                .map(|&(i, n)| format!("{} ({n})", name(i)))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        },
+                        lazy.iter()
+                            .map(|&(i, n)| format!("{} {n}", name(i)))
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        match all_ns {
+                            Some(ns) if !env_only => format!(", costing {}", us(ns)),
+                            _ => String::new(),
+                        },
                     ),
-                    None => "worth it only when forked children call lazily bound functions (measured by --fork --child exit)".into(),
-                }),
-            },
-            price,
-        });
+                    caveat: Some(caveat.join("; ")),
+                },
+                price,
+                spread: (1.0, 1.0),
+            });
+        }
     }
 
     // 2b. Dropping -z now: the PLT slots of objects bound at start-up become lazy.
@@ -794,6 +938,7 @@ fn exec_fixes(inp: &Inputs, p: &ProfileSection, c: &Closure) -> Vec<Fix> {
                 caveat: Some(caveat.join("; ")),
             },
             price,
+            spread: (1.0, 1.0),
         });
     }
 
@@ -828,7 +973,7 @@ fn exec_fixes(inp: &Inputs, p: &ProfileSection, c: &Closure) -> Vec<Fix> {
                     name(i)
                 ),
                 reason: format!(
-                    "{unpacked} relative relocations in RELA ({} KiB of 24-byte entries): priced as reading those entries, {:.0}% of {} (the share measured on a library built both ways); the 8-byte pointer writes and their page faults are kept",
+                    "{unpacked} relative relocations in RELA ({} KiB of 24-byte entries): priced as reading those entries, {:.0}% of {} (the median share measured on a library built both ways; its interval spans the measured {:.0}% to {:.0}%); the 8-byte pointer writes and their page faults are kept",
                     unpacked * 24 / 1024,
                     RELR_REMOVED_SHARE * 100.0,
                     match own_per {
@@ -842,11 +987,17 @@ fn exec_fixes(inp: &Inputs, p: &ProfileSection, c: &Closure) -> Vec<Fix> {
                             "this run's fitted {:.1} ns per relative relocation (its own relocation was not measured)",
                             full.reloc.as_ref().map_or(0.0, |f| f[1])
                         ),
-                    }
+                    },
+                    RELR_REMOVED_SHARE_RANGE.0 * 100.0,
+                    RELR_REMOVED_SHARE_RANGE.1 * 100.0,
                 ),
                 caveat: system_caveat(&[i]),
             },
             price,
+            spread: (
+                RELR_REMOVED_SHARE_RANGE.0 / RELR_REMOVED_SHARE,
+                RELR_REMOVED_SHARE_RANGE.1 / RELR_REMOVED_SHARE,
+            ),
         });
     }
 
@@ -892,6 +1043,7 @@ fn exec_fixes(inp: &Inputs, p: &ProfileSection, c: &Closure) -> Vec<Fix> {
                     }),
                 },
                 price,
+                spread: (1.0, 1.0),
             });
         }
     }
@@ -939,6 +1091,7 @@ fn exec_fixes(inp: &Inputs, p: &ProfileSection, c: &Closure) -> Vec<Fix> {
                 caveat: system_caveat(&[i]),
             },
             price,
+            spread: (1.0, 1.0),
         });
     }
 
@@ -971,7 +1124,10 @@ fn exec_fixes(inp: &Inputs, p: &ProfileSection, c: &Closure) -> Vec<Fix> {
         fix.saving_ns = s;
         fix.share = s / whole;
         // Percentiles over some resamples only would not mean what they say.
-        fix.ci95_ns = (d.len() == RESAMPLES).then(|| interval95(&mut d)).flatten();
+        fix.ci95_ns = (d.len() == RESAMPLES)
+            .then(|| interval95(&mut d))
+            .flatten()
+            .map(|(lo, hi)| widen((lo, hi), k.spread));
         out.push(fix);
     }
     out
@@ -1262,6 +1418,7 @@ mod tests {
             map_of: vec![BTreeMap::new(); 3],
             mapping: vec![Some(40_000.0); 3],
             reloc_now: Vec::new(),
+            first_mapped: vec![None; 3],
         };
         let u = units(&runs, &cnt, None, None);
         let f = u.reloc.expect("a fit");
@@ -1523,6 +1680,194 @@ mod tests {
         // The phase table is the per-object runs' alone.
         let again = section(&c);
         assert_eq!(p.phases, again.phases);
+    }
+
+    #[test]
+    fn each_lazy_object_is_its_own_bind_now_fix_on_its_own_slots() {
+        // The program's 100 lazy slots and lib1.so's 40: relinking either binds its own.
+        let mut c = closure();
+        c.objects[1].info.relocations.lazy_deferred = 40;
+        let m = lookups(&c);
+        let mut p = section(&c);
+        let template = p
+            .raw
+            .iter()
+            .find(|r| r.instrumentation == Instrumentation::PerObject)
+            .unwrap()
+            .clone();
+        // LD_BIND_NOW=1: the program's relocation 30 µs dearer and lib1.so's 12 µs, 300 ns
+        // a slot.
+        for _ in 0..3 {
+            let mut r = template.clone();
+            r.instrumentation = Instrumentation::PerObjectBindNow;
+            for s in r.segments.iter_mut() {
+                let more = match s.object.as_deref() {
+                    Some("/home/u/prog") => 30_000,
+                    Some("/home/u/lib/lib1.so") => 12_000,
+                    _ => 0,
+                };
+                if s.phase == Phase::Relocation {
+                    let t = s.counters.task_clock_ns.unwrap();
+                    s.counters.task_clock_ns = Some(t + more);
+                }
+            }
+            p.raw.push(r);
+        }
+        let fixes = fixes_of(&Inputs {
+            profile: Some(&p),
+            fork: None,
+            closure: Some(&c),
+            lookups: Some(&m),
+            unused: &[],
+        });
+        let now: Vec<&Fix> = fixes
+            .iter()
+            .filter(|f| f.kind == FixKind::BindNow)
+            .collect();
+        assert_eq!(now.len(), 2, "{now:#?}");
+        for (obj, slots) in [("prog", 100.0), ("lib1.so", 40.0)] {
+            let f = now.iter().find(|f| f.objects == [obj]).unwrap();
+            assert!((f.saving_ns + 300.0 * slots).abs() < 1e-6, "{f:#?}");
+            assert_eq!(f.change, format!("link {obj} with -Wl,-z,now"));
+            assert!(
+                f.reason.starts_with(&format!(
+                    "a cost at start-up: {slots} lazily bound PLT slots of {obj} "
+                )),
+                "{f:#?}"
+            );
+            assert!(f.reason.contains("every object's, 140 "), "{f:#?}");
+            assert!(f.reason.ends_with(", costing 42.0 µs"), "{f:#?}");
+        }
+        let now_of = |c: &Closure| -> Vec<Fix> {
+            fixes_of(&Inputs {
+                profile: Some(&p),
+                fork: None,
+                closure: Some(c),
+                lookups: Some(&m),
+                unused: &[],
+            })
+            .into_iter()
+            .filter(|f| f.kind == FixKind::BindNow)
+            .collect()
+        };
+        // lib1.so a system library: its relink is not the user's, so only the program's fix.
+        c.objects[1].found_by = FoundBy::DefaultPath;
+        let now = now_of(&c);
+        assert_eq!(now.len(), 1, "{now:#?}");
+        assert_eq!(now[0].objects, ["prog"]);
+        assert!((now[0].saving_ns + 30_000.0).abs() < 1e-6, "{now:#?}");
+        // Only system libraries lazy: LD_BIND_NOW=1 is the change, priced on their slots,
+        // ranked as a change the user can make.
+        c.objects[0].info.relocations.lazy_deferred = 0;
+        c.objects[3].found_by = FoundBy::DefaultPath;
+        c.objects[3].info.relocations.lazy_deferred = 20;
+        let now = now_of(&c);
+        assert_eq!(now.len(), 1, "{now:#?}");
+        assert_eq!(now[0].change, "run with LD_BIND_NOW=1");
+        assert_eq!(now[0].objects, ["lib1.so", "lib3.so"]);
+        assert!(!now[0].changes_a_system_library(), "{now:#?}");
+        assert!((now[0].saving_ns + 18_000.0).abs() < 1e-6, "{now:#?}");
+        assert!(
+            now[0].reason.starts_with(
+                "a cost at start-up: 60 lazily bound PLT slots of lib1.so (40), lib3.so (20) "
+            ),
+            "{now:#?}"
+        );
+    }
+
+    #[test]
+    fn an_interval_is_widened_away_from_zero() {
+        assert_eq!(widen((10.0, 20.0), (0.5, 2.0)), (5.0, 40.0));
+        assert_eq!(widen((-20.0, -10.0), (0.5, 2.0)), (-40.0, -5.0));
+        assert_eq!(widen((-10.0, 20.0), (0.5, 2.0)), (-20.0, 40.0));
+        assert_eq!(widen((10.0, 20.0), (1.0, 1.0)), (10.0, 20.0));
+    }
+
+    /// `section`'s runs with each library's own search and mapping, in the order given.
+    fn mapped_in_order(c: &Closure, order: &[(usize, f64)]) -> ProfileSection {
+        let mut p = section(c);
+        for r in p
+            .raw
+            .iter_mut()
+            .filter(|r| r.instrumentation == Instrumentation::PerObject)
+        {
+            for (k, &(i, ns)) in order.iter().enumerate() {
+                let mut s = r.segments[0].clone();
+                s.phase = Phase::ObjectMapping;
+                s.object = Some(c.objects[i].path.clone());
+                s.counters.task_clock_ns = Some(ns as u64);
+                r.segments.insert(1 + k, s);
+            }
+        }
+        p
+    }
+
+    #[test]
+    fn the_first_object_mapped_is_priced_at_the_others_median() {
+        let c = closure();
+        let m = lookups(&c);
+        // lib3 is mapped first (50 µs, ld.so's mapping code cold), then lib1, lib2, lib4 and
+        // ld.so (found already loaded).
+        let p = mapped_in_order(
+            &c,
+            &[
+                (3, 50_000.0),
+                (1, 20_000.0),
+                (2, 22_000.0),
+                (4, 24_000.0),
+                (5, 300.0),
+            ],
+        );
+        let dep = |i: usize| UnusedDependency {
+            object: "prog".into(),
+            object_path: "/home/u/prog".into(),
+            needed: format!("lib{i}.so"),
+            needed_path: Some(c.objects[i].path.clone().into()),
+            removes: vec![format!("lib{i}.so")],
+        };
+        let priced = |i: usize| {
+            let u = dep(i);
+            fixes_of(&Inputs {
+                profile: Some(&p),
+                fork: None,
+                closure: Some(&c),
+                lookups: Some(&m),
+                unused: std::slice::from_ref(&u),
+            })
+            .into_iter()
+            .find(|f| f.kind == FixKind::UnusedDependency)
+            .unwrap()
+        };
+        // Dropping lib3: its cold start moves to lib1; it saves a mapping like the others'
+        // (the median of 20, 22 and 24 µs; not ld.so's 0.3).
+        let f = priced(3);
+        let want = cost(&counts_of()[3]) + 22_000.0;
+        assert!((f.saving_ns - want).abs() < 1e-6, "{f:#?}");
+        assert!(f.reason.contains("lib3.so is mapped first"), "{f:#?}");
+        // Dropping lib1: its own mapping.
+        let f = priced(1);
+        let want = cost(&counts_of()[1]) + 20_000.0;
+        assert!((f.saving_ns - want).abs() < 1e-6, "{f:#?}");
+        assert!(!f.reason.contains("mapped first"), "{f:#?}");
+        // When nothing ld.so maps would be left, the first saves its own.
+        let u = UnusedDependency {
+            object: "prog".into(),
+            object_path: "/home/u/prog".into(),
+            needed: "lib1.so, lib2.so, lib3.so, lib4.so".into(),
+            needed_path: None,
+            removes: (1..=4).map(|i| format!("lib{i}.so")).collect(),
+        };
+        let un = units(&runs(&p, &c), &counts_of(), None, None);
+        assert_eq!(un.first_mapped, Some(3));
+        let gone = removed(&c, &u);
+        assert_eq!(
+            mapping_removed(&un, &gone, &interp_of(&c), 3),
+            Some(50_000.0)
+        );
+        assert_eq!(
+            mapping_removed(&un, &[3], &interp_of(&c), 3),
+            Some(22_000.0)
+        );
     }
 
     #[test]
