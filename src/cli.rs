@@ -98,8 +98,10 @@ pub enum Command {
 /// The command line as clap should see it: `--fork N` (N a number) becomes `--fork=N`, so that
 /// `--fork 500 /bin/true` counts 500 forks while `--fork /bin/true` leaves the path as the
 /// target (`--fork` requires `=` for its optional value; clap cannot back out of a value that
-/// fails to parse). Only before `--`, and only for `profile` and `compare`, wherever the
-/// subcommand is: the global options before it (`--no-pin`, `--no-progress`) are flags.
+/// fails to parse). Only before `--`, only for `profile` and `compare`, wherever the
+/// subcommand is (the global options before it, `--no-pin`, `--no-progress`, are flags), and
+/// only among ldcost's own options: from the target's first argument on (after `profile`'s
+/// program, or `compare`'s BASE and HEAD) every word is the target's and passes unchanged.
 pub fn normalize_args(
     args: impl IntoIterator<Item = std::ffi::OsString>,
 ) -> Vec<std::ffi::OsString> {
@@ -111,18 +113,30 @@ pub fn normalize_args(
         .enumerate()
         .skip(1)
         .find(|(_, a)| !a.as_encoded_bytes().starts_with(b"-"));
-    let forks_from = match sub {
-        Some((i, a)) if a == "profile" || a == "compare" => i + 1,
+    let (forks_from, name, positionals) = match sub {
+        Some((i, a)) if a == "profile" => (i + 1, "profile", 1),
+        Some((i, a)) if a == "compare" => (i + 1, "compare", 2),
         _ => return args,
     };
+    let takes_value = option_values(name);
     let mut out = Vec::with_capacity(args.len());
     out.extend(args[..forks_from].iter().cloned());
+    let mut seen = 0;
     let mut i = forks_from;
     while i < args.len() {
         let a = &args[i];
-        if a == "--" {
+        let bytes = a.as_encoded_bytes();
+        if a == "--" || (seen == positionals && !bytes.starts_with(b"-")) {
             out.extend(args[i..].iter().cloned());
             break;
+        }
+        if !bytes.starts_with(b"-") {
+            seen += 1;
+        } else if takes_value(bytes) {
+            // The option's value is never a positional, whatever it looks like.
+            out.extend(args[i..(i + 2).min(args.len())].iter().cloned());
+            i += 2;
+            continue;
         }
         let next_is_number = args
             .get(i + 1)
@@ -139,6 +153,36 @@ pub fn normalize_args(
         i += 1;
     }
     out
+}
+
+/// Which words of a subcommand's command line are options whose value is the next word
+/// (`--json FILE`, `-n 5`; not `--json=FILE`, `-n5`, a flag or `--fork`, whose value needs
+/// `=`), from clap's own description of the subcommand.
+fn option_values(subcommand: &str) -> impl Fn(&[u8]) -> bool {
+    let cli = <Cli as clap::CommandFactory>::command();
+    let mut longs: Vec<String> = Vec::new();
+    let mut shorts: Vec<char> = Vec::new();
+    if let Some(sub) = cli.find_subcommand(subcommand) {
+        for a in sub.get_arguments() {
+            if a.is_positional() || !a.get_action().takes_values() || a.is_require_equals_set() {
+                continue;
+            }
+            longs.extend(a.get_long().map(|l| format!("--{l}")));
+            shorts.extend(a.get_short());
+        }
+    }
+    move |w: &[u8]| {
+        let Ok(w) = std::str::from_utf8(w) else {
+            return false;
+        };
+        if w.starts_with("--") {
+            return longs.iter().any(|l| l == w);
+        }
+        let mut cs = w.chars();
+        cs.next() == Some('-')
+            && cs.next().is_some_and(|c| shorts.contains(&c))
+            && cs.next().is_none()
+    }
 }
 
 /// Whether the token after `--fork` was meant as its count: digits, or a number written

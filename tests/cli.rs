@@ -326,6 +326,29 @@ fn fork_count_is_parsed_after_global_options() {
             assert!(p.no_exec, "{args:?}");
         }
     }
+    // From the target's first argument on, every word is the target's, unchanged: `--fork 3`
+    // there is not rewritten into `--fork=3` (clap would pass either to the target).
+    for args in [
+        &["profile", "./t", "a", "--fork", "3"][..],
+        &["profile", "-n", "3", "./t", "a", "--fork", "3"],
+        &["profile", "--json", "9", "./t", "a", "--fork", "3"],
+    ] {
+        let Sub::Profile(p) = parse(args) else {
+            panic!("{args:?} is not profile")
+        };
+        assert_eq!(p.fork, None, "{args:?}");
+        assert_eq!(p.target, std::path::PathBuf::from("./t"), "{args:?}");
+        assert_eq!(
+            p.args,
+            ["a", "--fork", "3"].map(std::ffi::OsString::from),
+            "{args:?}"
+        );
+    }
+    let Sub::Compare(c) = parse(&["compare", "./a", "./b", "x", "--fork", "4"]) else {
+        panic!("not compare")
+    };
+    assert_eq!(c.fork, None);
+    assert_eq!(c.args, ["x", "--fork", "4"].map(std::ffi::OsString::from));
     let Sub::Compare(c) = parse(&["--no-progress", "compare", "--fork", "9", "./a", "./b"]) else {
         panic!("not compare")
     };
