@@ -560,6 +560,12 @@ impl<'a> StartupRun<'a> {
     /// The measured image exec'd another (--no-follow): refused like the first.
     fn on_exec(&mut self) -> Result<Flow, RunError> {
         super::launch::refuse_set_id_image(self.pid)?;
+        // The image our breakpoints after main were in is gone: what they saw stays
+        // recorded, nothing of the new image is.
+        if let Ok(am) = self.after_main.as_mut() {
+            am.forget_image();
+            self.bps = Breakpoints::default();
+        }
         self.resume(None);
         Ok(Flow::Next)
     }
