@@ -18,6 +18,9 @@
 //!   argument (rdi), which is main's address;
 //! * the PTRACE_EVENT_EXIT stop.
 //!
+//! Per-object runs of a dynamic program go on from `main` with the loader's work after it
+//! (`dlopen`, `dlclose`, lazy binding, in any thread): see [`super::after_main`].
+//!
 //! At every boundary the target's perf counters are read (it is stopped, so they are still).
 
 use std::path::PathBuf;
