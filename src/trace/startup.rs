@@ -19,7 +19,7 @@
 //! * the PTRACE_EVENT_EXIT stop.
 //!
 //! Per-object runs of a dynamic program go on from `main` with the loader's work after it
-//! (`dlopen`, `dlclose`, lazy binding, in any thread): see [`super::after_main`].
+//! (`dlopen`, `dlclose`, lazy binding, in any thread): see the `after_main` module.
 //!
 //! At every boundary the target's perf counters are read (it is stopped, so they are still).
 
