@@ -340,6 +340,19 @@ fn a_vfork_child_meets_no_breakpoint_untraced() {
 }
 
 #[test]
+fn signals_arriving_while_a_thread_is_stepped_are_all_delivered() {
+    let _one = one_at_a_time();
+    let name = "signals_arriving_while_a_thread_is_stepped_are_all_delivered";
+    // 300 SIGUSR1s, one at a time, to the thread making dlopen/dlclose calls meanwhile: the
+    // fixture exits 7 only if its handler saw every one (the hang guard fails a stuck step).
+    let Some((_, _, am)) = fixture_run(name, "signals") else {
+        return;
+    };
+    assert!(!am.opens.is_empty());
+    assert_eq!(am.opens.len(), am.closes.len());
+}
+
+#[test]
 fn without_debug_symbols_the_rendezvous_names_the_objects() {
     let _one = one_at_a_time();
     let name = "without_debug_symbols_the_rendezvous_names_the_objects";

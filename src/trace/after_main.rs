@@ -662,6 +662,14 @@ impl Tracer {
         }
     }
 
+    /// The target exec'd another image: no breakpoint of ours is left in it, and windows
+    /// still open never close.
+    pub(super) fn forget_image(&mut self) {
+        self.tags.clear();
+        self.frames.clear();
+        self.names.clear();
+    }
+
     /// Stops on the target's threads other than the first (counted in the run's stops at
     /// the end: the first thread's are counted as they come).
     pub(super) fn other_stops(&self) -> u64 {

@@ -52,6 +52,44 @@ fn set_low_byte(pid: Pid, addr: u64, byte: i64) -> nix::Result<()> {
     )
 }
 
+/// Single-steps the stopped task over one instruction. A signal that arrives meanwhile stops
+/// it first (a signal-delivery stop that must be resumed, or the step never completes): it is
+/// held back for the step and queued to the thread again after it, so it is delivered at the
+/// next resume as it would have been. ESRCH: the task ended.
+fn step_once(tid: Pid) -> nix::Result<()> {
+    let mut held = Vec::new();
+    ptrace::step(tid, None)?;
+    let r = loop {
+        match waitpid(tid, Some(WaitPidFlag::__WALL)) {
+            Ok(WaitStatus::Stopped(_, Signal::SIGTRAP)) => break Ok(()),
+            Ok(WaitStatus::Stopped(_, sig)) => {
+                held.push(sig);
+                ptrace::step(tid, None)?;
+            }
+            Ok(WaitStatus::PtraceEvent(..)) => ptrace::step(tid, None)?,
+            Ok(WaitStatus::Exited(..) | WaitStatus::Signaled(..)) => break Err(nix::Error::ESRCH),
+            Ok(_) => break Err(nix::Error::EIO),
+            Err(nix::Error::EINTR) if !super::interrupted() => continue,
+            Err(e) => break Err(e),
+        }
+    };
+    if !held.is_empty() {
+        let tgid = super::inspect::process::thread_group(tid).unwrap_or(tid.as_raw());
+        for sig in held {
+            // SAFETY: a plain syscall with integer arguments.
+            unsafe {
+                nix::libc::syscall(
+                    nix::libc::SYS_tgkill,
+                    tgid,
+                    tid.as_raw(),
+                    sig as nix::libc::c_int,
+                )
+            };
+        }
+    }
+    r
+}
+
 /// The breakpoints planted in one process.
 #[derive(Default)]
 pub struct Breakpoints {
@@ -234,19 +272,7 @@ impl Breakpoints {
             return Ok(None);
         };
         if bp.persistent {
-            ptrace::step(pid, None)?;
-            loop {
-                match waitpid(pid, Some(WaitPidFlag::__WALL))? {
-                    WaitStatus::Stopped(_, Signal::SIGTRAP) => break,
-                    WaitStatus::Stopped(_, _) => continue,
-                    other => {
-                        return Err(match other {
-                            WaitStatus::Exited(..) | WaitStatus::Signaled(..) => nix::Error::ESRCH,
-                            _ => nix::Error::EIO,
-                        })
-                    }
-                }
-            }
+            step_once(pid)?;
             set_low_byte(pid, addr, INT3)?;
         } else {
             self.map.remove(&addr);
@@ -279,13 +305,9 @@ impl Breakpoints {
         let Some((addr, _)) = self.rewind(tid)? else {
             return Ok(false);
         };
-        ptrace::step(tid, None)?;
-        loop {
-            match waitpid(tid, Some(WaitPidFlag::__WALL))? {
-                WaitStatus::Stopped(_, Signal::SIGTRAP) => break,
-                WaitStatus::Stopped(..) | WaitStatus::PtraceEvent(..) => continue,
-                _ => return Ok(true),
-            }
+        match step_once(tid) {
+            Err(nix::Error::ESRCH) => return Ok(true),
+            r => r?,
         }
         let _ = set_low_byte(tid, addr, INT3);
         Ok(true)

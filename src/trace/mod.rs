@@ -4,7 +4,8 @@
 //!
 //! [`launch`] starts the target under ptrace, stopped before exec; [`breakpoint`] plants
 //! breakpoints in it; [`startup`] drives one run from exec to exit, reading perf counters at
-//! each phase boundary (`segments` turns the boundaries into phase segments). [`fork`] runs
+//! each phase boundary (`segments` turns the boundaries into phase segments), and in per-object
+//! runs goes on after `main` with the loader's work there (`after_main`). [`fork`] runs
 //! the target to an injection point, reads its [`footprint`] and has the fork probe
 //! ([`inject`]) fork it N times. `inspect` holds what `startup` and `fork` both read from a
 //! live tracee (auxv, maps, symbols) and how they treat its other threads and children.

@@ -18,6 +18,9 @@
 //!   argument (rdi), which is main's address;
 //! * the PTRACE_EVENT_EXIT stop.
 //!
+//! Per-object runs of a dynamic program go on from `main` with the loader's work after it
+//! (`dlopen`, `dlclose`, lazy binding, in any thread): see the `after_main` module.
+//!
 //! At every boundary the target's perf counters are read (it is stopped, so they are still).
 
 use std::path::PathBuf;
@@ -560,6 +563,12 @@ impl<'a> StartupRun<'a> {
     /// The measured image exec'd another (--no-follow): refused like the first.
     fn on_exec(&mut self) -> Result<Flow, RunError> {
         super::launch::refuse_set_id_image(self.pid)?;
+        // The image our breakpoints after main were in is gone: what they saw stays
+        // recorded, nothing of the new image is.
+        if let Ok(am) = self.after_main.as_mut() {
+            am.forget_image();
+            self.bps = Breakpoints::default();
+        }
         self.resume(None);
         Ok(Flow::Next)
     }

@@ -17,6 +17,7 @@ const PROG: &str = r#"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -36,6 +37,23 @@ static pthread_barrier_t bar;
 static void *opener(void *arg) {
     pthread_barrier_wait(&bar);
     return open_or_say((const char *)arg, RTLD_NOW);
+}
+static volatile sig_atomic_t got;
+static volatile int sender_done, lost;
+static void on_signal(int s) { (void)s; got++; }
+#define SIGS 300
+/* One SIGUSR1 at a time, each waited for (standard signals do not queue): a signal lost
+   while its thread was held by the tracer is one never handled. */
+static void *sender(void *arg) {
+    pthread_t to = *(pthread_t *)arg;
+    for (int i = 0; i < SIGS && !lost; i++) {
+        pthread_kill(to, SIGUSR1);
+        int waited = 0;
+        while (got <= i && waited++ < 20000) usleep(100);
+        if (got <= i) lost = 1;
+    }
+    sender_done = 1;
+    return 0;
 }
 void m_run(void);
 int main(int argc, char **argv) {
@@ -90,6 +108,23 @@ int main(int argc, char **argv) {
         int st;
         if (waitpid(p, &st, 0) != p || !WIFEXITED(st) || WEXITSTATUS(st) != 0) return 1;
         if (!open_or_say("libC.so", RTLD_NOW)) return 1;
+    } else if (!strcmp(mode, "signals")) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_signal;
+        sa.sa_flags = SA_RESTART;
+        sigaction(SIGUSR1, &sa, 0);
+        pthread_t self = pthread_self(), t;
+        pthread_create(&t, 0, sender, &self);
+        while (!sender_done) {
+            void *h = open_or_say("libB.so", RTLD_NOW);
+            if (!h || dlclose(h)) return 1;
+        }
+        pthread_join(t, 0);
+        if (lost || got != SIGS) {
+            fprintf(stderr, "%d of %d signals\n", (int)got, SIGS);
+            return 1;
+        }
     } else if (!strcmp(mode, "fork")) {
         if (!open_or_say("libA.so", RTLD_NOW)) return 1;
         pid_t p = fork();
