@@ -151,6 +151,13 @@ impl Tracer {
         let Some(r_debug) = ldso.r_debug else {
             return Err("ld.so's _r_debug was not found".into());
         };
+        // Every window's CPU is its thread's by the scheduler: without it nothing after main
+        // could be given a CPU figure, so nothing is recorded rather than zeros.
+        if thread_cpu(pid, pid.as_raw()).is_none() {
+            return Err(format!(
+                "per-thread CPU cannot be read (/proc/{pid}/task/{pid}/schedstat: a kernel without CONFIG_SCHED_INFO?)"
+            ));
+        }
         let Some((base, libc)) = super::inspect::libc_base(pid) else {
             return Err("no libc.so mapped (not a glibc program)".into());
         };

@@ -29,7 +29,7 @@ use std::time::Duration;
 use nix::errno::Errno;
 use nix::sys::ptrace;
 use nix::sys::signal::Signal;
-use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
+use nix::sys::wait::{WaitPidFlag, WaitStatus};
 use nix::unistd::Pid;
 
 use super::breakpoint::read_cstring;
@@ -75,7 +75,7 @@ pub fn discover(cmd: &Command, timeout: Option<Duration>) -> Result<Vec<ExecImag
     let mut group_stopped = false;
     loop {
         let waited = if group_stopped {
-            match waitpid(pid, Some(WaitPidFlag::__WALL | WaitPidFlag::WNOHANG)) {
+            match super::wait::waitpid(pid, Some(WaitPidFlag::__WALL | WaitPidFlag::WNOHANG)) {
                 Ok(WaitStatus::StillAlive) => {
                     if crate::trace::interrupted() {
                         t.kill();
@@ -92,7 +92,7 @@ pub fn discover(cmd: &Command, timeout: Option<Duration>) -> Result<Vec<ExecImag
                 w => w,
             }
         } else {
-            waitpid(pid, Some(WaitPidFlag::__WALL))
+            super::wait::waitpid(pid, Some(WaitPidFlag::__WALL))
         };
         match waited {
             Ok(WaitStatus::PtraceEvent(_, _, ev))
@@ -214,7 +214,7 @@ pub(super) fn to_final_execve(t: &mut Tracee, to: &FollowTo) -> Result<(), Trace
     };
     resume(execs, None).map_err(|e| t.lost(format!("PTRACE_CONT: {e}")))?;
     loop {
-        match waitpid(pid, Some(WaitPidFlag::__WALL)) {
+        match super::wait::waitpid(pid, Some(WaitPidFlag::__WALL)) {
             Ok(WaitStatus::PtraceEvent(_, _, ev))
                 if ev == ptrace::Event::PTRACE_EVENT_EXEC as i32 =>
             {

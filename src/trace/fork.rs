@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use nix::sys::ptrace;
 use nix::sys::signal::Signal;
-use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
+use nix::sys::wait::{WaitPidFlag, WaitStatus};
 use nix::unistd::Pid;
 
 use super::breakpoint::{Breakpoints, HwBreakpoints};
@@ -137,7 +137,7 @@ fn reap(tracee: &mut super::launch::Tracee, e: &ForkError) -> bool {
     }
     let pid = tracee.pid;
     loop {
-        match waitpid(pid, Some(WaitPidFlag::__WALL)) {
+        match super::wait::waitpid(pid, Some(WaitPidFlag::__WALL)) {
             Ok(WaitStatus::Signaled(_, sig, _)) => {
                 tracee.reaped();
                 return sig == Signal::SIGKILL;
@@ -233,7 +233,7 @@ fn traced(
             tracee.kill();
             return Err(TraceError::Interrupted.into());
         }
-        let st = match waitpid(Pid::from_raw(-1), Some(WaitPidFlag::__WALL)) {
+        let st = match super::wait::waitpid(Pid::from_raw(-1), Some(WaitPidFlag::__WALL)) {
             Ok(st) => st,
             Err(nix::errno::Errno::EINTR) => continue,
             Err(e) => return Err(tracee.lost(format!("waitpid: {e}")).into()),

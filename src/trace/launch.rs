@@ -35,7 +35,7 @@ use std::time::Duration;
 use nix::errno::Errno;
 use nix::sys::ptrace;
 use nix::sys::signal::{self, Signal};
-use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
+use nix::sys::wait::{WaitPidFlag, WaitStatus};
 use nix::unistd::Pid;
 
 /// Errors of the trace layer.
@@ -468,7 +468,7 @@ pub fn launch(cmd: &Command) -> Result<Tracee, TraceError> {
         child_data: Some(data),
         follow: cmd.follow.clone(),
     };
-    match waitpid(child, Some(WaitPidFlag::__WALL)) {
+    match super::wait::waitpid(child, Some(WaitPidFlag::__WALL)) {
         Ok(WaitStatus::Stopped(_, Signal::SIGSTOP)) => {}
         Ok(WaitStatus::Exited(_, _)) => {
             t.alive = false;
@@ -528,7 +528,7 @@ impl Tracee {
         }
         ptrace::syscall(self.pid, None).map_err(|e| self.lost(format!("PTRACE_SYSCALL: {e}")))?;
         loop {
-            match waitpid(self.pid, Some(WaitPidFlag::__WALL)) {
+            match super::wait::waitpid(self.pid, Some(WaitPidFlag::__WALL)) {
                 Ok(WaitStatus::PtraceSyscall(_)) => {
                     if is_execve_entry(self.pid) {
                         return Ok(());
@@ -571,7 +571,7 @@ impl Tracee {
         }
         ptrace::cont(self.pid, None).map_err(|e| self.lost(format!("PTRACE_CONT: {e}")))?;
         loop {
-            match waitpid(self.pid, Some(WaitPidFlag::__WALL)) {
+            match super::wait::waitpid(self.pid, Some(WaitPidFlag::__WALL)) {
                 Ok(WaitStatus::PtraceEvent(_, _, ev))
                     if ev == ptrace::Event::PTRACE_EVENT_EXEC as i32 =>
                 {
@@ -635,7 +635,7 @@ impl Tracee {
         if self.alive {
             let _ = signal::kill(self.pid, Signal::SIGKILL);
             loop {
-                match waitpid(self.pid, Some(WaitPidFlag::__WALL)) {
+                match super::wait::waitpid(self.pid, Some(WaitPidFlag::__WALL)) {
                     Ok(WaitStatus::Exited(..))
                     | Ok(WaitStatus::Signaled(..))
                     | Err(Errno::ECHILD) => break,

@@ -27,6 +27,7 @@ mod segments;
 pub mod startup;
 pub mod stopcost;
 pub mod tree;
+mod wait;
 
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 

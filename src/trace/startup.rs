@@ -489,12 +489,15 @@ impl<'a> StartupRun<'a> {
     /// its group-stop, or is still in it).
     fn wait_next(&mut self) -> Option<nix::Result<WaitStatus>> {
         if !self.group_stopped {
-            return Some(waitpid(Pid::from_raw(-1), Some(WaitPidFlag::__WALL)));
+            return Some(super::wait::waitpid(
+                Pid::from_raw(-1),
+                Some(WaitPidFlag::__WALL),
+            ));
         }
         // The target waits in its group-stop for SIGCONT, which a tracee stopped under
         // PTRACE_TRACEME is not woken by (nor is its parent told): the SIGCONT is seen
         // pending, and the target resumed to take it, as it would be untraced.
-        match waitpid(
+        match super::wait::waitpid(
             Pid::from_raw(-1),
             Some(WaitPidFlag::__WALL | WaitPidFlag::WNOHANG),
         ) {

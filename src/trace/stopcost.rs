@@ -16,7 +16,7 @@
 
 use nix::sys::ptrace;
 use nix::sys::signal::Signal;
-use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
+use nix::sys::wait::{WaitPidFlag, WaitStatus};
 use nix::unistd::Pid;
 
 /// The int3 opcode.
@@ -47,7 +47,7 @@ pub(crate) fn replay(pid: Pid, addr: u64) -> nix::Result<Replay> {
     ptrace::write(pid, addr as ptrace::AddressType, (word & !0xff) | INT3)?;
     ptrace::cont(pid, None)?;
     loop {
-        match waitpid(pid, Some(WaitPidFlag::__WALL)) {
+        match super::wait::waitpid(pid, Some(WaitPidFlag::__WALL)) {
             Ok(WaitStatus::Stopped(_, Signal::SIGTRAP)) => break,
             Ok(WaitStatus::Stopped(_, sig)) => ptrace::cont(pid, Some(sig))?,
             Ok(st @ (WaitStatus::Exited(..) | WaitStatus::Signaled(..))) => {

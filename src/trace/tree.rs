@@ -64,10 +64,10 @@ pub fn kill_tree(root: i32) -> usize {
 
 /// Reaps ldcost's children (killed tracees included) until there are none or `limit` passed.
 pub fn reap_all(limit: Duration) {
-    use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
+    use nix::sys::wait::{WaitPidFlag, WaitStatus};
     let until = Instant::now() + limit;
     loop {
-        match waitpid(
+        match super::wait::waitpid(
             nix::unistd::Pid::from_raw(-1),
             Some(WaitPidFlag::WNOHANG | WaitPidFlag::__WALL),
         ) {

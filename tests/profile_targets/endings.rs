@@ -28,6 +28,31 @@ fn target_exiting_non_zero() {
     case.finish();
 }
 
+/// A real-time signal (above 31, which nix's wait status cannot name) is delivered to the
+/// target in every kind of run, and the run goes on: its exit status says all 100 arrived.
+#[test]
+fn target_receiving_real_time_signals() {
+    if !tools(
+        "target_receiving_real_time_signals",
+        &["cc", "ldd", "readelf"],
+    ) {
+        return;
+    }
+    let mut case = Case::new();
+    let exe = case.build("rtsig", RTSIG, &[]);
+    let out = profile(&exe, &[]);
+    assert_eq!(out.code, Some(0), "stderr:\n{}", out.stderr);
+    let p = out.profile();
+    assert_eq!(p.endings, vec![Ending::Exited(7); 2]);
+    assert!(
+        p.raw.iter().all(|r| r.ending == Ending::Exited(7)),
+        "{:?}",
+        p.raw.iter().map(|r| r.ending).collect::<Vec<_>>()
+    );
+    check_dynamic("target_receiving_real_time_signals", &p, &exe, 2);
+    case.finish();
+}
+
 #[test]
 fn target_killed_by_sigsegv() {
     if !tools("target_killed_by_sigsegv", &["cc", "ldd", "readelf"]) {

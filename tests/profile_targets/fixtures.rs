@@ -236,3 +236,17 @@ int main(void) {
     _exit(0);
 }
 "#;
+
+/// Sends itself 100 real-time signals in main and counts them in a handler: exits 7 when all
+/// arrived, 1 otherwise (a signal nix's wait status cannot name must still reach it).
+pub(crate) const RTSIG: &str = r#"#include <signal.h>
+#include <unistd.h>
+static volatile sig_atomic_t got;
+static void on(int s) { (void)s; got++; }
+int main(void) {
+    signal(SIGRTMIN + 1, on);
+    union sigval v = {0};
+    for (int i = 0; i < 100; i++) sigqueue(getpid(), SIGRTMIN + 1, v);
+    return got == 100 ? 7 : 1;
+}
+"#;

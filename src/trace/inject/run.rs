@@ -7,7 +7,7 @@
 
 use nix::sys::ptrace;
 use nix::sys::signal::Signal;
-use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
+use nix::sys::wait::{WaitPidFlag, WaitStatus};
 use nix::unistd::Pid;
 
 use super::image::{
@@ -223,7 +223,7 @@ fn wait_for_int3(
     on_other: &mut impl FnMut(Pid, &WaitStatus),
 ) -> Result<(), InjectError> {
     loop {
-        match waitpid(Pid::from_raw(-1), Some(WaitPidFlag::__WALL)) {
+        match crate::trace::wait::waitpid(Pid::from_raw(-1), Some(WaitPidFlag::__WALL)) {
             Ok(st) if st.pid() != Some(pid) => {
                 if let Some(other) = st.pid() {
                     on_other(other, &st);
