@@ -466,17 +466,27 @@ pub fn fixes_of(inp: &Inputs) -> Vec<Fix> {
                 .iter()
                 .all(|o| gone.contains(&(f.side == FixSide::Fork, short(o).to_string())))
     });
-    out.sort_by(|a, b| {
-        a.changes_a_system_library()
-            .cmp(&b.changes_a_system_library())
-            .then(
-                b.saving_ns
-                    .partial_cmp(&a.saving_ns)
-                    .unwrap_or(std::cmp::Ordering::Equal),
-            )
-            .then(a.kind.cmp(&b.kind))
-    });
+    out.sort_by(rank);
     out
+}
+
+/// The order fixes are listed in: savings before trade-offs (changes that cost here and pay
+/// elsewhere), changes the user can make before changes to system libraries, then the
+/// largest saving first.
+pub fn rank(a: &Fix, b: &Fix) -> std::cmp::Ordering {
+    let trade_off = |f: &Fix| f.saving_ns < 0.0;
+    trade_off(a)
+        .cmp(&trade_off(b))
+        .then(
+            a.changes_a_system_library()
+                .cmp(&b.changes_a_system_library()),
+        )
+        .then(
+            b.saving_ns
+                .partial_cmp(&a.saving_ns)
+                .unwrap_or(std::cmp::Ordering::Equal),
+        )
+        .then(a.kind.cmp(&b.kind))
 }
 
 /// The caveat's words for a change to a library the user does not build.
@@ -1375,6 +1385,36 @@ pub fn unit_costs(
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn savings_come_before_trade_offs_and_user_changes_before_system_ones() {
+        let fix = |saving_ns: f64, system: bool| Fix {
+            kind: FixKind::Constructor,
+            side: FixSide::Exec,
+            objects: Vec::new(),
+            saving_ns,
+            ci95_ns: None,
+            share: 0.0,
+            change: String::new(),
+            reason: String::new(),
+            caveat: system.then(|| SYSTEM_LIBRARY.to_string()),
+        };
+        let mut v = [
+            fix(-12.8, false),
+            fix(26.8, true),
+            fix(39.8, true),
+            fix(5.0, false),
+        ];
+        v.sort_by(rank);
+        let order: Vec<(f64, bool)> = v
+            .iter()
+            .map(|f| (f.saving_ns, f.changes_a_system_library()))
+            .collect();
+        assert_eq!(
+            order,
+            [(5.0, false), (39.8, true), (26.8, true), (-12.8, false)]
+        );
+    }
     use super::*;
     use crate::attribute::lookups::ObjectLookups;
     use crate::deps::{Object, SearchRules};

@@ -97,17 +97,13 @@ pub fn why(fixes: &[Fix]) -> String {
     s
 }
 
-/// Exec side first, then fork; each with the changes the user can make first (not those to a
-/// system library), by saving, largest first.
+/// Exec side first, then fork; each in the fixes' own order (savings before trade-offs, the
+/// changes the user can make before those to a system library, largest first).
 fn rank(fixes: &mut [&Fix]) {
     fixes.sort_by(|a, b| {
         (a.side == FixSide::Fork)
             .cmp(&(b.side == FixSide::Fork))
-            .then(
-                a.changes_a_system_library()
-                    .cmp(&b.changes_a_system_library()),
-            )
-            .then(b.saving_ns.total_cmp(&a.saving_ns))
+            .then(crate::attribute::fixes::rank(a, b))
     });
 }
 
