@@ -114,12 +114,24 @@ pub fn section(a: &AfterMainSection, detail: bool) -> String {
         t.load_preset(presets::NOTHING)
             .set_content_arrangement(ContentArrangement::Disabled)
             .set_header(header);
-        let shown = if detail {
-            a.objects.len()
-        } else {
-            TOP_ROWS.min(a.objects.len())
-        };
-        for o in &a.objects[..shown] {
+        // Without --detail, the costliest rows, still in load order: a reader looks for
+        // what costs, and a cheap extension module loaded first must not hide it.
+        let mut rows: Vec<usize> = (0..a.objects.len()).collect();
+        if !detail && rows.len() > TOP_ROWS {
+            let cost = |i: &usize| {
+                let o = &a.objects[*i];
+                [&o.mapping_ns, &o.relocation_ns, &o.initializers_ns]
+                    .into_iter()
+                    .flatten()
+                    .map(|s| s.median)
+                    .sum::<f64>()
+            };
+            rows.sort_by(|x, y| cost(y).total_cmp(&cost(x)));
+            rows.truncate(TOP_ROWS);
+            rows.sort_unstable();
+        }
+        let shown = rows.len();
+        for o in rows.iter().map(|&i| &a.objects[i]) {
             let mut row = vec![
                 short(&o.object),
                 o.caller.as_deref().map(short).unwrap_or_else(|| "?".into()),
@@ -178,7 +190,11 @@ pub fn section(a: &AfterMainSection, detail: bool) -> String {
         }
         let _ = writeln!(s, "{t}");
         if shown < a.objects.len() {
-            let _ = writeln!(s, "… {} more (--detail)", a.objects.len() - shown);
+            let _ = writeln!(
+                s,
+                "… {} more, each cheaper than these (--detail)",
+                a.objects.len() - shown
+            );
         }
     }
     for o in &a.opens {
@@ -319,11 +335,21 @@ mod tests {
             o.object = format!("/t/libX{i}.so");
             a.objects.push(o);
         }
+        // The last one loaded is the costliest: it is among the rows shown.
+        let last = a.objects.last_mut().unwrap();
+        last.object = "/t/libcostly.so".into();
+        if let Some(r) = last.relocation_ns.as_mut() {
+            r.median += 1e9;
+        }
         let text = section(&a, false);
         assert!(
-            text.contains(&format!("… {} more (--detail)", 15 - TOP_ROWS)),
+            text.contains(&format!(
+                "… {} more, each cheaper than these (--detail)",
+                15 - TOP_ROWS
+            )),
             "{text}"
         );
+        assert!(text.contains("libcostly.so"), "{text}");
         assert!(!section(&a, true).contains("more (--detail)"));
     }
 
