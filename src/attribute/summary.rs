@@ -103,6 +103,11 @@ const PARTS: [(&str, &[Phase]); 6] = [
 pub const AFTER_MAIN: &str = "libraries loaded after main";
 /// The row it is made of: the section of the report that lists it.
 pub const AFTER_MAIN_ROWS: &str = "Loaded after main";
+/// The part of the CPU of threads that the initializers of libraries loaded after `main`
+/// started: the libraries' work, not the exit's.
+pub const AFTER_MAIN_THREADS: &str = "threads started by their constructors";
+/// The column it is made of.
+pub const AFTER_MAIN_THREADS_ROWS: &str = "Loaded after main's threads' CPU (total)";
 /// The label of the program's part.
 pub const PROGRAM: &str = "the program (entry → exit)";
 
@@ -204,7 +209,34 @@ fn exec(p: &ProfileSection) -> Option<ExecSummary> {
             },
         );
     }
-    let after = median(&p.children_task_clock_ns);
+    let mut after = median(&p.children_task_clock_ns);
+    // Threads a library's constructor started after `main` are counted with the target's
+    // other threads (in "CPU after the last stop"); their CPU is that library's, so it is
+    // taken out of there into a part of its own, next to the libraries'. Medians of
+    // different figures: never more than the other threads' part holds.
+    let threads: f64 = p
+        .after_main
+        .objects
+        .iter()
+        .filter_map(|o| median(&o.threads_cpu_total_ns))
+        .sum();
+    if let Some(a) = after.as_mut().filter(|_| threads > 0.0) {
+        let ns = threads.min(*a);
+        *a -= ns;
+        let i = parts
+            .iter()
+            .position(|x| x.label == AFTER_MAIN)
+            .map_or(parts.len(), |i| i + 1);
+        parts.insert(
+            i,
+            Part {
+                label: AFTER_MAIN_THREADS.to_string(),
+                made_of: vec![AFTER_MAIN_THREADS_ROWS.to_string()],
+                ns,
+                share: 0.0,
+            },
+        );
+    }
     let uncounted = median(&p.exit_uncounted_ns);
     if after.is_some() || uncounted.is_some() {
         let mut made_of = Vec::new();
@@ -299,15 +331,21 @@ fn top_objects(p: &ProfileSection) -> Vec<TopObject> {
         else {
             continue;
         };
-        let label = if label.starts_with("initializers") && o.threads > 0 {
-            let s = if o.threads == 1 { "" } else { "s" };
-            format!("{label} ({} thread{s})", o.threads)
+        let threads_ns = median(&o.threads_cpu_total_ns).unwrap_or(0.0);
+        let s = if o.threads == 1 { "" } else { "s" };
+        let (label, ns) = if threads_ns > ns {
+            (
+                format!("the {} thread{s} its constructors started", o.threads),
+                threads_ns,
+            )
+        } else if label.starts_with("initializers") && o.threads > 0 {
+            (format!("{label} ({} thread{s})", o.threads), ns)
         } else {
-            label.to_string()
+            (label.to_string(), ns)
         };
         by_object.push(TopObject {
             object: o.object.clone(),
-            ns: o.loader_ns(),
+            ns: o.loader_ns() + threads_ns,
             dominant_phase: label,
             dominant_ns: ns,
             relocations: o.model.map(|m| m.total),
@@ -425,6 +463,57 @@ mod tests {
         assert_eq!(top.object, "/t/libB.so");
         assert_eq!(top.dominant_phase, "initializers after main (2 threads)");
         assert_eq!(top.dominant_ns, 3_000_000.0);
+    }
+
+    /// Threads a constructor started after main: their CPU leaves the exit teardown (the
+    /// target's other threads) for a part of its own, and names their library on top.
+    #[test]
+    fn threads_a_constructor_started_are_their_library_s() {
+        let mut runs = crate::attribute::after_main::tests::three_runs();
+        for (k, r) in runs.iter_mut().enumerate() {
+            let k = k as u64 + 1;
+            r.children = Some(crate::record::counters::Snapshot {
+                task_clock_ns: Some(100_000_000 * k),
+                ..Default::default()
+            });
+            let b = &mut r.after_main.as_mut().unwrap().opens[0].objects[1];
+            for t in &mut b.threads {
+                t.cpu_total_ns = Some(20_000_000 * k);
+            }
+        }
+        let detail = Detail::DebugSymbols {
+            debug_file: "ld.debug".into(),
+        };
+        let p = crate::attribute::profile::aggregate(
+            vec!["/usr/bin/prog".into()],
+            0,
+            detail,
+            runs,
+            None,
+            Default::default(),
+        );
+        let s = summary(Some(&p), None).exec.expect("exec side");
+        let part = |l: &str| s.parts.iter().find(|x| x.label == l).map(|x| x.ns);
+        let labels: Vec<&str> = s.parts.iter().map(|x| x.label.as_str()).collect();
+        assert_eq!(
+            labels,
+            [
+                "kernel exec",
+                PROGRAM,
+                AFTER_MAIN,
+                AFTER_MAIN_THREADS,
+                EXIT_TEARDOWN
+            ]
+        );
+        // The median run's two threads, 2 × 40 ms, out of its 200 ms of other tasks' CPU.
+        assert_eq!(part(AFTER_MAIN_THREADS), Some(80_000_000.0));
+        assert_eq!(part(EXIT_TEARDOWN), Some(200_000_000.0 - 80_000_000.0));
+        let sum: f64 = s.parts.iter().map(|x| x.ns).sum();
+        assert!((sum - s.cpu_ns).abs() < 1e-6);
+        let top = &s.top_objects[0];
+        assert_eq!(top.object, "/t/libB.so");
+        assert_eq!(top.dominant_phase, "the 2 threads its constructors started");
+        assert_eq!(top.dominant_ns, 80_000_000.0);
     }
 
     /// No dlopen after main: no part (the program's part is main to exit whole).
