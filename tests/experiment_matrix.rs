@@ -137,11 +137,11 @@ fn the_large_parent_cells_agree_with_the_probe_run_by_hand() {
             (shown - ours / 1e3).abs() <= 0.01 * ours / 1e3 + 0.001,
             "{method}: table {shown} ms, data {ours} µs"
         );
-        let hand = median(
-            (0..3)
-                .map(|_| by_hand(&probe, method, &child, 20))
-                .collect(),
-        );
+        // The least of five loops: a burst of load on a shared machine only ever adds, and
+        // one such burst over a loop of 20 spawns moved a median of three by 9x.
+        let hand = (0..5)
+            .map(|_| by_hand(&probe, method, &child, 20))
+            .fold(f64::INFINITY, f64::min);
         eprintln!(
             "{method}, {LARGE_HEAP_MIB} MiB parent: matrix {ours:.0} µs, by hand {hand:.0} µs"
         );

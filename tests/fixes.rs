@@ -112,18 +112,16 @@ fn number_after(text: &str, after: &str) -> Option<u64> {
 
 /// A well-formed fix: ranked by saving, a share of the whole, an interval around it.
 fn check_ranked(fixes: &[Fix]) {
-    // Changes the user can make first, then changes to system libraries (their caveat says
-    // so); each group by saving.
+    // Savings before trade-offs (changes that cost); in each, changes the user can make
+    // first, then changes to system libraries (their caveat says so); each group by saving.
     let system = |f: &Fix| {
         f.caveat
             .as_deref()
             .is_some_and(|c| c.contains("rebuilt only by its distribution"))
     };
+    let key = |f: &Fix| (f.saving_ns < 0.0, system(f), -f.saving_ns);
     for w in fixes.windows(2) {
-        assert!(
-            (system(&w[0]), -w[0].saving_ns) <= (system(&w[1]), -w[1].saving_ns),
-            "not ranked: {fixes:#?}"
-        );
+        assert!(key(&w[0]) <= key(&w[1]), "not ranked: {fixes:#?}");
     }
     for f in fixes {
         assert!(f.saving_ns.is_finite() && f.saving_ns != 0.0, "{f:#?}");

@@ -427,7 +427,7 @@ fn forktest_children_show_lazy_binding_faults_and_teardown_as_perf_record_does()
     };
     let b = &run.fork;
     eprintln!("{}", b.table("forktest, child exit(), fork breakdown"));
-    assert!(b.samples >= 2000, "too few samples: {}", b.samples);
+    assert!(b.samples >= 1500, "too few samples: {}", b.samples);
 
     // Each a slice of its own. Lazy binding measured 1.0-1.4% (the bench checks ≥ 0.4%):
     // every child binds exit's slot. Here: present, and the children's; that it vanishes
@@ -509,7 +509,9 @@ fn forktest_breakdown(name: &str, child: &str, env: &[(&str, &str)]) -> Option<B
 
 fn assert_no_lazy_binding(b: &Breakdown, what: &str) {
     eprintln!("{}", b.table(&format!("forktest, {what}")));
-    assert!(b.samples >= 2000, "too few samples: {}", b.samples);
+    // Enough samples that the 0.2% bound below is 3 samples or more (2000 forks of a child
+    // that exits at once give ~2000 on a quiet machine, fewer under load).
+    assert!(b.samples >= 1500, "too few samples: {}", b.samples);
     let lazy = b.share("lazy_binding");
     assert!(
         lazy < 0.002,

@@ -339,8 +339,8 @@ fn the_summary_comes_first_and_is_made_of_the_tables_numbers() {
         );
     }
     // The fixes: each summary line is the JSON's fix at the printed precision, in the JSON's
-    // ranking (exec side first, largest saving first), and its reason is under "Why these
-    // fixes"; with none, one line says what was looked for.
+    // ranking (exec side first, savings before trade-offs, largest saving first), and its
+    // reason is under "Why these fixes"; with none, one line says what was looked for.
     let jfixes = run.doc["fixes"].as_array().expect("fixes array");
     let mut ranked: Vec<&serde_json::Value> = jfixes.iter().collect();
     // A change to a system library ranks after the changes the user can make.
@@ -349,9 +349,11 @@ fn the_summary_comes_first_and_is_made_of_the_tables_numbers() {
             .as_str()
             .is_some_and(|c| c.contains("rebuilt only by its distribution"))
     };
+    let costs = |f: &serde_json::Value| f["saving_ns"].as_f64().unwrap() < 0.0;
     ranked.sort_by(|a, b| {
         (a["side"] == "fork")
             .cmp(&(b["side"] == "fork"))
+            .then(costs(a).cmp(&costs(b)))
             .then(system(a).cmp(&system(b)))
             .then(
                 b["saving_ns"]

@@ -208,8 +208,8 @@ pub struct Window {
 
 /// The windows of the loader's work after `main` in one run: each `dlopen` call whole
 /// (`dlopen: libX.so`, the work between its objects' phases) and inside it each object's
-/// search and mapping, relocation and initializers (`dlopen: libX.so`, `relocation: libX.so`:
-/// the same frame as at start-up, under the call's object).
+/// search and mapping, relocation and initializers (`dlopen: libssl.so.3`,
+/// `relocation: libcrypto.so.3`: the call's object, then the same frame as at start-up).
 pub fn after_main_windows(am: &crate::record::after_main::AfterMain) -> Vec<Window> {
     use super::folded::dlopen_frame;
     let mut out = Vec::new();
@@ -244,7 +244,7 @@ pub fn after_main_windows(am: &crate::record::after_main::AfterMain) -> Vec<Wind
                         tid: open.tid,
                         start_ns: c.span_ns.0,
                         end_ns: c.span_ns.1,
-                        frames: vec![dlopen_frame(&o.name), format!("{word}: {short}")],
+                        frames: vec![dlopen_frame(called), format!("{word}: {short}")],
                         context,
                     });
                 }

@@ -586,3 +586,60 @@ fn samples_in_a_window_after_main_take_its_frames_and_keep_their_shares() {
         "dlopen: libinner.so"
     ));
 }
+
+/// A dependency a `dlopen` mapped is drawn under the call's object: `dlopen: libssl.so.3`
+/// then `relocation: libcrypto.so.3`.
+#[test]
+fn a_dependency_s_windows_are_under_the_object_the_call_opened() {
+    use crate::record::after_main::{
+        AfterMain, AfterMainSeen, Cost, Dlopen, LoadedObject, Outcome,
+    };
+    let cost = |a: u64, b: u64| Cost {
+        cpu_ns: b - a,
+        wall_ns: b - a,
+        stops: 2,
+        span_ns: (a, b),
+    };
+    let object = |name: &str, at: u64| LoadedObject {
+        name: format!("/usr/lib/{name}"),
+        mapping: None,
+        relocation: Some(cost(at, at + 10)),
+        initializers: None,
+        threads: Vec::new(),
+    };
+    let am = AfterMain {
+        seen: AfterMainSeen::PerObject,
+        opens: vec![Dlopen {
+            tid: 7,
+            file: Some("libssl.so.3".into()),
+            mode: 2,
+            namespace: None,
+            caller: None,
+            parent: None,
+            cost: cost(0, 100),
+            outcome: Outcome::Loaded("/usr/lib/libssl.so.3".into()),
+            objects: vec![object("libssl.so.3", 10), object("libcrypto.so.3", 30)],
+        }],
+        closes: Vec::new(),
+        lazy: Vec::new(),
+        stops: 0,
+    };
+    let frames: Vec<Vec<String>> = after_main_windows(&am)
+        .into_iter()
+        .map(|w| w.frames)
+        .collect();
+    assert_eq!(
+        frames,
+        [
+            vec!["dlopen: libssl.so.3".to_string()],
+            vec![
+                "dlopen: libssl.so.3".into(),
+                "relocation: libssl.so.3".into()
+            ],
+            vec![
+                "dlopen: libssl.so.3".into(),
+                "relocation: libcrypto.so.3".into()
+            ],
+        ]
+    );
+}

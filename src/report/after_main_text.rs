@@ -210,10 +210,11 @@ pub fn section(a: &AfterMainSection, detail: bool) -> String {
         };
         let _ = writeln!(
             s,
-            "  dlopen(\"{}\", {}){} from {}: {what}; {} ms CPU, {} ms wall",
+            "  dlopen({}, {}){} from {}: {what}; {} ms CPU, {} ms wall",
+            // dlopen(NULL) asks for the main program: no file, so no quotes.
             o.file
                 .as_deref()
-                .map(super::text::clean)
+                .map(|f| format!("\"{}\"", super::text::clean(f)))
                 .unwrap_or_else(|| "NULL".into()),
             mode_text(o.mode),
             if o.nested {
