@@ -349,12 +349,43 @@ pub fn profile(p: &ProfileSection, detail: bool) -> String {
         s.push('\n');
     }
     s.push_str(&after_main);
+    if let Some(line) = after_main_residue(p) {
+        let _ = writeln!(s, "{line}");
+    }
     if detail {
         details(&mut s, p);
     } else {
         let _ = writeln!(s, "{MORE}");
     }
     s
+}
+
+/// When ldcost's stops after `main` are many and cost the target more than their replays
+/// say (the cross-run slope of CPU over stops above the replayed cost), the figures after
+/// `main` still hold some of ldcost's own time: how much at most, said under the section.
+/// None when there is nothing to say.
+fn after_main_residue(p: &ProfileSection) -> Option<String> {
+    let o = &p.overhead;
+    let (replay, slope) = (o.ns_per_stop?, o.ns_per_stop_slope?);
+    let stops: Vec<f64> = p
+        .raw
+        .iter()
+        .filter(|r| r.instrumentation == crate::record::Instrumentation::PerObject)
+        .filter_map(|r| r.after_main.as_ref())
+        .map(|a| a.stops as f64)
+        .collect();
+    let stops = crate::stats::median(&stops)?;
+    let residue = stops * (slope - replay);
+    // Below a tenth of a millisecond, or a slope within a quarter of the replays, the rest is
+    // within the runs' own noise.
+    (stops >= 100.0 && slope > 1.25 * replay && residue >= 100_000.0).then(|| {
+        format!(
+            "  caveat: {stops:.0} stops after main are taken out at their replayed cost ({:.1} µs each), but across runs each stop cost the target {:.1} µs: up to {:.3} ms of the figures after main may still be ldcost's",
+            replay / 1e3,
+            slope / 1e3,
+            residue / 1e6
+        )
+    })
 }
 
 /// What `--detail` adds after the tables: the whole process, the exit, the instrumentation's
@@ -694,5 +725,49 @@ mod tests {
             text.contains("1 of 4 measured runs killed by SIGKILL: left out"),
             "{text}"
         );
+    }
+}
+
+#[cfg(test)]
+mod residue_tests {
+    use super::after_main_residue;
+    use crate::record::after_main::AfterMain;
+    use crate::record::Instrumentation;
+
+    /// 846 stops after main, replayed at 2.8 µs, costing 5.2 µs each across runs: up to
+    /// 846 × 2.4 µs of the figures after main are ldcost's, and the report says so; replays
+    /// that match the slope, or few stops, say nothing.
+    #[test]
+    fn the_stops_cost_the_replays_miss_is_said_under_the_section() {
+        let mut p = crate::attribute::profile::tests::left_out_section();
+        let mut n = 0;
+        for r in p.raw.iter_mut() {
+            if r.instrumentation == Instrumentation::PerObject {
+                let mut a = AfterMain::not_available("test");
+                a.stops = 846;
+                r.after_main = Some(a);
+                n += 1;
+            }
+        }
+        assert!(n > 0, "the section has per-object runs");
+        p.overhead.ns_per_stop = Some(2_800.0);
+        p.overhead.ns_per_stop_slope = Some(5_200.0);
+        let line = after_main_residue(&p).expect("a caveat");
+        assert!(
+            line.contains("846 stops after main")
+                && line.contains("(2.8 µs each)")
+                && line.contains("5.2 µs")
+                && line.contains("up to 2.030 ms"),
+            "{line}"
+        );
+        p.overhead.ns_per_stop_slope = Some(3_000.0);
+        assert_eq!(after_main_residue(&p), None);
+        p.overhead.ns_per_stop_slope = Some(5_200.0);
+        for r in p.raw.iter_mut() {
+            if let Some(a) = r.after_main.as_mut() {
+                a.stops = 40;
+            }
+        }
+        assert_eq!(after_main_residue(&p), None);
     }
 }
