@@ -1,0 +1,142 @@
+//! The program the after-main benches measure (after_main_overhead, after_main_perf): it
+//! dlopens [`LIBS`] generated libraries one after the other (`RTLD_NOW | RTLD_LOCAL`), finds
+//! one function in each with `dlsym` and calls it, then exits 0. Each library has
+//! [`RELATIVE`] relative relocations (a table of its own static functions), [`OWN`] symbolic
+//! ones to its own exported functions and [`LIBC`] to libc's (each a symbol lookup), and a
+//! small constructor (a loop of [`CTOR_LOOP`] additions), so every object has all three of
+//! ld.so's phases after `main`: search and mapping, relocation, initializers. A second
+//! argument N loads the first N libraries only (0: the same start-up, nothing after `main`).
+//! Built with cc from C source in a temporary directory.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Libraries the program loads after `main`.
+pub const LIBS: usize = 100;
+/// Relative relocations per library.
+pub const RELATIVE: usize = 150;
+/// Symbolic relocations per library to its own exported functions.
+pub const OWN: usize = 100;
+/// Symbolic relocations per library to libc's functions.
+pub const LIBC: usize = 50;
+/// Iterations of each constructor's loop.
+pub const CTOR_LOOP: usize = 2000;
+
+/// libc functions the libraries point to (each twice over [`LIBC`] = 50).
+const LIBC_SYMS: [&str; 25] = [
+    "strlen", "strcmp", "strncmp", "strchr", "strrchr", "strstr", "strdup", "strtol", "strtoul",
+    "memcpy", "memmove", "memset", "memcmp", "malloc", "calloc", "realloc", "free", "qsort",
+    "bsearch", "snprintf", "fopen", "fclose", "fread", "fwrite", "getenv",
+];
+
+/// The built program and its libraries (kept while this lives).
+pub struct Hundred {
+    pub dir: tempfile::TempDir,
+    pub prog: PathBuf,
+}
+
+impl Hundred {
+    /// The library numbered `i` (0-based).
+    #[allow(dead_code)]
+    pub fn lib(&self, i: usize) -> PathBuf {
+        self.dir.path().join(format!("libg{i:03}.so"))
+    }
+}
+
+fn library(i: usize) -> String {
+    let mut s = String::from("#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n");
+    for k in 0..RELATIVE {
+        s += &format!("static int s{k}(int x) {{ return x + {k}; }}\n");
+    }
+    for k in 0..OWN {
+        s += &format!("int g{i:03}_f{k}(int x) {{ return x * {k}; }}\n");
+    }
+    let rel: Vec<String> = (0..RELATIVE).map(|k| format!("s{k}")).collect();
+    let own: Vec<String> = (0..OWN).map(|k| format!("g{i:03}_f{k}")).collect();
+    let libc: Vec<String> = (0..LIBC)
+        .map(|k| format!("(void *){}", LIBC_SYMS[k % LIBC_SYMS.len()]))
+        .collect();
+    s += &format!(
+        "int (*const g{i:03}_rel[])(int) = {{ {} }};\n",
+        rel.join(", ")
+    );
+    s += &format!(
+        "int (*const g{i:03}_own[])(int) = {{ {} }};\n",
+        own.join(", ")
+    );
+    s += &format!("void *const g{i:03}_libc[] = {{ {} }};\n", libc.join(", "));
+    s += &format!(
+        "volatile int g{i:03}_ctor;\n\
+         __attribute__((constructor)) static void init(void) {{\n\
+         for (int k = 0; k < {CTOR_LOOP}; k++) g{i:03}_ctor += k;\n}}\n\
+         int g{i:03}_entry(int x) {{\n\
+         return g{i:03}_rel[x % {RELATIVE}](x) + g{i:03}_own[x % {OWN}](x) + (g{i:03}_libc[x % {LIBC}] != 0);\n}}\n"
+    );
+    s
+}
+
+const PROG: &str = r#"
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+int main(int argc, char **argv) {
+    const char *dir = argc > 1 ? argv[1] : ".";
+    int n = argc > 2 ? atoi(argv[2]) : LIBS;
+    long sum = 0;
+    for (int i = 0; i < n; i++) {
+        char path[4096], name[64];
+        snprintf(path, sizeof path, "%s/libg%03d.so", dir, i);
+        void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        if (!h) { fprintf(stderr, "dlopen %s: %s\n", path, dlerror()); return 1; }
+        snprintf(name, sizeof name, "g%03d_entry", i);
+        int (*f)(int) = (int (*)(int))dlsym(h, name);
+        if (!f) { fprintf(stderr, "dlsym %s: %s\n", name, dlerror()); return 1; }
+        sum += f(i);
+    }
+    return n > 0 && sum == 0 ? 1 : 0;
+}
+"#;
+
+fn cc(dir: &Path, args: &[&str]) -> Result<(), String> {
+    let out = Command::new("cc")
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .map_err(|e| format!("cc: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "cc {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
+/// Builds the program and its [`LIBS`] libraries in a new temporary directory; the program
+/// takes that directory as its one argument ([`Hundred::argv`]).
+pub fn build() -> Result<Hundred, String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let d = dir.path();
+    for i in 0..LIBS {
+        let src = format!("libg{i:03}.c");
+        std::fs::write(d.join(&src), library(i)).map_err(|e| e.to_string())?;
+        let out = format!("libg{i:03}.so");
+        cc(d, &["-shared", "-fPIC", "-O1", "-o", &out, &src])?;
+    }
+    std::fs::write(d.join("prog.c"), PROG.replace("LIBS", &LIBS.to_string()))
+        .map_err(|e| e.to_string())?;
+    cc(d, &["-O1", "-o", "prog", "prog.c", "-ldl"])?;
+    let prog = d.join("prog");
+    Ok(Hundred { dir, prog })
+}
+
+impl Hundred {
+    /// The command line: the program and the directory of its libraries.
+    pub fn argv(&self) -> Vec<String> {
+        vec![
+            self.prog.display().to_string(),
+            self.dir.path().display().to_string(),
+        ]
+    }
+}
