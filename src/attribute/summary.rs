@@ -331,7 +331,12 @@ fn top_objects(p: &ProfileSection) -> Vec<TopObject> {
         else {
             continue;
         };
-        let threads_ns = median(&o.threads_cpu_total_ns).unwrap_or(0.0);
+        // The threads' CPU is in the whole only where the other tasks' CPU was counted (the
+        // part [`AFTER_MAIN_THREADS`] is taken from): an object is never said to cost more
+        // than the CPU per exec holds.
+        let threads_ns = median(&o.threads_cpu_total_ns)
+            .filter(|_| p.children_task_clock_ns.is_some())
+            .unwrap_or(0.0);
         let s = if o.threads == 1 { "" } else { "s" };
         let (label, ns) = if threads_ns > ns {
             (
