@@ -38,27 +38,14 @@ use targets::{loadavg, profile, Target};
 const GOAL: f64 = 0.10;
 
 fn main() {
-    let runs: usize = std::env::var("LDCOST_BENCH_RUNS")
-        .ok()
-        .and_then(|s| s.trim().parse().ok())
-        .unwrap_or(20);
+    let runs = hundred::runs(20);
     println!(
         "after_main_overhead: {} dlopens, {runs} runs each way",
         hundred::LIBS
     );
     println!("load:     {}", loadavg());
-    for tool in ["cc", "perf"] {
-        if !common::have(tool) {
-            println!("SKIP: {tool} not installed");
-            return;
-        }
-    }
-    let h = match hundred::build() {
-        Ok(h) => h,
-        Err(e) => {
-            println!("SKIP: cannot build the program: {e}");
-            return;
-        }
+    let Some(h) = hundred::ready(common::have) else {
+        return;
     };
     let argv = h.argv();
     let t: Target = (PathBuf::from(&argv[0]), argv[1..].to_vec());

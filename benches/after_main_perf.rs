@@ -57,27 +57,14 @@ const GOAL_SHARE: f64 = 0.05;
 const CLASSES: [&str; 3] = ["mapping", "relocation", "initializers"];
 
 fn main() {
-    let runs: usize = std::env::var("LDCOST_BENCH_RUNS")
-        .ok()
-        .and_then(|s| s.trim().parse().ok())
-        .unwrap_or(30);
+    let runs = hundred::runs(30);
     println!(
         "after_main_perf: {} dlopens; {BLOCKS} blocks of ldcost profile -n {runs} and perf record of {runs} runs",
         hundred::LIBS
     );
     println!("load:     {}", loadavg());
-    for tool in ["cc", "perf"] {
-        if !common::have(tool) {
-            println!("SKIP: {tool} not installed");
-            return;
-        }
-    }
-    let h = match hundred::build() {
-        Ok(h) => h,
-        Err(e) => {
-            println!("SKIP: cannot build the program: {e}");
-            return;
-        }
+    let Some(h) = hundred::ready(common::have) else {
+        return;
     };
     let argv = h.argv();
     let t: Target = (PathBuf::from(&argv[0]), argv[1..].to_vec());

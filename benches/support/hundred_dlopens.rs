@@ -140,3 +140,25 @@ impl Hundred {
         ]
     }
 }
+
+/// The runs per side: `LDCOST_BENCH_RUNS`, or `default`.
+pub fn runs(default: usize) -> usize {
+    std::env::var("LDCOST_BENCH_RUNS")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(default)
+}
+
+/// The program built, or None with the reason printed as a SKIP line (cc or perf missing, or
+/// the build failed). `have` tells whether a tool is installed.
+pub fn ready(have: impl Fn(&str) -> bool) -> Option<Hundred> {
+    for tool in ["cc", "perf"] {
+        if !have(tool) {
+            println!("SKIP: {tool} not installed");
+            return None;
+        }
+    }
+    build()
+        .map_err(|e| println!("SKIP: cannot build the program: {e}"))
+        .ok()
+}
