@@ -174,6 +174,8 @@ pub fn mode_text(mode: i32) -> String {
         (0x8, "RTLD_DEEPBIND"),
         (0x100, "RTLD_GLOBAL"),
         (0x1000, "RTLD_NODELETE"),
+        // libc's own loads (NSS, iconv, libgcc_s) mark themselves with it.
+        (i32::MIN, "__RTLD_DLOPEN"),
     ] {
         if mode & bit != 0 {
             parts.push(name.to_string());

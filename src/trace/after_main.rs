@@ -5,9 +5,10 @@
 //! In: the target stopped at `main`, ld.so's run-time addresses ([`LdsoPoints`]), and then
 //! every stop of any of its threads at the breakpoints planted here. Out: an [`AfterMain`].
 //!
-//! Windows: libc's exported `dlopen`/`dlmopen`/`dlclose`, entry to return. A failing `dlopen`
-//! longjmps out of ld.so's `_dl_open`, but libc's `dlopen` catches that and returns NULL, so
-//! its return always comes. With ld.so's debug symbols, inside a window: `_dl_map_object`
+//! Windows: libc's exported `dlopen`/`dlmopen`/`dlclose`, and with libc's debug symbols its
+//! internal `__libc_dlopen_mode`/`__libc_dlclose` (its own loads), entry to return. A failing
+//! `dlopen` longjmps out of ld.so's `_dl_open`, but libc's `dlopen` catches that and returns
+//! NULL, so its return always comes. With ld.so's debug symbols, inside a window: `_dl_map_object`
 //! (its return's rax is the link_map found or mapped: new when it was not in the namespace
 //! list at the call's entry), `_dl_relocate_object` and `call_init` (rdi: the link_map), and
 //! `_dl_call_fini` (rdi: the link_map) inside a `dlclose`; each charged to the innermost open
@@ -50,6 +51,9 @@ pub(super) struct LdsoPoints {
     pub r_debug: Option<u64>,
     /// Why there is no per-object detail (no debug symbols), or None when there is.
     pub coarse_why: Option<String>,
+    /// Where libc's debug symbols are looked for: its internal `__libc_dlopen_mode` and
+    /// `__libc_dlclose` are in no dynamic symbol table.
+    pub debug_roots: Vec<std::path::PathBuf>,
 }
 
 const TAG_OPEN: u32 = 40;
@@ -196,6 +200,22 @@ impl Tracer {
         }
         if planted == 0 {
             return Err(format!("{libc} exports no dlopen (not glibc)"));
+        }
+        // libc's own loads (NSS modules, iconv's gconv modules, libgcc_s for unwinding) go
+        // through its internal entries, not `dlopen`: same arguments (rdi the file, rsi the
+        // mode; rdi the handle), so the same windows. Only libc's debug symbols name them;
+        // without those such loads are not seen.
+        if !ldso.debug_roots.is_empty() {
+            if let Ok(dbg) = super::inspect::symbols_of(Path::new(&libc), &ldso.debug_roots) {
+                for (name, tag) in [
+                    ("__libc_dlopen_mode", TAG_OPEN),
+                    ("__libc_dlclose", TAG_CLOSE),
+                ] {
+                    if let Some(s) = dbg.lookup(name).filter(|s| s.value != 0) {
+                        t.plant(bps, pid, base + s.value, tag);
+                    }
+                }
+            }
         }
         if t.per_object {
             for (a, tag) in [

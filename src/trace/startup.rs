@@ -332,6 +332,7 @@ impl<'a> StartupRun<'a> {
             fini: sym("_dl_call_fini"),
             fixup: sym("_dl_fixup"),
             r_debug: self.r_debug,
+            debug_roots: self.opts.debug_roots.clone(),
             coarse_why: match &detail {
                 Detail::DebugSymbols { .. } => None,
                 Detail::Exported { why } => Some(why.clone()),

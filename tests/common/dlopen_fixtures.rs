@@ -12,7 +12,11 @@ pub const LAZY_N: usize = 5;
 pub const CYCLES: usize = 1000;
 
 const PROG: &str = r#"
+#define _GNU_SOURCE
 #include <dlfcn.h>
+#include <execinfo.h>
+#include <iconv.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -136,6 +140,15 @@ int main(int argc, char **argv) {
         }
         int st;
         if (waitpid(p, &st, 0) != p || !WIFEXITED(st) || WEXITSTATUS(st) != 0) return 1;
+    } else if (!strcmp(mode, "iconv")) {
+        /* UTF-16 is built into libc; ISO-8859-2 is a gconv module libc loads itself. */
+        iconv_t cd = iconv_open("UTF-16", "ISO-8859-2");
+        if (cd == (iconv_t)-1) return 1;
+        iconv_close(cd);
+    } else if (!strcmp(mode, "backtrace")) {
+        /* The unwinder, libgcc_s, is loaded by libc on first use. */
+        void *frames[8];
+        if (backtrace(frames, 8) <= 0) return 1;
     } else {
         return 2;
     }

@@ -1,0 +1,140 @@
+//! The loader after `main` beyond plain `dlopen`: libc's own loads (iconv's gconv modules,
+//! libgcc_s for unwinding).
+//!
+//! Oracle: `LD_DEBUG=files` (the objects mapped after "transferring control", in order) of
+//! the same program run untraced. Fixtures are C programs built here with cc.
+//!
+//! Needs ptrace, cc and ld.so's and libc's debug symbols (libc6-dbg): each test prints `SKIP`
+//! where one is missing.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use common::dlopen_fixtures::{self, Fixtures};
+use common::skip;
+use ldcost::record::after_main::{AfterMain, AfterMainSeen};
+use ldcost::record::{Ending, Instrumentation, Run};
+use ldcost::trace::launch::Command;
+use ldcost::trace::startup::{run_once, RunOptions};
+
+/// One test at a time: the tracer waits for any child (`waitpid(-1)`), so a compiler or an
+/// oracle run started by another test thread meanwhile could be reaped by it.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn traced(name: &str, argv: &[&str], env: &[(String, String)], roots: Vec<PathBuf>) -> Option<Run> {
+    let cmd = Command {
+        program: argv[0].into(),
+        args: argv[1..].iter().map(Into::into).collect(),
+        env: env.to_vec(),
+        env_remove: Vec::new(),
+        quiet: true,
+        stdout_to_stderr: false,
+        no_stdin: true,
+        follow: None,
+    };
+    let opts = RunOptions {
+        instrumentation: Instrumentation::PerObject,
+        // The hang guard: a run that does not end by then is killed and fails the test.
+        timeout: Some(Duration::from_secs(120)),
+        debug_roots: roots,
+        sample: None,
+    };
+    match run_once(&cmd, &opts) {
+        Ok((run, _)) => Some(run),
+        Err(e) => {
+            skip(name, &format!("cannot trace here: {e}"));
+            None
+        }
+    }
+}
+
+/// The fixtures, traced in `mode` with the debug symbols; None where a test must skip.
+fn fixture_run(name: &str, mode: &str) -> Option<(Fixtures, Run, AfterMain)> {
+    if !common::tools(name, &["cc"]) {
+        return None;
+    }
+    let fx = dlopen_fixtures::build();
+    let prog = fx.prog.display().to_string();
+    let run = traced(
+        name,
+        &[&prog, mode],
+        &fx.env(),
+        ldcost::symbolize::default_debug_roots(),
+    )?;
+    let am = run
+        .after_main
+        .clone()
+        .expect("a per-object run records after_main");
+    if let AfterMainSeen::Rendezvous(why) = &am.seen {
+        skip(name, &format!("no ld.so debug symbols: {why}"));
+        return None;
+    }
+    assert_eq!(am.seen, AfterMainSeen::PerObject);
+    assert_eq!(run.ending, Ending::Exited(7), "the fixture's exit status");
+    Some((fx, run, am))
+}
+
+fn base(p: &str) -> String {
+    Path::new(p)
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+fn loaded(am: &AfterMain) -> Vec<String> {
+    am.loaded().map(|(_, l)| base(&l.name)).collect()
+}
+
+fn oracle(fx: &Fixtures, mode: &str) -> Vec<String> {
+    let prog = fx.prog.display().to_string();
+    let o = dlopen_fixtures::ld_debug_files(&[&prog, mode], &fx.env());
+    assert_eq!(o.status, Some(7), "the fixture's exit status untraced");
+    o.mapped.iter().map(|m| base(m)).collect()
+}
+
+/// libc's own loads go through its internal entries, not `dlopen`: they are recorded, in
+/// LD_DEBUG=files' order, as called from libc.
+fn libc_loads(name: &str, mode: &str, want: &[&str]) {
+    let _one = one_at_a_time();
+    let Some((fx, _, am)) = fixture_run(name, mode) else {
+        return;
+    };
+    let theirs = oracle(&fx, mode);
+    assert_eq!(loaded(&am), theirs, "{mode}: ours, LD_DEBUG=files");
+    for w in want {
+        assert!(theirs.iter().any(|t| t == w), "{mode}: {w} in {theirs:?}");
+    }
+    for o in &am.opens {
+        assert_eq!(
+            o.caller.as_deref().map(base).as_deref(),
+            Some("libc.so.6"),
+            "{mode}: {o:?}"
+        );
+    }
+}
+
+#[test]
+fn iconv_s_gconv_modules_loaded_by_libc_are_recorded() {
+    let name = "iconv_s_gconv_modules_loaded_by_libc_are_recorded";
+    let dir = Path::new("/usr/lib/x86_64-linux-gnu/gconv/ISO8859-2.so");
+    if !dir.exists() {
+        skip(name, &format!("{} is not installed", dir.display()));
+        return;
+    }
+    libc_loads(name, "iconv", &["ISO8859-2.so"]);
+}
+
+#[test]
+fn libgcc_s_loaded_by_backtrace_is_recorded() {
+    libc_loads(
+        "libgcc_s_loaded_by_backtrace_is_recorded",
+        "backtrace",
+        &["libgcc_s.so.1"],
+    );
+}
