@@ -1,5 +1,5 @@
 //! The loader after `main` beyond plain `dlopen`: libc's own loads (iconv's gconv modules,
-//! libgcc_s for unwinding).
+//! libgcc_s for unwinding), and a second `dlmopen` into a namespace.
 //!
 //! Oracle: `LD_DEBUG=files` (the objects mapped after "transferring control", in order) of
 //! the same program run untraced. Fixtures are C programs built here with cc.
@@ -137,4 +137,52 @@ fn libgcc_s_loaded_by_backtrace_is_recorded() {
         "backtrace",
         &["libgcc_s.so.1"],
     );
+}
+
+/// A `dlmopen` into a namespace made before lists only what it mapped there: libB, in that
+/// namespace since the first call, is not listed again.
+#[test]
+fn a_second_dlmopen_into_a_namespace_lists_only_what_it_mapped() {
+    let _one = one_at_a_time();
+    let name = "a_second_dlmopen_into_a_namespace_lists_only_what_it_mapped";
+    let Some((fx, _, am)) = fixture_run(name, "dlmopen") else {
+        return;
+    };
+    assert_eq!(loaded(&am), oracle(&fx, "dlmopen"));
+    assert_eq!(loaded(&am), ["libA.so", "libB.so", "libN.so"]);
+    assert_eq!(am.opens.len(), 2);
+    assert_eq!(am.opens[0].namespace, Some(-1));
+    assert!(am.opens[1].namespace.is_some_and(|n| n > 0));
+    assert_eq!(am.opens[1].objects.len(), 1);
+}
+
+/// The same without debug symbols: the objects are the difference of every namespace's list
+/// (the base one's and those glibc chains from `_r_debug`) at the call's entry and return.
+#[test]
+fn without_debug_symbols_a_dlmopen_lists_what_it_mapped() {
+    let _one = one_at_a_time();
+    let name = "without_debug_symbols_a_dlmopen_lists_what_it_mapped";
+    if !common::tools(name, &["cc"]) {
+        return;
+    }
+    let fx = dlopen_fixtures::build();
+    let prog = fx.prog.display().to_string();
+    let empty = tempfile::tempdir().unwrap();
+    let Some(run) = traced(
+        name,
+        &[&prog, "dlmopen"],
+        &fx.env(),
+        vec![empty.path().into()],
+    ) else {
+        return;
+    };
+    let am = run.after_main.clone().expect("after_main");
+    assert!(
+        matches!(am.seen, AfterMainSeen::Rendezvous(_)),
+        "{:?}",
+        am.seen
+    );
+    assert_eq!(run.ending, Ending::Exited(7));
+    assert_eq!(loaded(&am), oracle(&fx, "dlmopen"));
+    assert_eq!(loaded(&am), ["libA.so", "libB.so", "libN.so"]);
 }

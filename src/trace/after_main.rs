@@ -9,8 +9,8 @@
 //! internal `__libc_dlopen_mode`/`__libc_dlclose` (its own loads), entry to return. A failing
 //! `dlopen` longjmps out of ld.so's `_dl_open`, but libc's `dlopen` catches that and returns
 //! NULL, so its return always comes. With ld.so's debug symbols, inside a window: `_dl_map_object`
-//! (its return's rax is the link_map found or mapped: new when it was not in the namespace
-//! list at the call's entry), `_dl_relocate_object` and `call_init` (rdi: the link_map), and
+//! (its return's rax is the link_map found or mapped: new when it was in no namespace's list
+//! at the call's entry), `_dl_relocate_object` and `call_init` (rdi: the link_map), and
 //! `_dl_call_fini` (rdi: the link_map) inside a `dlclose`; each charged to the innermost open
 //! window of the same thread. ld.so's own work runs under its load lock, but libc's entry does
 //! not: windows are kept per thread, and a return breakpoint is matched by the thread and its
@@ -24,7 +24,8 @@
 //! the program.
 //!
 //! Without ld.so's debug symbols only libc's windows are seen; the objects a `dlopen` mapped
-//! are the namespace list (r_debug's `r_map`, walked at entry and return) difference.
+//! are the difference of the namespaces' lists (r_debug's `r_map` and those chained from it,
+//! walked at entry and return).
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -407,6 +408,34 @@ impl Tracer {
         out
     }
 
+    /// The link_maps of every namespace: the base one's list, then those of the namespaces
+    /// `dlmopen` made, which glibc chains from `_r_debug` (`r_next` of `r_debug_extended`,
+    /// offset 40, valid when `r_version` is 2 or more). A call into a namespace that maps
+    /// nothing new must not list the objects that namespace already holds, and a link_map
+    /// address is new only when no namespace held it at the call's entry.
+    fn all_link_maps(&self) -> Vec<u64> {
+        let mut out = self.link_maps();
+        let Some(base) = self.r_debug else {
+            return out;
+        };
+        let version = self.peek(base).map_or(0, |w| w as u32);
+        if version < 2 {
+            return out;
+        }
+        let mut r = self.peek(base + 40).unwrap_or(0);
+        let mut namespaces = 0;
+        while r != 0 && namespaces < 64 {
+            let mut lm = self.peek(r + 8).unwrap_or(0);
+            while lm != 0 && out.len() < MAX_MAPS {
+                out.push(lm);
+                lm = self.peek(lm + 24).unwrap_or(0);
+            }
+            r = self.peek(r + 40).unwrap_or(0);
+            namespaces += 1;
+        }
+        out
+    }
+
     /// ld.so's name for the object whose code holds `addr` (by /proc/PID/maps, matched to
     /// the link_map list by the file itself).
     fn caller_of(&self, addr: u64) -> Option<String> {
@@ -465,7 +494,7 @@ impl Tracer {
                     outcome: Outcome::Failed,
                     objects: Vec::new(),
                 });
-                self.known.push(self.link_maps().into_iter().collect());
+                self.known.push(self.all_link_maps().into_iter().collect());
                 self.mapped.push(Vec::new());
                 self.push_frame(tid, Kind::Open(i), regs, now, bps);
             }
@@ -556,7 +585,7 @@ impl Tracer {
                 if !self.per_object {
                     let known = &self.known[i];
                     let new: Vec<u64> = self
-                        .link_maps()
+                        .all_link_maps()
                         .into_iter()
                         .filter(|m| !known.contains(m))
                         .collect();

@@ -149,6 +149,15 @@ int main(int argc, char **argv) {
         /* The unwinder, libgcc_s, is loaded by libc on first use. */
         void *frames[8];
         if (backtrace(frames, 8) <= 0) return 1;
+    } else if (!strcmp(mode, "dlmopen")) {
+        /* A new namespace, then a second library into the same one: libN needs libB, which
+           libA's load put in that namespace already. */
+        void *h = dlmopen(LM_ID_NEWLM, lib("libA.so"), RTLD_NOW);
+        if (!h) { fprintf(stderr, "dlmopen: %s\n", dlerror()); return 1; }
+        Lmid_t ns;
+        if (dlinfo(h, RTLD_DI_LMID, &ns) != 0) return 1;
+        void *h2 = dlmopen(ns, lib("libN.so"), RTLD_NOW);
+        if (!h2) { fprintf(stderr, "dlmopen 2: %s\n", dlerror()); return 1; }
     } else {
         return 2;
     }
@@ -223,6 +232,11 @@ pub fn build() -> Fixtures {
     super::write(d, "libC.c", "int c(void) { return 3; }\n");
     super::write(d, "libE.c", "int e(void) { return 5; }\n");
     super::write(d, "libD.c", LIB_D);
+    super::write(
+        d,
+        "libN.c",
+        "int b(void);\nint n(void) { return b() + 9; }\n",
+    );
     super::write(d, "libS.c", LIB_S);
     let ls: String = (1..=LAZY_N)
         .map(|i| format!("int l{i}(void) {{ return {i}; }}\n"))
@@ -247,6 +261,7 @@ pub fn build() -> Fixtures {
     shared("libC.so", "libC.c", &[]);
     shared("libE.so", "libE.c", &[]);
     shared("libD.so", "libD.c", &[]);
+    shared("libN.so", "libN.c", &["-L.", "-lB", &rpath]);
     shared("libS.so", "libS.c", &["-pthread"]);
     shared("libL.so", "libL.c", &[lazy]);
     shared("libM.so", "libM.c", &["-L.", "-lL", &rpath, lazy]);
