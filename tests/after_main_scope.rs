@@ -1,7 +1,9 @@
-//! The loader after `main` beyond plain `dlopen`: libc's own loads (iconv's gconv modules,
-//! libgcc_s for unwinding), and a second `dlmopen` into a namespace.
+//! The loader after `main` beyond plain `dlopen`: each loaded object's symbol lookups walked
+//! through the scope of the `dlopen` that loaded it, libc's own loads (iconv's gconv
+//! modules, libgcc_s for unwinding), and a second `dlmopen` into a namespace.
 //!
-//! Oracle: `LD_DEBUG=files` (the objects mapped after "transferring control", in order) of
+//! Oracles: `LD_DEBUG=bindings` (which object answers each lookup an object's relocation
+//! makes) and `LD_DEBUG=files` (the objects mapped after "transferring control", in order) of
 //! the same program run untraced. Fixtures are C programs built here with cc.
 //!
 //! Needs ptrace, cc and ld.so's and libc's debug symbols (libc6-dbg): each test prints `SKIP`
@@ -9,6 +11,7 @@
 
 mod common;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -98,6 +101,134 @@ fn oracle(fx: &Fixtures, mode: &str) -> Vec<String> {
     o.mapped.iter().map(|m| base(m)).collect()
 }
 
+/// One object loaded after main: its lookups' definers (file name -> lookups) and probes.
+#[derive(Debug, PartialEq, Eq)]
+struct Lookups {
+    definers: BTreeMap<String, u64>,
+    probes: u64,
+}
+
+/// Per object loaded after main (file name): ours (the scope model over the run) and
+/// glibc's (LD_DEBUG untraced).
+fn definers(name: &str, mode: &str) -> Option<Vec<(String, Lookups, Lookups)>> {
+    let _one = one_at_a_time();
+    let (fx, run, _) = fixture_run(name, mode)?;
+    let prog = fx.prog.display().to_string();
+    let glibc = dlopen_fixtures::ld_debug_relocation_lookups(&[&prog, mode], &fx.env());
+    let detail = ldcost::record::Detail::DebugSymbols {
+        debug_file: String::new(),
+    };
+    let mut s = ldcost::attribute::after_main::section(std::slice::from_ref(&run), &detail);
+    let program = ldcost::deps::resolve(&fx.prog, &ldcost::deps::ResolveOptions::from_env())
+        .expect("the fixture's closure");
+    ldcost::attribute::after_main::add_static_model(
+        &mut s,
+        std::slice::from_ref(&run),
+        Some(&program),
+    );
+    assert!(!s.objects.is_empty(), "{mode}: objects loaded after main");
+    let mut out = Vec::new();
+    for o in &s.objects {
+        let x = base(&o.object);
+        let Some(scope) = o.scope.as_ref() else {
+            // Only a dlmopen into a namespace made before has no scope model.
+            assert!(
+                mode == "dlmopen" && x == "libN.so",
+                "{mode}: {x} has no scope model"
+            );
+            continue;
+        };
+        let mut ours: BTreeMap<String, u64> = BTreeMap::new();
+        for (y, n) in &scope.definers {
+            *ours.entry(base(y)).or_default() += n;
+        }
+        assert_eq!(
+            ours.values().sum::<u64>() + scope.unresolved,
+            scope.lookups,
+            "{mode}: {x}: every lookup is answered or not"
+        );
+        let g = glibc
+            .get(&x)
+            .unwrap_or_else(|| panic!("{mode}: LD_DEBUG=reloc relocated no {x}"));
+        let mut theirs: BTreeMap<String, u64> = BTreeMap::new();
+        for y in &g.definers {
+            *theirs.entry(y.clone()).or_default() += 1;
+        }
+        let ours = Lookups {
+            definers: ours,
+            probes: scope.probes,
+        };
+        let theirs = Lookups {
+            definers: theirs,
+            probes: g.probes,
+        };
+        out.push((x, ours, theirs));
+    }
+    Some(out)
+}
+
+/// libP's `scope_val` is defined by libG (opened before it) and by libQ (its dependency): the
+/// scope decides which. Every object's lookups and their definers equal glibc's.
+fn scope_case(name: &str, mode: &str, scope_val_in: &str) {
+    let Some(rows) = definers(name, mode) else {
+        return;
+    };
+    for (x, ours, theirs) in &rows {
+        assert_eq!(
+            ours, theirs,
+            "{mode}: {x}'s definers and probes (ours, LD_DEBUG=bindings and symbols)"
+        );
+    }
+    let p = rows
+        .iter()
+        .find(|(x, _, _)| x == "libP.so")
+        .expect("libP.so loaded after main");
+    assert!(
+        p.1.definers.contains_key(scope_val_in),
+        "{mode}: libP binds scope_val in {scope_val_in}: {:?}",
+        p.1
+    );
+    let other = if scope_val_in == "libG.so" {
+        "libQ.so"
+    } else {
+        "libG.so"
+    };
+    // libP's own call to q() is in libQ either way; scope_val only in one of the two.
+    assert_eq!(
+        p.1.definers.get(other).copied().unwrap_or(0),
+        u64::from(other == "libQ.so"),
+        "{mode}: {:?}",
+        p.1
+    );
+}
+
+#[test]
+fn an_rtld_global_object_opened_before_answers_first() {
+    scope_case(
+        "an_rtld_global_object_opened_before_answers_first",
+        "scope_global",
+        "libG.so",
+    );
+}
+
+#[test]
+fn an_rtld_local_object_opened_before_is_not_searched() {
+    scope_case(
+        "an_rtld_local_object_opened_before_is_not_searched",
+        "scope_local",
+        "libQ.so",
+    );
+}
+
+#[test]
+fn rtld_deepbind_searches_the_local_scope_first() {
+    scope_case(
+        "rtld_deepbind_searches_the_local_scope_first",
+        "deepbind",
+        "libQ.so",
+    );
+}
+
 /// libc's own loads go through its internal entries, not `dlopen`: they are recorded, in
 /// LD_DEBUG=files' order, as called from libc.
 fn libc_loads(name: &str, mode: &str, want: &[&str]) {
@@ -154,6 +285,24 @@ fn a_second_dlmopen_into_a_namespace_lists_only_what_it_mapped() {
     assert_eq!(am.opens[0].namespace, Some(-1));
     assert!(am.opens[1].namespace.is_some_and(|n| n > 0));
     assert_eq!(am.opens[1].objects.len(), 1);
+}
+
+/// A `dlmopen` into a new namespace searches only that call's own closure (the base
+/// namespace's global scope is not searched): libA's and libB's lookups and probes equal
+/// glibc's. libN, opened into that namespace by a second call, has none (its global scope is
+/// libA's, which is not modelled).
+#[test]
+fn a_new_namespace_searches_only_its_own_objects() {
+    let Some(rows) = definers("a_new_namespace_searches_only_its_own_objects", "dlmopen") else {
+        return;
+    };
+    let names: Vec<&str> = rows.iter().map(|(x, _, _)| x.as_str()).collect();
+    assert_eq!(names, ["libA.so", "libB.so"]);
+    for (x, ours, theirs) in &rows {
+        assert_eq!(ours, theirs, "dlmopen: {x} (ours, LD_DEBUG)");
+    }
+    let a = &rows[0].1;
+    assert_eq!(a.definers.keys().collect::<Vec<_>>(), ["libB.so"], "{a:?}");
 }
 
 /// The same without debug symbols: the objects are the difference of every namespace's list

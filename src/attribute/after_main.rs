@@ -69,6 +69,37 @@ pub struct ObjectRow {
     pub lazy_binds: Option<Summary>,
     /// Its file's static model; None when the file could not be read (or was not looked at).
     pub model: Option<StaticModel>,
+    /// Its lookups walked through the scope of the `dlopen` that loaded it; None when that
+    /// scope is not known (a `dlmopen` into a namespace made before, a file gone, a document
+    /// read back without it).
+    pub scope: Option<ScopeLookups>,
+}
+
+/// What the lookup scope of a `dlopen` is made of, in one run.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ScopeSpec {
+    /// ld.so's name for the object the call opened: its DT_NEEDED closure, breadth first, is
+    /// the local scope of every object the call loaded.
+    pub opened: String,
+    /// Objects opened `RTLD_GLOBAL` by earlier calls of the run, in order: their closures
+    /// joined the global scope after the executable's.
+    pub globals: Vec<String>,
+    /// The call's namespace (None or 0: the base one; -1 `LM_ID_NEWLM`: a new one, whose
+    /// only scope is the local one).
+    pub namespace: Option<i64>,
+}
+
+/// One object's symbol lookups in the scope of the `dlopen` that loaded it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ScopeLookups {
+    /// Lookups its relocation makes (as [`StaticModel::lookups`]).
+    pub lookups: u64,
+    /// Objects probed before the definer (all of the scope for a lookup nothing answers).
+    pub probes: u64,
+    /// Lookups nothing in the scope answers (undefined weak symbols).
+    pub unresolved: u64,
+    /// The objects that answer them, with how many each answers, in path order.
+    pub definers: Vec<(String, u64)>,
 }
 
 impl ObjectRow {
@@ -298,6 +329,7 @@ fn objects(recs: &[(&Run, &AfterMain)]) -> Vec<ObjectRow> {
             threads_cpu_total_ns: None,
             lazy_binds: None,
             model: None,
+            scope: None,
         };
         let (mut at, mut map, mut rel, mut init) = (vec![], vec![], vec![], vec![]);
         let (mut threads, mut t_ret, mut t_tot, mut binds) = (vec![], vec![], vec![], vec![]);
@@ -353,6 +385,30 @@ fn objects(recs: &[(&Run, &AfterMain)]) -> Vec<ObjectRow> {
         rows.push(row);
     }
     rows
+}
+
+/// The scope of the `dlopen` call `open` of record `a`: None when it opened nothing.
+fn scope_spec(a: &AfterMain, open: &crate::record::after_main::Dlopen) -> Option<ScopeSpec> {
+    use crate::record::after_main::Outcome;
+    let Outcome::Loaded(opened) = &open.outcome else {
+        return None;
+    };
+    let base = |ns: Option<i64>| ns.unwrap_or(0) == 0;
+    let globals = a
+        .opens
+        .iter()
+        .take_while(|o| !std::ptr::eq(*o, open))
+        .filter(|o| o.mode & 0x100 != 0 && base(o.namespace))
+        .filter_map(|o| match &o.outcome {
+            Outcome::Loaded(n) => Some(n.clone()),
+            Outcome::Failed => None,
+        })
+        .collect();
+    Some(ScopeSpec {
+        opened: opened.clone(),
+        globals,
+        namespace: open.namespace,
+    })
 }
 
 /// A call's key: (file, caller), and how many calls with the same file and caller came
@@ -505,12 +561,113 @@ pub fn static_model(path: &str, mode: i32) -> Option<StaticModel> {
     })
 }
 
-/// Reads each object's static model from its file ([`static_model`]); objects whose file is
-/// gone keep None.
-pub fn add_static_model(s: &mut AfterMainSection) {
+/// Reads each object's static model from its file ([`static_model`]) and walks its lookups
+/// through its `dlopen`'s scope ([`scope_lookups`]); objects whose file is gone keep None.
+/// `program`: the executable's closure (the global scope's start), when it was resolved.
+/// `runs`: the profile's, whose first run that loaded an object tells its `dlopen`'s scope.
+pub fn add_static_model(
+    s: &mut AfterMainSection,
+    runs: &[Run],
+    program: Option<&crate::deps::Closure>,
+) {
+    let recs = records(runs);
+    let mut closures = Closures::default();
     for o in &mut s.objects {
         o.model = static_model(&o.object, o.mode);
+        let spec = recs.iter().find_map(|(_, a)| {
+            let (open, _) = a.loaded().find(|(_, l)| l.name == o.object)?;
+            scope_spec(a, open)
+        });
+        o.scope = match (spec, program) {
+            (Some(spec), Some(p)) => scope_lookups(&o.object, o.mode, &spec, p, &mut closures),
+            _ => None,
+        };
     }
+}
+
+/// DT_NEEDED closures read so far, by (object, bind now).
+#[derive(Default)]
+pub struct Closures(Vec<((String, bool), Option<crate::deps::Closure>)>);
+
+impl Closures {
+    fn of(&mut self, path: &str, now: bool) -> Option<&crate::deps::Closure> {
+        let key = (path.to_string(), now);
+        let i = match self.0.iter().position(|(k, _)| *k == key) {
+            Some(i) => i,
+            None => {
+                let mut opts = crate::deps::ResolveOptions::from_env();
+                opts.bind_now = now;
+                let c = crate::deps::resolve(std::path::Path::new(path), &opts).ok();
+                self.0.push((key, c));
+                self.0.len() - 1
+            }
+        };
+        self.0[i].1.as_ref()
+    }
+}
+
+/// The objects of a closure in ld.so's search list: breadth first, those in scope.
+fn search_list(c: &crate::deps::Closure) -> Vec<(String, bool)> {
+    c.objects
+        .iter()
+        .filter(|o| o.in_scope)
+        .map(|o| (o.path.clone(), o.info.kind.is_executable()))
+        .collect()
+}
+
+/// The lookups of `object` (loaded by a `dlopen` in `mode` whose scope `spec` says) walked as
+/// ld.so walks them: the global scope (the executable's search list, then the search lists
+/// of objects opened `RTLD_GLOBAL` before, each object once) and then the local scope (the
+/// opened object's search list); `RTLD_DEEPBIND` puts the local scope first, and a new
+/// `dlmopen` namespace has only the local one. None for a `dlmopen` into a namespace made
+/// before (its global scope is not known here) or a file that cannot be read.
+pub fn scope_lookups(
+    object: &str,
+    mode: i32,
+    spec: &ScopeSpec,
+    program: &crate::deps::Closure,
+    closures: &mut Closures,
+) -> Option<ScopeLookups> {
+    let now = mode & 0x2 != 0;
+    let new_namespace = spec.namespace == Some(-1);
+    if !new_namespace && spec.namespace.unwrap_or(0) != 0 {
+        return None;
+    }
+    let local = search_list(closures.of(&spec.opened, now)?);
+    let mut global: Vec<(String, bool)> = Vec::new();
+    if !new_namespace {
+        global = search_list(program);
+        for g in &spec.globals {
+            let Some(c) = closures.of(g, false) else {
+                continue;
+            };
+            for (p, exe) in search_list(c) {
+                if !global.iter().any(|(q, _)| *q == p) {
+                    global.push((p, exe));
+                }
+            }
+        }
+    }
+    let scope: Vec<(String, bool)> = if mode & 0x8 != 0 {
+        local.iter().cloned().chain(global).collect()
+    } else {
+        global.into_iter().chain(local.iter().cloned()).collect()
+    };
+    // The object itself, as the opened object's closure read it (lazy or not by the mode).
+    let c = closures.of(&spec.opened, now)?;
+    let me = c.objects.iter().find(|o| o.path == object).or_else(|| {
+        let want = std::fs::canonicalize(object).ok()?;
+        c.objects
+            .iter()
+            .find(|o| std::fs::canonicalize(&o.path).ok().as_ref() == Some(&want))
+    })?;
+    let ol = crate::attribute::lookups::in_scope(me, &scope)?;
+    Some(ScopeLookups {
+        lookups: ol.lookups,
+        probes: ol.probes,
+        unresolved: ol.unresolved,
+        definers: ol.resolved_in.into_iter().collect(),
+    })
 }
 
 #[cfg(test)]

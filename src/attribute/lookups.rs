@@ -227,3 +227,29 @@ fn object_lookups(
     }
     Some((ol, bindings))
 }
+
+/// One object's lookups walked through an explicit scope, as ld.so walks a `dlopen`ed
+/// object's: `scope` lists (path, is the executable) in search order, the global scope's
+/// objects then the local scope's. An object in both is listed twice: ld.so probes it again
+/// in the second list when the first did not answer. None when the object's file cannot be
+/// read; scope objects that cannot be read are left out (they answer nothing).
+pub fn in_scope(o: &crate::deps::Object, scope: &[(String, bool)]) -> Option<ObjectLookups> {
+    let mut files: Vec<(String, MappedFile, bool)> = Vec::new();
+    for (p, exe) in scope {
+        if files.iter().any(|(q, _, _)| q == p) {
+            continue;
+        }
+        if let Ok(f) = MappedFile::open(Path::new(p)) {
+            files.push((p.clone(), f, *exe));
+        }
+    }
+    let indexes: Vec<(&str, SymbolIndex, bool)> = scope
+        .iter()
+        .filter_map(|(p, _)| {
+            let (p, f, exe) = files.iter().find(|(q, _, _)| q == p)?;
+            let ix = SymbolIndex::new(f.bytes(), f.path(), *exe).ok()?;
+            Some((p.as_str(), ix, *exe))
+        })
+        .collect();
+    object_lookups(o, &files, &indexes, false).map(|(ol, _)| ol)
+}

@@ -413,7 +413,11 @@ fn profile_inner(
     if let Some(c) = &closure {
         section.prediction = Some(crate::attribute::link_cost::prediction(c));
     }
-    crate::attribute::after_main::add_static_model(&mut section.after_main);
+    crate::attribute::after_main::add_static_model(
+        &mut section.after_main,
+        &section.raw,
+        closure.as_ref(),
+    );
     let fixes = crate::attribute::fixes::fixes(Some(&section), fork.as_ref(), closure.as_ref());
     folded.extend(std::mem::take(&mut section.folded));
     write_graphs(cfg, &folded, fork.as_ref(), section.breakdown.as_ref())?;

@@ -149,6 +149,17 @@ int main(int argc, char **argv) {
         /* The unwinder, libgcc_s, is loaded by libc on first use. */
         void *frames[8];
         if (backtrace(frames, 8) <= 0) return 1;
+    } else if (!strcmp(mode, "scope_global") || !strcmp(mode, "scope_local")
+               || !strcmp(mode, "deepbind")) {
+        /* scope_val is defined by libG (opened first) and by libQ, libP's dependency: the
+           definition libP binds to tells which scope ld.so searched first. */
+        int global = strcmp(mode, "scope_local") != 0;
+        int deep = !strcmp(mode, "deepbind");
+        if (!open_or_say("libG.so", RTLD_NOW | (global ? RTLD_GLOBAL : RTLD_LOCAL))) return 1;
+        void *h = open_or_say("libP.so", RTLD_NOW | (deep ? RTLD_DEEPBIND : 0));
+        if (!h) return 1;
+        int (*p)(void) = (int (*)(void))dlsym(h, "p");
+        if (!p || p() != (global && !deep ? 1 : 2) + 4) return 1;
     } else if (!strcmp(mode, "dlmopen")) {
         /* A new namespace, then a second library into the same one: libN needs libB, which
            libA's load put in that namespace already. */
@@ -237,6 +248,17 @@ pub fn build() -> Fixtures {
         "libN.c",
         "int b(void);\nint n(void) { return b() + 9; }\n",
     );
+    super::write(d, "libG.c", "int scope_val = 1;\n");
+    super::write(
+        d,
+        "libQ.c",
+        "int scope_val = 2;\nint q(void) { return 4; }\n",
+    );
+    super::write(
+        d,
+        "libP.c",
+        "extern int scope_val;\nint q(void);\nint p(void) { return scope_val + q(); }\n",
+    );
     super::write(d, "libS.c", LIB_S);
     let ls: String = (1..=LAZY_N)
         .map(|i| format!("int l{i}(void) {{ return {i}; }}\n"))
@@ -261,6 +283,9 @@ pub fn build() -> Fixtures {
     shared("libC.so", "libC.c", &[]);
     shared("libE.so", "libE.c", &[]);
     shared("libD.so", "libD.c", &[]);
+    shared("libG.so", "libG.c", &[]);
+    shared("libQ.so", "libQ.c", &[]);
+    shared("libP.so", "libP.c", &["-L.", "-lQ", &rpath]);
     shared("libN.so", "libN.c", &["-L.", "-lB", &rpath]);
     shared("libS.so", "libS.c", &["-pthread"]);
     shared("libL.so", "libL.c", &[lazy]);
@@ -368,4 +393,67 @@ fn ld_debug(argv: &[&str], env: &[(String, String)], what: &str) -> (String, Opt
     // LD_DEBUG_OUTPUT writes one file per process, named BASE.PID.
     let text = std::fs::read_to_string(out.path().join(format!("ld.{pid}"))).unwrap_or_default();
     (text, st.code())
+}
+
+/// What one object's relocation looked up, by glibc's own account.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct RelocationLookups {
+    /// The definer (file name) of each lookup that found one.
+    pub definers: Vec<String>,
+    /// Objects probed ("symbol=S;  lookup in file=F" lines), the lookups nothing answers
+    /// included.
+    pub probes: u64,
+}
+
+/// The lookups each object loaded after `main` made while it was relocated, by
+/// `LD_DEBUG=reloc,symbols,bindings,files` of the program run untraced: per object X (file
+/// name), the lines between "relocation processing: X" and the next "relocation processing"
+/// or "calling init" (later lookups are `dlsym` and lazy binding, not relocation): each
+/// "binding file X [N] to Y [N]: normal symbol" line's Y, and the "lookup in file" lines.
+pub fn ld_debug_relocation_lookups(
+    argv: &[&str],
+    env: &[(String, String)],
+) -> std::collections::BTreeMap<String, RelocationLookups> {
+    let base = |p: &str| p.rsplit('/').next().unwrap_or(p).to_string();
+    let (text, status) = ld_debug(argv, env, "reloc,symbols,bindings,files");
+    assert_eq!(status, Some(7), "the fixture's exit status untraced");
+    let mut out: std::collections::BTreeMap<String, RelocationLookups> = Default::default();
+    let mut current: Option<String> = None;
+    let mut after = false;
+    for l in ld_debug_lines(&text) {
+        if l.starts_with("transferring control:") {
+            after = true;
+            continue;
+        }
+        if !after {
+            continue;
+        }
+        if let Some(x) = l.strip_prefix("relocation processing: ") {
+            let x = x.strip_suffix(" (lazy)").unwrap_or(x);
+            let x = base(x);
+            out.entry(x.clone()).or_default();
+            current = Some(x);
+        } else if l.starts_with("calling init: ") {
+            current = None;
+        } else if let Some(x) = &current {
+            if l.starts_with("symbol=") && l.contains(";  lookup in file=") {
+                out.entry(x.clone()).or_default().probes += 1;
+            } else if let Some(rest) = l.strip_prefix("binding file ") {
+                let (Some((from, rest)), true) =
+                    (rest.split_once(" ["), rest.contains("normal symbol"))
+                else {
+                    continue;
+                };
+                let Some((_, rest)) = rest.split_once(" to ") else {
+                    continue;
+                };
+                let Some((y, _)) = rest.split_once(" [") else {
+                    continue;
+                };
+                assert_eq!(base(from), *x, "a binding inside {x}'s relocation: {l}");
+                out.entry(x.clone()).or_default().definers.push(base(y));
+            }
+        }
+    }
+    out
 }

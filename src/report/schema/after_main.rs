@@ -63,6 +63,57 @@ pub struct Object {
     pub threads_cpu_total_ns: Option<Summary>,
     pub lazy_binds: Option<Summary>,
     pub model: Option<StaticModel>,
+    /// Its lookups in the scope of the `dlopen` that loaded it (absent when not known).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<ScopeLookups>,
+}
+
+/// An object's lookups in the scope of the `dlopen` that loaded it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScopeLookups {
+    pub lookups: u64,
+    pub probes: u64,
+    pub unresolved: u64,
+    pub definers: Vec<Definer>,
+}
+
+/// An object that answers some of another's lookups.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Definer {
+    pub object: String,
+    pub lookups: u64,
+}
+
+impl From<am::ScopeLookups> for ScopeLookups {
+    fn from(x: am::ScopeLookups) -> Self {
+        ScopeLookups {
+            lookups: x.lookups,
+            probes: x.probes,
+            unresolved: x.unresolved,
+            definers: x
+                .definers
+                .into_iter()
+                .map(|(object, lookups)| Definer { object, lookups })
+                .collect(),
+        }
+    }
+}
+
+impl From<ScopeLookups> for am::ScopeLookups {
+    fn from(x: ScopeLookups) -> Self {
+        am::ScopeLookups {
+            lookups: x.lookups,
+            probes: x.probes,
+            unresolved: x.unresolved,
+            definers: x
+                .definers
+                .into_iter()
+                .map(|d| (d.object, d.lookups))
+                .collect(),
+        }
+    }
 }
 
 /// One `dlopen` call.
@@ -185,6 +236,7 @@ impl From<am::ObjectRow> for Object {
             threads_cpu_total_ns: sum(x.threads_cpu_total_ns),
             lazy_binds: sum(x.lazy_binds),
             model: x.model.map(Into::into),
+            scope: x.scope.map(Into::into),
         }
     }
 }
@@ -206,6 +258,7 @@ impl From<Object> for am::ObjectRow {
             threads_cpu_total_ns: back(x.threads_cpu_total_ns),
             lazy_binds: back(x.lazy_binds),
             model: x.model.map(Into::into),
+            scope: x.scope.map(Into::into),
         }
     }
 }
