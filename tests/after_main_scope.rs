@@ -2,9 +2,10 @@
 //! through the scope of the `dlopen` that loaded it, libc's own loads (iconv's gconv
 //! modules, libgcc_s for unwinding), and a second `dlmopen` into a namespace.
 //!
-//! Oracles: `LD_DEBUG=bindings` (which object answers each lookup an object's relocation
-//! makes) and `LD_DEBUG=files` (the objects mapped after "transferring control", in order) of
-//! the same program run untraced. Fixtures are C programs built here with cc.
+//! Oracles, of the same program run untraced: `LD_DEBUG=bindings` (which object answers each
+//! lookup an object's relocation makes) and `LD_DEBUG=symbols` (each object probed on the
+//! way), inside the object's relocation as `LD_DEBUG=reloc` marks it; `LD_DEBUG=files` (the
+//! objects mapped after "transferring control", in order). Fixtures are C programs built here with cc.
 //!
 //! Needs ptrace, cc and ld.so's and libc's debug symbols (libc6-dbg): each test prints `SKIP`
 //! where one is missing.
@@ -114,7 +115,7 @@ fn definers(name: &str, mode: &str) -> Option<Vec<(String, Lookups, Lookups)>> {
     let _one = one_at_a_time();
     let (fx, run, _) = fixture_run(name, mode)?;
     let prog = fx.prog.display().to_string();
-    let glibc = dlopen_fixtures::ld_debug_relocation_lookups(&[&prog, mode], &fx.env());
+    let glibc = dlopen_fixtures::ld_debug_relocation_lookups(&[&prog, mode], &fx.env(), 7);
     let detail = ldcost::record::Detail::DebugSymbols {
         debug_file: String::new(),
     };
@@ -334,4 +335,68 @@ fn without_debug_symbols_a_dlmopen_lists_what_it_mapped() {
     assert_eq!(run.ending, Ending::Exited(7));
     assert_eq!(loaded(&am), oracle(&fx, "dlmopen"));
     assert_eq!(loaded(&am), ["libA.so", "libB.so", "libN.so"]);
+}
+
+/// A real program: python3 importing a dozen extension modules (each opened `RTLD_LOCAL`,
+/// some with libraries of their own: libssl, libcrypto, libsqlite3, libz). Every object's
+/// definers equal glibc's bindings inside its relocation (probes are not compared here:
+/// ld.so binds the vDSO's symbols inside some of them, and "lookup in file" lines do not say
+/// whose lookup they are).
+#[test]
+fn python_s_extension_modules_bind_where_glibc_binds() {
+    let _one = one_at_a_time();
+    let name = "python_s_extension_modules_bind_where_glibc_binds";
+    let argv = [
+        "/usr/bin/python3",
+        "-c",
+        "import ssl, decimal, ctypes, sqlite3, json, hashlib, zlib, bz2, lzma, socket, select, math",
+    ];
+    if !common::tools(name, &[argv[0]]) {
+        return;
+    }
+    let Some(run) = traced(name, &argv, &[], ldcost::symbolize::default_debug_roots()) else {
+        return;
+    };
+    let am = run.after_main.clone().expect("after_main");
+    if let AfterMainSeen::Rendezvous(why) = &am.seen {
+        skip(name, &format!("no ld.so debug symbols: {why}"));
+        return;
+    }
+    assert_eq!(run.ending, Ending::Exited(0));
+    let glibc = dlopen_fixtures::ld_debug_relocation_lookups(&argv, &[], 0);
+    let detail = ldcost::record::Detail::DebugSymbols {
+        debug_file: String::new(),
+    };
+    let mut s = ldcost::attribute::after_main::section(std::slice::from_ref(&run), &detail);
+    let program = ldcost::deps::resolve(
+        Path::new(argv[0]),
+        &ldcost::deps::ResolveOptions::from_env(),
+    )
+    .expect("python3's closure");
+    ldcost::attribute::after_main::add_static_model(
+        &mut s,
+        std::slice::from_ref(&run),
+        Some(&program),
+    );
+    assert!(s.objects.len() >= 10, "{} objects", s.objects.len());
+    for o in &s.objects {
+        let x = base(&o.object);
+        let scope = o
+            .scope
+            .as_ref()
+            .unwrap_or_else(|| panic!("{x} has no scope model"));
+        let mut ours: BTreeMap<String, u64> = BTreeMap::new();
+        for (y, n) in &scope.definers {
+            *ours.entry(base(y)).or_default() += n;
+        }
+        let mut theirs: BTreeMap<String, u64> = BTreeMap::new();
+        for y in &glibc
+            .get(&x)
+            .unwrap_or_else(|| panic!("LD_DEBUG=reloc relocated no {x}"))
+            .definers
+        {
+            *theirs.entry(y.clone()).or_default() += 1;
+        }
+        assert_eq!(ours, theirs, "{x}'s definers (ours, LD_DEBUG=bindings)");
+    }
 }

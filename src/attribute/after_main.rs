@@ -590,13 +590,21 @@ pub fn add_static_model(
 pub struct Closures(Vec<((String, bool), Option<crate::deps::Closure>)>);
 
 impl Closures {
-    fn of(&mut self, path: &str, now: bool) -> Option<&crate::deps::Closure> {
+    /// The closure of `path`, found by `rules` (the program's: asking ld.so for them again
+    /// would start a process per object).
+    fn of(
+        &mut self,
+        path: &str,
+        now: bool,
+        rules: &crate::deps::SearchRules,
+    ) -> Option<&crate::deps::Closure> {
         let key = (path.to_string(), now);
         let i = match self.0.iter().position(|(k, _)| *k == key) {
             Some(i) => i,
             None => {
                 let mut opts = crate::deps::ResolveOptions::from_env();
                 opts.bind_now = now;
+                opts.rules = Some(rules.clone());
                 let c = crate::deps::resolve(std::path::Path::new(path), &opts).ok();
                 self.0.push((key, c));
                 self.0.len() - 1
@@ -633,12 +641,12 @@ pub fn scope_lookups(
     if !new_namespace && spec.namespace.unwrap_or(0) != 0 {
         return None;
     }
-    let local = search_list(closures.of(&spec.opened, now)?);
+    let local = search_list(closures.of(&spec.opened, now, &program.rules)?);
     let mut global: Vec<(String, bool)> = Vec::new();
     if !new_namespace {
         global = search_list(program);
         for g in &spec.globals {
-            let Some(c) = closures.of(g, false) else {
+            let Some(c) = closures.of(g, false, &program.rules) else {
                 continue;
             };
             for (p, exe) in search_list(c) {
@@ -654,7 +662,7 @@ pub fn scope_lookups(
         global.into_iter().chain(local.iter().cloned()).collect()
     };
     // The object itself, as the opened object's closure read it (lazy or not by the mode).
-    let c = closures.of(&spec.opened, now)?;
+    let c = closures.of(&spec.opened, now, &program.rules)?;
     let me = c.objects.iter().find(|o| o.path == object).or_else(|| {
         let want = std::fs::canonicalize(object).ok()?;
         c.objects
