@@ -271,6 +271,33 @@ fn libgcc_s_loaded_by_backtrace_is_recorded() {
     );
 }
 
+/// NSS modules: which ones depends on nsswitch.conf, so the oracle says what to expect, and
+/// the test skips where it loads none.
+#[test]
+fn nss_modules_loaded_by_libc_are_recorded() {
+    let _one = one_at_a_time();
+    let name = "nss_modules_loaded_by_libc_are_recorded";
+    let Some((fx, _, am)) = fixture_run(name, "nss") else {
+        return;
+    };
+    let theirs = oracle(&fx, "nss");
+    if !theirs.iter().any(|t| t.starts_with("libnss_")) {
+        skip(
+            name,
+            "nsswitch.conf names no NSS module for passwd beyond libc's own",
+        );
+        return;
+    }
+    assert_eq!(loaded(&am), theirs, "nss: ours, LD_DEBUG=files");
+    for o in &am.opens {
+        assert_eq!(
+            o.caller.as_deref().map(base).as_deref(),
+            Some("libc.so.6"),
+            "nss: {o:?}"
+        );
+    }
+}
+
 /// A `dlmopen` into a namespace made before lists only what it mapped there: libB, in that
 /// namespace since the first call, is not listed again.
 #[test]

@@ -17,6 +17,7 @@ const PROG: &str = r#"
 #include <execinfo.h>
 #include <iconv.h>
 #include <link.h>
+#include <pwd.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -145,6 +146,10 @@ int main(int argc, char **argv) {
         iconv_t cd = iconv_open("UTF-16", "ISO-8859-2");
         if (cd == (iconv_t)-1) return 1;
         iconv_close(cd);
+    } else if (!strcmp(mode, "nss")) {
+        /* A user no database has: every NSS module nsswitch.conf names for passwd after
+           "files" (built into libc) is loaded by libc to ask it. */
+        if (getpwnam("ldcost-no-such-user")) return 1;
     } else if (!strcmp(mode, "backtrace")) {
         /* The unwinder, libgcc_s, is loaded by libc on first use. */
         void *frames[8];
