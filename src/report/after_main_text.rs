@@ -168,7 +168,11 @@ pub fn section(a: &AfterMainSection, detail: bool) -> String {
                         "{} ({}/{}/{})",
                         m.total, m.relative, m.symbolic, m.plt
                     ));
-                    row.push(m.lookups.to_string());
+                    // The lookups walked through the dlopen's own scope count what ld.so
+                    // does (its one-entry cache of the last symbol included); the file's
+                    // figure alone is kept for a scope that is not known.
+                    let lookups = o.scope.as_ref().map_or(m.lookups, |s| s.lookups);
+                    row.push(lookups.to_string());
                 }
                 None => {
                     row.push("n/a".into());
@@ -325,6 +329,39 @@ mod tests {
         assert!(!text.contains("dlopen(\"libA.so\""));
         assert!(section(&a, true)
             .contains("dlopen(\"libA.so\", RTLD_LAZY|RTLD_GLOBAL) from prog: loaded 2 objects"));
+    }
+
+    #[test]
+    fn lookups_are_the_scope_walks_where_the_scope_is_known() {
+        let mut a = aggregate(&three_runs(), &debug());
+        let model = crate::attribute::after_main::StaticModel {
+            total: 10,
+            relative: 4,
+            symbolic: 5,
+            plt: 1,
+            lookups: 4191,
+            ..Default::default()
+        };
+        a.objects[0].model = Some(model);
+        a.objects[1].model = Some(model);
+        a.objects[0].scope = Some(crate::attribute::after_main::ScopeLookups {
+            lookups: 3380,
+            probes: 7000,
+            unresolved: 3,
+            definers: vec![("libc.so.6".into(), 3377)],
+        });
+        let text = section(&a, true);
+        let row = |name: &str| {
+            text.lines()
+                .find(|l| l.trim_start().starts_with(name))
+                .unwrap_or_else(|| panic!("{name}: {text}"))
+                .to_string()
+        };
+        assert!(
+            row("libA.so").contains(" 3380 ") && !row("libA.so").contains("4191"),
+            "{text}"
+        );
+        assert!(row("libB.so").contains(" 4191 "), "{text}");
     }
 
     #[test]
