@@ -691,9 +691,9 @@ pub fn report(cfg: &crate::config::ReportConfig) -> Result<ExitCode, Error> {
         let c: crate::compare::Comparison = serde_json::from_value(value)
             .map_err(|e| bad(format!("not an ldcost comparison document ({e})")))?;
         if markdown {
-            crate::compare::markdown::comparison(&c)
+            crate::compare::markdown::comparison_with(&c, cfg.detail)
         } else {
-            crate::compare::text::comparison(&c)
+            crate::compare::text::comparison_with(&c, cfg.detail)
         }
     } else {
         let doc: Document = serde_json::from_value(value)
