@@ -9,7 +9,7 @@
 //! | objects within noise: counted in one line, listed only with `--detail` | the JSON's `within_noise` flags; each such object's intervals overlap in the two saved profiles (`--save-base`, `--save-head`) |
 //! | "libraries loaded after main" = the profile summary's part of that name | `ldcost report` of each saved profile document, at its printed precision |
 //! | "own work after main" = main → exit (with the children's CPU) less ld.so's work after main, per per-object run | the saved profile's raw runs, added up here from the JSON fields docs/json-schema.md describes |
-//! | the text and Markdown headers quote each argument as a shell reads it | `shell_words::split` of the text header; pulldown-cmark's code spans of the Markdown title, split the same way |
+//! | the text and Markdown headers quote each argument as a shell reads it (and `report`'s header of a saved profile) | `shell_words::split` of the text header; pulldown-cmark's code spans of the Markdown title, split the same way |
 //!
 //! Profiling needs ptrace and perf_event_open: where ldcost is refused (exit 8) the tests print
 //! `SKIP` (a failure under LDCOST_REQUIRE_ALL), as they do where the C compiler is missing.
@@ -542,4 +542,22 @@ fn the_headers_quote_the_arguments_as_a_shell_reads_them() {
     assert_eq!(spans.len(), 2, "{title}: {spans:?}");
     assert_eq!(shell_words::split(&spans[0]).unwrap(), argv_base, "{title}");
     assert_eq!(shell_words::split(&spans[1]).unwrap(), argv_head, "{title}");
+    // And `report` of a side's saved profile: its header names the command the same way.
+    let r = ldcost(&["report", c.base_doc.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let header = r
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("ldcost profile "))
+        .unwrap_or_else(|| panic!("no header in:\n{}", r.stdout));
+    let cmd = header
+        .strip_prefix("ldcost profile ")
+        .and_then(|h| h.rsplit_once(": 10 measured runs"))
+        .unwrap_or_else(|| panic!("{header}"))
+        .0;
+    assert_eq!(
+        shell_words::split(cmd).unwrap()[1..],
+        argv_base[1..],
+        "{header}"
+    );
 }

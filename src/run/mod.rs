@@ -610,7 +610,7 @@ fn write_timeline(
 ) -> Result<(), Error> {
     let title = format!(
         "ldcost profile {}",
-        report::text::clean(&section.argv.join(" "))
+        report::text::clean(&shell_words::join(&section.argv))
     );
     if let Some(path) = &cfg.timeline {
         report::output::write_bytes(report::timeline::svg(section, &title).as_bytes(), path)?;
