@@ -380,6 +380,18 @@ fn compare_s_parts_equal_the_profiles_parts() {
     let loader = metric(&c.json, "after_main_libraries")["change"].clone();
     let own = metric(&c.json, "main_cpu")["change"].clone();
     assert!(!loader.is_null() && !own.is_null(), "{}", c.text);
+    // Not judged, and its note says why in its own terms (not a wall time's).
+    if loader["significant"] == true {
+        let note = c
+            .text
+            .lines()
+            .find(|l| {
+                l.trim_start()
+                    .starts_with("note: libraries loaded after main")
+            })
+            .unwrap_or_else(|| panic!("no note for a significant change:\n{}", c.text));
+        assert!(note.contains("measured in the per-object runs"), "{note}");
+    }
     for (side, doc) in [("base", &c.base_doc), ("head", &c.head_doc)] {
         let part = loader[format!("{side}_median")].as_f64().unwrap();
         // The profile's summary, as `report` prints it from the saved document.

@@ -498,6 +498,9 @@ pub fn verdict(base: &Document, head: &Document) -> Verdict {
         .filter_map(|m| {
             let why = if m.key == "fork_child_cpu" {
                 "the children's CPU informs; the parent's decides"
+            } else if m.key == "after_main_libraries" {
+                "measured in the per-object runs, whose stops after main it may still hold, so \
+                 it informs; the total decides"
             } else {
                 "wall time follows the machine's load, so it informs but does not decide"
             };
