@@ -16,6 +16,18 @@
 //! FAIL otherwise. When the document has no `fixes` array (a build without the fixes), the
 //! line says "prediction not available" and the measurement is still printed.
 //!
+//! A verdict needs a measurement precise enough to tell: the measured interval's half-width
+//! must not exceed the tolerance, 25% of |scaled prediction| (or the scaled prediction's own
+//! interval half-width when that is larger). After the first compare of a pair, when it is
+//! wider, the pair is compared again with more interleaved rounds, as many as the interval
+//! shrinking with the square root of the rounds asks for: rounds × (half-width / tolerance)²,
+//! with a 10% margin, capped by `LDCOST_FIXES_MAX_ROUNDS` (default 1000, compare's own
+//! maximum) and by `LDCOST_FIXES_MAX_SECONDS` (default 600) of compare's own wall time per
+//! pair, estimated from the rounds already run. compare's JSON keeps medians and intervals, not the runs, so
+//! the larger compare replaces the smaller rather than pooling with it. The rounds used and
+//! why are printed. A pair still wider than its tolerance at the cap is "UNDECIDED (noise:
+//! …)": neither a pass nor a fail, counted apart.
+//!
 //! The DT_RELR pair also gives the unit cost of what packing removes: `profile` of both builds
 //! (interleaved, `LDCOST_FIXES_RELR_ROUNDS` rounds), the library's relocation phase CPU
 //! before less after, over the RELA entries removed (readelf). What packing keeps, the
@@ -23,7 +35,8 @@
 //!
 //! Run with `cargo bench --bench fixes` (root or ptrace and perf_event_open allowed, cc).
 //! Environment: `LDCOST_FIXES_RUNS` (compare rounds, default 20), `LDCOST_FIXES_PROFILE_RUNS`
-//! (profile -n, default 10), `LDCOST_FIXES_RELR_ROUNDS` (default 5), `LDCOST_FIXES_ONLY`
+//! (profile -n, default 10), `LDCOST_FIXES_RELR_ROUNDS` (default 5), `LDCOST_FIXES_MAX_ROUNDS`
+//! (default 1000), `LDCOST_FIXES_MAX_SECONDS` (default 600), `LDCOST_FIXES_ONLY`
 //! (comma-separated kinds: unused, bind-now, relr, self-binding, constructor).
 
 #[path = "../tests/common/mod.rs"]
@@ -241,6 +254,47 @@ fn verdict(pred: Saving, meas: Saving) -> bool {
     inside || (meas.ns - pred.ns).abs() <= TOLERANCE * pred.ns.abs()
 }
 
+/// The precision a verdict needs: 25% of the prediction, or its own interval's half-width
+/// when that is wider (the verdict accepts anything inside that interval).
+fn tolerance(pred: Saving) -> f64 {
+    let own = pred.ci.map_or(0.0, |(lo, hi)| (hi - lo).abs() / 2.0);
+    (TOLERANCE * pred.ns.abs()).max(own)
+}
+
+/// Half the width of a measured 95% interval.
+fn half_width(m: Saving) -> Option<f64> {
+    m.ci.map(|(lo, hi)| (hi - lo).abs() / 2.0)
+}
+
+fn scale_saving(p: Saving, scale: f64) -> Saving {
+    Saving {
+        ns: p.ns * scale,
+        ci: p.ci.map(|(lo, hi)| (lo * scale, hi * scale)),
+    }
+}
+
+/// The rounds that shrink an interval of `half` (after `rounds`) to `target`: an interval's
+/// width goes with 1/√rounds, so rounds × (half / target)², with a 10% margin because the
+/// second estimate of the spread is itself noisy; whole ABBA pairs (even).
+fn rounds_needed(rounds: usize, half: f64, target: f64) -> usize {
+    let n = (rounds as f64 * (half / target).powi(2) * 1.1).ceil() as usize;
+    (n.max(rounds + 2) + 1) & !1
+}
+
+/// compare's wall time of its measured rounds, seconds (0 when the document lacks it).
+fn elapsed_s(cmp: &Value) -> f64 {
+    cmp.pointer("/rounds/elapsed_s")
+        .and_then(Value::as_f64)
+        .unwrap_or(0.0)
+}
+
+/// The measured rounds compare ran.
+fn rounds_of(cmp: &Value) -> Option<usize> {
+    cmp.pointer("/rounds/count")
+        .and_then(Value::as_u64)
+        .map(|n| n as usize)
+}
+
 /// A measured phase's median CPU ns (BASE, HEAD) from compare's factors, by its label.
 fn compare_phase(cmp: &Value, label: &str) -> Option<(f64, f64)> {
     let row = cmp
@@ -342,6 +396,8 @@ fn main() {
     let runs = env("LDCOST_FIXES_RUNS", 20).to_string();
     let profile_runs = env("LDCOST_FIXES_PROFILE_RUNS", 10).to_string();
     let relr_rounds = env("LDCOST_FIXES_RELR_ROUNDS", 5);
+    let max_rounds = env("LDCOST_FIXES_MAX_ROUNDS", 1000);
+    let max_seconds = env("LDCOST_FIXES_MAX_SECONDS", 600) as f64;
     let only: Option<Vec<String>> = std::env::var("LDCOST_FIXES_ONLY")
         .ok()
         .map(|v| v.split(',').map(|s| s.trim().to_string()).collect());
@@ -441,7 +497,7 @@ fn main() {
         "p",
         "BEFORE µs prof/cmp"
     );
-    let (mut pass, mut fail, mut unavailable) = (0, 0, 0);
+    let (mut pass, mut fail, mut undecided, mut unavailable) = (0, 0, 0, 0);
     let mut relr_from_compare = None;
     // The library's relocation CPU in BEFORE's profile, the one the prediction is priced on.
     let mut relr_own = None;
@@ -479,17 +535,85 @@ fn main() {
         if let Some(pair) = relr.as_ref().filter(|_| case.name == "relr") {
             relr_own = relocation_of(&doc, &pair.facts.library).map(|r| r.0);
         }
-        let cmp = ldcost_json(&[
-            "compare",
-            path(&case.before),
-            path(&case.after),
-            "-n",
-            &runs,
-            "--quiet-target",
-            "--no-progress",
-            "--format",
-            "json",
-        ]);
+        let compare = |n: usize| {
+            ldcost_json(&[
+                "compare",
+                path(&case.before),
+                path(&case.after),
+                "-n",
+                &n.to_string(),
+                "--quiet-target",
+                "--no-progress",
+                "--format",
+                "json",
+            ])
+        };
+        let first_rounds = runs.parse::<usize>().unwrap_or(20);
+        let mut n = first_rounds;
+        let mut cmp = compare(n);
+        // compare's own wall time for this pair, for the time cap.
+        let mut spent = cmp.as_ref().ok().map_or(0.0, elapsed_s);
+        let mut why = format!("{n} rounds (LDCOST_FIXES_RUNS)");
+        let mut precise = true;
+        while let Ok(c) = &cmp {
+            let (Ok(p), Ok((m, _, base))) = (&pred, measured(c)) else {
+                break;
+            };
+            let scale = profile_startup(&doc)
+                .filter(|a| *a > 0.0 && base > 0.0)
+                .map_or(1.0, |a| base / a);
+            let target = tolerance(scale_saving(*p, scale));
+            let Some(half) = half_width(m) else { break };
+            if half <= target {
+                precise = true;
+                if n != first_rounds {
+                    why = format!(
+                        "{why}; ±{:.1} µs ≤ tolerance ±{:.1} µs: decided",
+                        half / 1e3,
+                        target / 1e3
+                    );
+                }
+                break;
+            }
+            precise = false;
+            let per_round = spent / rounds_of(c).unwrap_or(n).max(1) as f64;
+            let by_time = if per_round > 0.0 {
+                ((max_seconds - spent) / per_round).floor().max(0.0) as usize
+            } else {
+                max_rounds
+            };
+            let cap = max_rounds.min(by_time);
+            let want = rounds_needed(n, half, target);
+            let next = want.min(cap) & !1;
+            if next <= n {
+                why = format!(
+                    "{why}; ±{:.1} µs against a tolerance of ±{:.1} µs would need ~{want} rounds, \
+                     past the cap ({max_rounds} rounds, {max_seconds:.0} s: {spent:.0} s spent)",
+                    half / 1e3,
+                    target / 1e3
+                );
+                break;
+            }
+            why = format!(
+                "{why}; ±{:.1} µs > tolerance ±{:.1} µs: {next} rounds{}",
+                half / 1e3,
+                target / 1e3,
+                if next < want {
+                    format!(" (of ~{want} needed, capped)")
+                } else {
+                    String::new()
+                }
+            );
+            n = next;
+            cmp = compare(n);
+            spent += cmp.as_ref().ok().map_or(0.0, elapsed_s);
+        }
+        let why = if precise && n == first_rounds {
+            format!("{why}, precise enough")
+        } else {
+            why
+        };
+        println!("{:<13} rounds: {why}", case.name);
         if let (Some(pair), Ok(c)) = (relr.as_ref().filter(|_| case.name == "relr"), &cmp) {
             relr_from_compare = compare_phase(c, &format!("relocation: {}", pair.facts.library))
                 .map(|(b, h)| (b, h, pair.facts.rela_removed));
@@ -523,6 +647,16 @@ fn main() {
         });
         let scaled_s = scaled.map_or("n/a".into(), |p| us(p.ns));
         let word = match (&scaled, &meas) {
+            (Some(p), Ok((m, _, _))) if !precise => {
+                undecided += 1;
+                format!(
+                    "UNDECIDED (noise: the measured interval ±{:.1} µs is wider than the \
+                     tolerance ±{:.1} µs at the cap; measured {} µs)",
+                    half_width(*m).unwrap_or(f64::NAN) / 1e3,
+                    tolerance(*p) / 1e3,
+                    us(m.ns)
+                )
+            }
             (Some(p), Ok((m, _, _))) => {
                 if verdict(*p, *m) {
                     pass += 1;
@@ -554,7 +688,8 @@ fn main() {
         );
     }
     println!(
-        "\n{pass} PASS, {fail} FAIL, {unavailable} without a prediction, of {} fixes",
+        "\n{pass} PASS, {fail} FAIL, {undecided} UNDECIDED (too noisy to tell at the cap), \
+         {unavailable} without a prediction, of {} fixes",
         cases.len()
     );
     if let Some((b, h, n)) = relr_from_compare {

@@ -343,6 +343,10 @@ pub struct ComparisonOutputArgs {
     /// Also write the comparison as JSON to FILE (`-` for standard output).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Also list the objects loaded after main whose change is within noise (by default they
+    /// are counted in one line; the JSON always has them).
+    #[arg(short = 'v', long)]
+    pub detail: bool,
     /// Exit 12 when total CPU per exec, start-up CPU or (with --fork) the parent CPU per fork got
     /// significantly slower by more than PCT percent (--gate picks one of them).
     #[arg(long, value_name = "PCT", value_parser = parse_pct)]

@@ -254,6 +254,8 @@ pub struct DiffConfig {
     pub head: PathBuf,
     pub force: bool,
     pub format: Format,
+    /// `--detail`: also list what the report only counts by default.
+    pub detail: bool,
     pub json: Option<PathBuf>,
     pub fail_above: Option<Gate>,
     pub flamegraph_diff: Option<PathBuf>,
@@ -269,6 +271,8 @@ pub struct CompareConfig {
     pub save_base: Option<PathBuf>,
     pub save_head: Option<PathBuf>,
     pub format: Format,
+    /// `--detail`: also list what the report only counts by default.
+    pub detail: bool,
     pub json: Option<PathBuf>,
     pub fail_above: Option<Gate>,
     /// `--flamegraph-diff`, `--folded-diff` (they imply `--sample`).
@@ -317,6 +321,7 @@ pub fn diff_config(a: crate::cli::DiffArgs) -> DiffConfig {
         head: a.head,
         force: a.force,
         format: format(a.output.format),
+        detail: a.output.detail,
         json: a.output.json,
         fail_above: gate(a.output.fail_above, a.output.gate),
         flamegraph_diff: a.output.flamegraph_diff,
@@ -526,6 +531,7 @@ pub fn compare_config(a: crate::cli::CompareArgs) -> Result<CompareConfig, Compa
         save_base: a.save_base,
         save_head: a.save_head,
         format: format(a.output.format),
+        detail: a.output.detail,
         json: a.output.json,
         fail_above,
         flamegraph_diff: a.output.flamegraph_diff,

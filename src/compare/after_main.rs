@@ -38,6 +38,32 @@ fn figures(o: &Loaded) -> Vec<(&'static str, Option<f64>)> {
     ]
 }
 
+/// Whether an object loaded on both sides changed within noise: the same counts (threads,
+/// relocations, lookups, lazy binds) and, for each time, the two sides' 95% intervals of the
+/// median overlapping (a time one side lacks is a change).
+fn within_noise(b: &Loaded, h: &Loaded) -> bool {
+    type Time = for<'a> fn(&'a Loaded) -> &'a Option<crate::attribute::stats::Summary>;
+    let times: [Time; 4] = [
+        |o| &o.mapping_ns,
+        |o| &o.relocation_ns,
+        |o| &o.initializers_ns,
+        |o| &o.threads_cpu_total_ns,
+    ];
+    let overlap = times.iter().all(|t| match (t(b), t(h)) {
+        (None, None) => true,
+        (Some(x), Some(y)) => x.ci95.0 <= y.ci95.1 && y.ci95.0 <= x.ci95.1,
+        _ => false,
+    });
+    let counts = |o: &Loaded| {
+        (
+            o.threads,
+            o.model.map(|m| (m.total, m.lookups)),
+            o.lazy_binds.as_ref().map(|s| s.median),
+        )
+    };
+    overlap && counts(b) == counts(h)
+}
+
 /// ld.so's CPU after `main` per exec on each side (median ns), when both measured it.
 pub fn loader_cpu(base: &Document, head: &Document) -> Option<Row> {
     let (b, h) = (section(base)?, section(head)?);
@@ -49,7 +75,9 @@ pub fn loader_cpu(base: &Document, head: &Document) -> Option<Row> {
 }
 
 /// Per object loaded after `main` on either side: the rows that differ, every row of an
-/// object one side lacks. Why a side has none goes to `notes`.
+/// object one side lacks; an object on both sides whose change is within noise is marked so
+/// ([`within_noise`]), for the reports to count rather than list. Why a side has none goes to
+/// `notes`.
 pub fn objects(base: &Document, head: &Document, notes: &mut Vec<String>) -> Vec<ObjectRow> {
     let (Some(b), Some(h)) = (section(base), section(head)) else {
         return Vec::new();
@@ -89,15 +117,17 @@ pub fn objects(base: &Document, head: &Document, notes: &mut Vec<String>) -> Vec
             .map(|n| Row::new(n, get(&fb, n), get(&fh, n)))
             .filter(|r| r.base.is_some() || r.head.is_some())
             .collect();
-        let one_side = ob.is_none() || oh.is_none();
-        if one_side || rows.iter().any(|r| r.delta.is_some_and(|d| d != 0.0)) {
-            out.push(ObjectRow {
-                name: name.to_string(),
-                base_path: ob.map(|o| o.object.clone()),
-                head_path: oh.map(|o| o.object.clone()),
-                rows,
-            });
-        }
+        let noise = match (ob, oh) {
+            (Some(b), Some(h)) => within_noise(b, h),
+            _ => false,
+        };
+        out.push(ObjectRow {
+            name: name.to_string(),
+            base_path: ob.map(|o| o.object.clone()),
+            head_path: oh.map(|o| o.object.clone()),
+            rows,
+            within_noise: noise,
+        });
     }
     out
 }
@@ -125,7 +155,7 @@ mod tests {
     }
 
     /// HEAD stops loading libC.so (removed) and starts a new library (added); libB.so's
-    /// initializers change; libA.so's figures are the same and it is not listed.
+    /// initializers change; libA.so's figures are the same: listed, within noise.
     #[test]
     fn added_removed_and_changed_objects() {
         let base = doc(three_runs());
@@ -152,25 +182,27 @@ mod tests {
         let mut notes = Vec::new();
         let rows = objects(&base, &head, &mut notes);
         assert!(notes.is_empty(), "{notes:?}");
-        let names: Vec<(&str, bool, bool)> = rows
+        let names: Vec<(&str, bool, bool, bool)> = rows
             .iter()
             .map(|o| {
                 (
                     o.name.as_str(),
                     o.base_path.is_some(),
                     o.head_path.is_some(),
+                    o.within_noise,
                 )
             })
             .collect();
         assert_eq!(
             names,
             [
-                ("libB.so", true, true),
-                ("libD.so", false, true),
-                ("libC.so", true, false)
+                ("libA.so", true, true, true),
+                ("libB.so", true, true, false),
+                ("libD.so", false, true, false),
+                ("libC.so", true, false, false)
             ]
         );
-        let init = rows[0]
+        let init = rows[1]
             .rows
             .iter()
             .find(|r| r.name == "initializers µs")

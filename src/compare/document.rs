@@ -81,6 +81,7 @@ impl From<super::factors::ObjectRow> for doc::ObjectRow {
             base_path: x.base_path,
             head_path: x.head_path,
             rows: all(x.rows),
+            within_noise: x.within_noise,
         }
     }
 }

@@ -61,6 +61,9 @@ pub struct ObjectRow {
     /// relative, symbolic, plt, irelative, tls, copy, other, total, startup_lookups,
     /// probes, lazy_plt, initializers, vmas, file_bytes.
     pub rows: Vec<Row>,
+    /// An object loaded after `main` on both sides whose change is within noise
+    /// ([`super::after_main::objects`]); always false for start-up objects.
+    pub within_noise: bool,
 }
 
 /// All factors.
@@ -247,6 +250,7 @@ pub fn factors(base: &Document, head: &Document) -> Factors {
                         base_path: ob.map(|o| o.path.clone()),
                         head_path: oh.map(|o| o.path.clone()),
                         rows,
+                        within_noise: false,
                     });
                 }
             }

@@ -30,9 +30,19 @@ fn table(out: &mut String, rows: &[Row], time: bool) {
     }
 }
 
-/// Inline code: backticks inside become quotes (a code span cannot hold its own fence).
+/// Inline code, its text unchanged whatever backticks it holds.
 fn code(t: &str) -> String {
-    format!("`{}`", t.replace('`', "'"))
+    // A code span keeps its text as written when its fence is a run of backticks longer
+    // than any run inside it, padded with a space where the text starts or ends with one
+    // (CommonMark): a command line with backticks reads back unchanged.
+    let longest = t.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest + 1);
+    let pad = if t.starts_with('`') || t.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{t}{pad}{fence}")
 }
 
 /// The title line: "ldcost compare: BASE `prog args` → HEAD `prog args` with `K=V`".
@@ -48,6 +58,12 @@ pub fn title(c: &Comparison) -> String {
 
 /// The whole Markdown report.
 pub fn comparison(c: &Comparison) -> String {
+    comparison_with(c, false)
+}
+
+/// The whole Markdown report; `detail` also lists the objects loaded after `main` whose
+/// change is within noise.
+pub fn comparison_with(c: &Comparison, detail: bool) -> String {
     let mut out = String::new();
     let icon = if c.verdict.slower {
         "🔴"
@@ -199,11 +215,22 @@ pub fn comparison(c: &Comparison) -> String {
             table(&mut out, std::slice::from_ref(r), true);
             out.push('\n');
         }
-        for o in &f.after_main {
+        let lines: Vec<String> = super::text::one_sided_lines(&f.after_main)
+            .into_iter()
+            .chain(super::text::unchanged_line(&f.after_main, detail))
+            .collect();
+        for l in &lines {
+            out.push_str(&format!("- {l}\n"));
+        }
+        if !lines.is_empty() {
+            out.push('\n');
+        }
+        for o in f.after_main.iter().filter(|o| detail || !o.within_noise) {
             out.push_str(&format!("`{}`", o.name));
             match (&o.base_path, &o.head_path) {
                 (None, Some(p)) => out.push_str(&format!(" (added: `{p}`)")),
                 (Some(p), None) => out.push_str(&format!(" (removed: `{p}`)")),
+                _ if o.within_noise => out.push_str(" (within noise)"),
                 _ => {}
             }
             out.push_str(":\n\n");
@@ -410,6 +437,7 @@ mod tests {
                 head: Some(3.0),
                 delta: Some(0.0),
             }],
+            within_noise: false,
         });
         let md = super::comparison(&c);
         assert_every_label_has_content(&md);

@@ -213,6 +213,8 @@ pub fn command_line() -> String {
 /// What `diff` and `compare` share after the documents exist.
 pub struct Output<'a> {
     pub format: Format,
+    /// `--detail`: also list what the default report only counts.
+    pub detail: bool,
     pub json: Option<&'a Path>,
     pub fail_above: Option<crate::config::Gate>,
 }
@@ -295,13 +297,15 @@ pub(crate) fn write(cmp: &Comparison, out: &Output) -> Result<(), crate::error::
     };
     match format {
         Format::Text => {
-            let mut t = text::comparison(cmp);
+            let mut t = text::comparison_with(cmp, out.detail);
             if crate::report::color::wanted() {
                 t = crate::report::color::paint(&t);
             }
             crate::report::write_text(&t, stdout)?
         }
-        Format::Markdown => crate::report::write_text(&markdown::comparison(cmp), stdout)?,
+        Format::Markdown => {
+            crate::report::write_text(&markdown::comparison_with(cmp, out.detail), stdout)?
+        }
         Format::Json => crate::report::write_text(&json()?, stdout)?,
     }
     if let Some(path) = out.json {
@@ -334,6 +338,7 @@ pub fn diff(cfg: &DiffConfig) -> Result<crate::error::ExitCode, crate::error::Er
     }
     let out = Output {
         format: cfg.format,
+        detail: cfg.detail,
         json: cfg.json.as_deref(),
         fail_above: cfg.fail_above,
     };

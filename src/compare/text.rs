@@ -3,7 +3,7 @@
 
 use crate::compare::verdict::p_text;
 use crate::compare::Comparison;
-use crate::report::schema::comparison::{Change, Row, SideInfo};
+use crate::report::schema::comparison::{Change, ObjectRow, Row, SideInfo};
 
 /// A count or a size, as an integer when it is one.
 pub fn num(v: f64) -> String {
@@ -105,24 +105,30 @@ fn rows(out: &mut String, title: &str, rows: &[Row], time: bool) {
 }
 
 /// Where the verdict's figures come from, one line per source: the exec figures from one
-/// kind of run, the fork figures from the measured fork loops (never a sentence mixing two).
+/// kind of run, the fork figures from the measured fork loops (never a sentence mixing two);
+/// an exec figure from other runs (the own work when ld.so's work after `main` is taken out
+/// of it) has a line of its own.
 pub fn sources(c: &Comparison) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
+    let mut apart = Vec::new();
     for (what, fork) in [("exec figures", false), ("fork figures", true)] {
-        let src: Vec<&str> = c
+        let ms: Vec<_> = c
             .verdict
             .metrics
             .iter()
             .filter(|m| m.key.starts_with("fork_") == fork && m.change.is_some())
             .filter(|m| m.key != "after_main_libraries")
-            .map(|m| m.source.as_str())
             .collect();
-        if let Some(first) = src.first() {
-            if src.iter().all(|s| s == first) {
-                out.push(format!("({what} from {first})"));
-            }
+        if let Some(first) = ms.first().map(|m| m.source.as_str()) {
+            out.push(format!("({what} from {first})"));
+            apart.extend(
+                ms.iter()
+                    .filter(|m| m.source != first)
+                    .map(|m| format!("({} from {})", m.label, m.source)),
+            );
         }
     }
+    out.extend(apart);
     // ld.so's CPU after main comes from other runs than the exec figures: a line of its own.
     if let Some(m) = c
         .verdict
@@ -180,6 +186,19 @@ pub fn shell_word(a: &str) -> String {
     }
 }
 
+/// An environment assignment as a shell reads it before a command: the name as it is, the
+/// value quoted (a quoted name would make the word a command, not an assignment).
+fn env_word(a: &str) -> String {
+    match a.split_once('=') {
+        Some((k, v))
+            if !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') =>
+        {
+            format!("{k}={}", shell_word(v))
+        }
+        _ => shell_word(a),
+    }
+}
+
 /// One side as the reports' titles name it: its command line (program and arguments, quoted
 /// as a POSIX shell would need them), the environment it ran with, and (`diff`) the document
 /// it was read from, each passed through `code` (Markdown puts them in backticks): "python3 -S
@@ -191,7 +210,8 @@ pub fn side_name(s: &SideInfo, code: impl Fn(&str) -> String) -> String {
     };
     let mut out = code(&words(&mut std::iter::once(&s.target).chain(&s.args)));
     if !s.env.is_empty() {
-        out.push_str(&format!(" with {}", code(&words(&mut s.env.iter()))));
+        let env: Vec<String> = s.env.iter().map(|a| env_word(a)).collect();
+        out.push_str(&format!(" with {}", code(&env.join(" "))));
     }
     if let Some(d) = &s.document {
         out.push_str(&format!(" ({})", code(d)));
@@ -201,6 +221,12 @@ pub fn side_name(s: &SideInfo, code: impl Fn(&str) -> String) -> String {
 
 /// The whole text report.
 pub fn comparison(c: &Comparison) -> String {
+    comparison_with(c, false)
+}
+
+/// The whole text report; `detail` also lists the objects loaded after `main` whose change
+/// is within noise.
+pub fn comparison_with(c: &Comparison, detail: bool) -> String {
     let mut out = String::new();
     let plain = |t: &str| t.to_string();
     out.push_str(&format!(
@@ -326,7 +352,7 @@ pub fn comparison(c: &Comparison) -> String {
         &f.categories,
         false,
     );
-    after_main(&mut out, f);
+    after_main(&mut out, f, detail);
     attribution(&mut out, &c.attribution);
     for n in &f.notes {
         out.push_str(&format!("\nnote: {n}\n"));
@@ -419,9 +445,70 @@ fn why_not_significant(ch: &Change) -> &'static str {
     }
 }
 
-/// The loader after `main`: ld.so's CPU after `main`, then each object loaded after `main`
-/// whose figures differ, "(added)" / "(removed)" when one side lacks it.
-fn after_main(out: &mut String, f: &crate::report::schema::comparison::Factors) {
+/// The times of an object loaded after `main` that the one-sided totals add up: ld.so's work
+/// on it (search and mapping, relocation, initializers), as its rows name them.
+pub const LOADER_ROWS: [&str; 3] = ["search and mapping µs", "relocation µs", "initializers µs"];
+
+/// The objects loaded after `main` on one side only, added up: (count, µs of [`LOADER_ROWS`],
+/// medians added) for the removed (BASE only) and the added (HEAD only).
+pub fn one_sided(objects: &[ObjectRow]) -> [(usize, f64); 2] {
+    let mut out = [(0, 0.0); 2];
+    for o in objects {
+        let (i, pick): (usize, fn(&Row) -> Option<f64>) = match (&o.base_path, &o.head_path) {
+            (Some(_), None) => (0, |r| r.base),
+            (None, Some(_)) => (1, |r| r.head),
+            _ => continue,
+        };
+        out[i].0 += 1;
+        out[i].1 += o
+            .rows
+            .iter()
+            .filter(|r| LOADER_ROWS.contains(&r.name.as_str()))
+            .filter_map(pick)
+            .sum::<f64>();
+    }
+    out
+}
+
+/// The lines of the one-sided totals ("removed (BASE only): 3 objects, 412.5 µs …").
+pub fn one_sided_lines(objects: &[ObjectRow]) -> Vec<String> {
+    let [removed, added] = one_sided(objects);
+    [
+        ("removed (BASE only)", removed),
+        ("added (HEAD only)", added),
+    ]
+    .into_iter()
+    .filter(|(_, (n, _))| *n > 0)
+    .map(|(what, (n, us))| {
+        format!(
+            "{what}: {n} object{}, {us:.1} µs of search and mapping, relocation and \
+                 initializers (medians added)",
+            if n == 1 { "" } else { "s" }
+        )
+    })
+    .collect()
+}
+
+/// "N objects unchanged (within noise)", or None when every object is listed.
+pub fn unchanged_line(objects: &[ObjectRow], detail: bool) -> Option<String> {
+    let n = objects.iter().filter(|o| o.within_noise).count();
+    (n > 0).then(|| {
+        format!(
+            "{n} object{} loaded on both sides unchanged (within noise){}",
+            if n == 1 { "" } else { "s" },
+            if detail {
+                ", listed below"
+            } else {
+                "; --detail lists them"
+            }
+        )
+    })
+}
+
+/// The loader after `main`: ld.so's CPU after `main`, the one-sided objects' totals, then
+/// each object loaded after `main` whose figures changed, "(added)" / "(removed)" when one
+/// side lacks it; objects within noise are counted, and listed only with `detail`.
+fn after_main(out: &mut String, f: &crate::report::schema::comparison::Factors, detail: bool) {
     if f.after_main_cpu.is_none() && f.after_main.is_empty() {
         return;
     }
@@ -433,10 +520,17 @@ fn after_main(out: &mut String, f: &crate::report::schema::comparison::Factors) 
             out.push_str(&format!("{l}\n"));
         }
     }
-    for o in &f.after_main {
+    for l in one_sided_lines(&f.after_main)
+        .into_iter()
+        .chain(unchanged_line(&f.after_main, detail))
+    {
+        out.push_str(&format!("  {l}\n"));
+    }
+    for o in f.after_main.iter().filter(|o| detail || !o.within_noise) {
         let state = match (&o.base_path, &o.head_path) {
             (None, Some(_)) => " (added)",
             (Some(_), None) => " (removed)",
+            _ if o.within_noise => " (within noise)",
             _ => "",
         };
         out.push_str(&format!("  {}{state}\n", o.name));
@@ -451,6 +545,19 @@ fn after_main(out: &mut String, f: &crate::report::schema::comparison::Factors) 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An assignment keeps its name bare, so that a shell still reads it as one; its value
+    /// is quoted like any word.
+    #[test]
+    fn an_environment_value_is_quoted_and_its_name_is_not() {
+        assert_eq!(env_word("LD_BIND_NOW=1"), "LD_BIND_NOW=1");
+        assert_eq!(env_word("GREETING=hi there"), "GREETING='hi there'");
+        assert_eq!(env_word("Q=it's"), r"Q='it'\''s'");
+        assert_eq!(
+            shell_words::split(&format!("{} x", env_word("Q=it's"))).unwrap(),
+            ["Q=it's", "x"]
+        );
+    }
 
     /// "no significant change" beside "p < 0.001" says which of the three tests failed.
     #[test]

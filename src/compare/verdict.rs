@@ -55,8 +55,17 @@ pub struct RunFigures {
     /// Start-up wall time (ns).
     pub startup_wall: Vec<f64>,
     /// The program's own work (ns): the main → exit segment, with the CPU of the target's
-    /// threads and child processes (counted apart, in no phase).
+    /// threads and child processes (counted apart, in no phase). When the program loaded
+    /// libraries after `main`, ld.so's CPU after `main` (dlopen, dlclose, lazy binding: the
+    /// part "libraries loaded after main", as `profile`'s summary splits it) is taken out, run
+    /// by run, so these come from the per-object runs, the only ones that trace after `main`:
+    /// each main → exit less its stops' cost, less that run's ld.so CPU after `main`. A
+    /// boundaries-only run's main → exit less the per-object runs' ld.so figure would mix two
+    /// kinds of run: the stops after `main` leave more in the per-object figure than the
+    /// boundaries-only run spent, and the difference reads zero.
     pub main_cpu: Vec<f64>,
+    /// Where `main_cpu` comes from, when not from `source`'s runs.
+    pub main_source: Option<&'static str>,
     /// Exit teardown (ns): the target's CPU after its exit stop, by the scheduler
     /// ([`crate::record::Run::exit_ns`]); runs without it have none.
     pub exit_cpu: Vec<f64>,
@@ -82,6 +91,8 @@ pub fn run_figures(doc: &Document) -> Option<RunFigures> {
         )
     };
     let fallback = p.overhead.ns_per_stop_slope.or(p.overhead.ns_per_stop);
+    // Whether the summary has a part "libraries loaded after main".
+    let loader = p.section().after_main.part_ns().is_some();
     let mut f = RunFigures {
         source,
         ..Default::default()
@@ -118,7 +129,7 @@ pub fn run_figures(doc: &Document) -> Option<RunFigures> {
         f.startup_wall
             .push(segs.iter().map(|s| s.wall_ns as f64).sum());
         // The main → exit segment exists only when main was reached and the exit stop seen.
-        let own = match main.is_empty() {
+        let whole = match main.is_empty() {
             true => None,
             false => cpu(&main).map(|m| {
                 m + r
@@ -128,15 +139,55 @@ pub fn run_figures(doc: &Document) -> Option<RunFigures> {
                     .unwrap_or(0) as f64
             }),
         };
+        let own = whole.filter(|_| !loader);
         let exit = r.exit_ns.map(|e| e as f64);
         f.startup_cpu.extend(start);
         f.main_cpu.extend(own);
         f.exit_cpu.extend(exit);
-        if let (Some(s), Some(m), Some(e)) = (start, own, exit) {
+        // The total keeps ld.so's work after main: it is the process's CPU.
+        if let (Some(s), Some(m), Some(e)) = (start, whole, exit) {
             f.total_cpu.push(s + m + e);
         }
     }
+    if loader {
+        f.main_cpu = own_work_less_loader(p, fallback);
+        f.main_source = Some(
+            "per-object runs, each main → exit less its stops' cost and its ld.so CPU after main",
+        );
+    }
     Some(f)
+}
+
+/// The program's own work per per-object run that recorded the loader after `main`: main →
+/// exit less its stops' cost, with the children's CPU, less the run's ld.so CPU after `main`
+/// (never below zero).
+fn own_work_less_loader(
+    p: &crate::report::schema::profile::ProfileSection,
+    fallback: Option<f64>,
+) -> Vec<f64> {
+    p.raw
+        .iter()
+        .filter(|r| {
+            r.instrumentation == Instrumentation::PerObject
+                && crate::attribute::profile::lost(r).is_none()
+        })
+        .filter_map(|r| {
+            let a = r.after_main.as_ref()?;
+            let per_stop = crate::attribute::profile::per_stop_ns(r, fallback).unwrap_or(0.0);
+            let main: Option<f64> = r
+                .segments
+                .iter()
+                .filter(|s| s.phase == Phase::MainToExit)
+                .map(|s| crate::attribute::profile::corrected(s, per_stop))
+                .reduce(|a, b| Some(a? + b?))?;
+            let children = r
+                .children
+                .as_ref()
+                .and_then(|c| c.task_clock_ns)
+                .unwrap_or(0) as f64;
+            Some((main? + children - a.loader_cpu_ns() as f64).max(0.0))
+        })
+        .collect()
 }
 
 /// Per-run start-up figures of a document: CPU (ns, execve → main) and wall (ns), and where
@@ -343,7 +394,7 @@ pub fn verdict(base: &Document, head: &Document) -> Verdict {
                 "own work after main",
                 true,
                 |s| &s.main_cpu,
-                "the program's own work (main → exit)",
+                "the program's own work (main → exit, less ld.so's work after main)",
             ),
             (
                 "exit_cpu",
@@ -373,10 +424,16 @@ pub fn verdict(base: &Document, head: &Document) -> Verdict {
             if let (None, Some(why)) = (&m.change, &lost_sides) {
                 m.missing = Some(format!("{what}: {why}"));
             }
+            if key == "main_cpu" {
+                let other = |s: &Option<RunFigures>| s.as_ref().and_then(|s| s.main_source);
+                if let Some(s) = other(&sb).or(other(&sh)) {
+                    m.source = s.into();
+                }
+            }
             metrics.push(m);
             if key == "startup_cpu" {
-                // ld.so's work after main (dlopen, dlclose, lazy binding) is counted in the
-                // program's own work: shown beside it from the per-object runs, not judged.
+                // ld.so's work after main (dlopen, dlclose, lazy binding) is its own part, out
+                // of the program's own work: shown from the per-object runs, not judged.
                 metrics.push(after_main_metric(base, head));
             }
         }
@@ -441,6 +498,9 @@ pub fn verdict(base: &Document, head: &Document) -> Verdict {
         .filter_map(|m| {
             let why = if m.key == "fork_child_cpu" {
                 "the children's CPU informs; the parent's decides"
+            } else if m.key == "after_main_libraries" {
+                "measured in the per-object runs, whose stops after main it may still hold, so \
+                 it informs; the total decides"
             } else {
                 "wall time follows the machine's load, so it informs but does not decide"
             };

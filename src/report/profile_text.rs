@@ -73,7 +73,7 @@ pub fn profile(p: &ProfileSection, detail: bool) -> String {
     let _ = writeln!(
         s,
         "ldcost profile {}: {} measured run{} (+{} warm-up)",
-        p.argv.join(" "),
+        crate::report::text::clean(&shell_words::join(&p.argv)),
         p.runs,
         if p.runs == 1 { "" } else { "s" },
         p.warmup

@@ -606,6 +606,7 @@ fn compare_measured(cfg: &CompareConfig) -> Result<ExitCode, Error> {
     }
     let out = crate::compare::Output {
         format: cfg.format,
+        detail: cfg.detail,
         json: cfg.json.as_deref(),
         fail_above: cfg.fail_above,
     };

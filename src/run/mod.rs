@@ -614,7 +614,7 @@ fn write_timeline(
 ) -> Result<(), Error> {
     let title = format!(
         "ldcost profile {}",
-        report::text::clean(&section.argv.join(" "))
+        report::text::clean(&shell_words::join(&section.argv))
     );
     if let Some(path) = &cfg.timeline {
         report::output::write_bytes(report::timeline::svg(section, &title).as_bytes(), path)?;
@@ -695,9 +695,9 @@ pub fn report(cfg: &crate::config::ReportConfig) -> Result<ExitCode, Error> {
         let c: crate::compare::Comparison = serde_json::from_value(value)
             .map_err(|e| bad(format!("not an ldcost comparison document ({e})")))?;
         if markdown {
-            crate::compare::markdown::comparison(&c)
+            crate::compare::markdown::comparison_with(&c, cfg.detail)
         } else {
-            crate::compare::text::comparison(&c)
+            crate::compare::text::comparison_with(&c, cfg.detail)
         }
     } else {
         let doc: Document = serde_json::from_value(value)

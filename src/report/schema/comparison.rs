@@ -103,6 +103,11 @@ pub struct ObjectRow {
     /// relative, symbolic, plt, irelative, tls, copy, other, total, startup_lookups,
     /// probes, lazy_plt, initializers, vmas, file_bytes.
     pub rows: Vec<Row>,
+    /// `after_main` only: loaded on both sides with the same counts, and each time's 95%
+    /// intervals overlapping, so its change is within noise (the reports count it; `--detail`
+    /// lists it). Absent when false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub within_noise: bool,
 }
 
 /// All factors.
