@@ -425,5 +425,14 @@ fn python_s_extension_modules_bind_where_glibc_binds() {
             *theirs.entry(y.clone()).or_default() += 1;
         }
         assert_eq!(ours, theirs, "{x}'s definers (ours, LD_DEBUG=bindings)");
+        // The figure the text's lookups column and the summary's top objects show: glibc's
+        // bindings of the object, and the weak symbols nothing answers.
+        let bound: u64 = theirs.values().sum();
+        assert_eq!(
+            o.lookups(),
+            Some(bound + scope.unresolved),
+            "{x}'s lookups (ours, LD_DEBUG=bindings {bound} + {} unresolved)",
+            scope.unresolved
+        );
     }
 }

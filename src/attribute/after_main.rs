@@ -103,6 +103,15 @@ pub struct ScopeLookups {
 }
 
 impl ObjectRow {
+    /// Its symbol lookups: walked through its `dlopen`'s scope (what ld.so does), or the
+    /// file's own figure where that scope is not known; None without a static model.
+    pub fn lookups(&self) -> Option<u64> {
+        self.scope
+            .as_ref()
+            .map(|s| s.lookups)
+            .or(self.model.map(|m| m.lookups))
+    }
+
     /// Mapping, relocation and initializers added up (medians).
     pub fn loader_ns(&self) -> f64 {
         [&self.mapping_ns, &self.relocation_ns, &self.initializers_ns]

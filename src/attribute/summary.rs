@@ -354,7 +354,7 @@ fn top_objects(p: &ProfileSection) -> Vec<TopObject> {
             dominant_phase: label,
             dominant_ns: ns,
             relocations: o.model.map(|m| m.total),
-            lookups: o.model.map(|m| m.lookups),
+            lookups: o.lookups(),
         });
     }
     by_object.sort_by(|a, b| b.ns.total_cmp(&a.ns));

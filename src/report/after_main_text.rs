@@ -168,11 +168,7 @@ pub fn section(a: &AfterMainSection, detail: bool) -> String {
                         "{} ({}/{}/{})",
                         m.total, m.relative, m.symbolic, m.plt
                     ));
-                    // The lookups walked through the dlopen's own scope count what ld.so
-                    // does (its one-entry cache of the last symbol included); the file's
-                    // figure alone is kept for a scope that is not known.
-                    let lookups = o.scope.as_ref().map_or(m.lookups, |s| s.lookups);
-                    row.push(lookups.to_string());
+                    row.push(o.lookups().unwrap_or(m.lookups).to_string());
                 }
                 None => {
                     row.push("n/a".into());
