@@ -222,6 +222,24 @@ fn key(p: &Path) -> Option<Key> {
     }
 }
 
+/// Whether the write at the end of a run can happen, tried now: an output written in place
+/// must exist (a path under /proc is never created); a replaced one needs a temporary file
+/// in its final target's directory, made and removed here as [`write_bytes`] will make it.
+fn probe(path: &Path) -> std::io::Result<()> {
+    if in_place(path) {
+        return std::fs::metadata(path).map(drop);
+    }
+    let target = final_target(path).unwrap_or_else(|_| path.to_path_buf());
+    let dir = match target.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    tempfile::Builder::new()
+        .prefix(".ldcost-probe-")
+        .tempfile_in(dir)
+        .map(drop)
+}
+
 /// Refuses (exit 2) an output that names one of `inputs` or the file another output names:
 /// `outputs` are (option, path), `inputs` (what it is, path).
 pub fn check_outputs(
@@ -247,7 +265,7 @@ pub fn check_outputs(
                     format!("its directory {}: {e}", dir.display()),
                 )),
             };
-            if let Some(source) = problem {
+            if let Some(source) = problem.or_else(|| probe(path).err()) {
                 return Err(ReportError::Write {
                     path: path.to_path_buf(),
                     source,
@@ -336,6 +354,26 @@ mod tests {
             .is_symlink());
         assert_eq!(std::fs::read(&real).unwrap(), b"new");
         assert_eq!(std::fs::read_dir(&sub).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn an_output_that_cannot_be_written_is_refused_before_the_run() {
+        // /proc creates no file, not even for root: refused now, not after the run.
+        let p = Path::new("/proc/ldcost-no-such-output.json");
+        match check_outputs(&[], &[("--json", p)]) {
+            Err(ReportError::Write { path, source }) => {
+                assert_eq!(path, p);
+                assert_eq!(source.kind(), std::io::ErrorKind::NotFound);
+            }
+            other => panic!("{other:?}"),
+        }
+        // A writable directory passes, and the probe leaves nothing in it.
+        let d = tempfile::tempdir().unwrap();
+        let ok = d.path().join("r.json");
+        check_outputs(&[], &[("--json", &ok)]).unwrap();
+        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
+        // Existing outputs written in place pass.
+        check_outputs(&[], &[("--json", Path::new("/dev/null"))]).unwrap();
     }
 
     #[test]
