@@ -84,6 +84,43 @@ enum Kind {
     Fini(usize, usize),
 }
 
+impl Kind {
+    fn name(&self) -> &'static str {
+        match self {
+            Kind::Open(_) => "dlopen",
+            Kind::Close(_) => "dlclose",
+            Kind::Map(_) => "_dl_map_object",
+            Kind::Reloc(..) => "_dl_relocate_object",
+            Kind::Init(..) => "call_init",
+            Kind::Fini(..) => "_dl_call_fini",
+        }
+    }
+}
+
+/// What a stop at a breakpoint of `tag` marked; `closed`: for a return, the kind of window
+/// it closed ("" for none).
+fn tag_name(tag: u32, closed: &'static str) -> &'static str {
+    match tag {
+        TAG_OPEN => "dlopen",
+        TAG_MOPEN => "dlmopen",
+        TAG_CLOSE => "dlclose",
+        TAG_MAP => "_dl_map_object",
+        TAG_RELOC => "_dl_relocate_object",
+        TAG_INIT => "call_init",
+        TAG_FINI => "_dl_call_fini",
+        TAG_FIXUP => "_dl_fixup",
+        _ => match closed {
+            "" => "return of no open window",
+            "dlopen" => "return of dlopen",
+            "dlclose" => "return of dlclose",
+            "_dl_map_object" => "return of _dl_map_object",
+            "_dl_relocate_object" => "return of _dl_relocate_object",
+            "call_init" => "return of call_init",
+            _ => "return of _dl_call_fini",
+        },
+    }
+}
+
 /// An open window on one thread: where and at which stack pointer its function returns.
 #[derive(Debug)]
 struct Frame {
@@ -129,6 +166,11 @@ pub(super) struct Tracer {
     threads: HashSet<i32>,
     started: Vec<Started>,
     stops: u64,
+    /// Stops by what they marked and how they were taken, for [`Tracer::finish`] to print in
+    /// debug builds.
+    tally: std::collections::BTreeMap<(&'static str, &'static str), u64>,
+    /// The kind of window the last return breakpoint closed ("" for none).
+    last_return: &'static str,
 }
 
 use super::segments::mono_now as monotonic_ns;
@@ -182,6 +224,8 @@ impl Tracer {
             threads: HashSet::from([pid.as_raw()]),
             started: Vec::new(),
             stops: 0,
+            tally: Default::default(),
+            last_return: "",
         };
         let mut planted = 0;
         for (name, tag) in [
@@ -272,6 +316,11 @@ impl Tracer {
         }
         let r = bps.hit(tid).map(|_| ());
         let cost = if stepped { 2 } else { 1 };
+        if thread {
+            let what = tag_name(tag, self.last_return);
+            let how = if stepped { "stepped" } else { "emulated" };
+            *self.tally.entry((what, how)).or_default() += cost;
+        }
         if thread {
             if stepped {
                 self.clocks.entry(t).or_default().stops += 1;
@@ -512,6 +561,7 @@ impl Tracer {
     /// ends (windows inside it that never returned were left by a longjmp: dropped).
     fn on_return(&mut self, tid: i32, regs: &nix::libc::user_regs_struct, now: Stamp) {
         let addr = regs.rip.wrapping_sub(1);
+        self.last_return = "";
         let Some(frames) = self.frames.get_mut(&tid) else {
             return;
         };
@@ -522,6 +572,7 @@ impl Tracer {
             return;
         };
         let f = frames.swap_remove(k);
+        self.last_return = f.kind.name();
         frames.truncate(k);
         let cost = Self::cost(&f.start, &now);
         match f.kind {
@@ -691,6 +742,12 @@ impl Tracer {
     /// The recording: every window's CPU less `stop_ns` per stop inside it.
     pub(super) fn finish(mut self, stop_ns: u64) -> AfterMain {
         self.on_exit(None);
+        // A development aid: where a run's stops after main come from.
+        if cfg!(debug_assertions) && std::env::var_os("LDCOST_DEBUG_STOPS").is_some() {
+            for ((what, how), n) in &self.tally {
+                eprintln!("ldcost: debug: stops after main: {what} ({how}): {n}");
+            }
+        }
         let fix = |c: &mut Cost| c.cpu_ns = c.cpu_ns.saturating_sub(stop_ns * c.stops);
         for o in &mut self.opens {
             fix(&mut o.cost);
