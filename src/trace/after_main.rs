@@ -32,7 +32,7 @@ use std::time::Instant;
 use nix::sys::ptrace;
 use nix::unistd::Pid;
 
-use super::breakpoint::{read_cstring, Breakpoints};
+use super::breakpoint::{read_cstring, Breakpoints, HwBreakpoints};
 use crate::record::after_main::{
     AfterMain, AfterMainSeen, Cost, Dlclose, Dlopen, LazyBinds, LoadedObject, Outcome,
     StartedThread,
@@ -128,6 +128,8 @@ struct Frame {
     ret: u64,
     rsp_after: u64,
     start: Stamp,
+    /// The thread's debug register its return breakpoint is in (None: an int3 at `ret`).
+    slot: Option<usize>,
 }
 
 /// What ldcost did to one thread: the time it held it stopped, the stops it cost.
@@ -162,6 +164,8 @@ pub(super) struct Tracer {
     lazy_ix: HashMap<String, usize>,
     names: HashMap<u64, String>,
     frames: HashMap<i32, Vec<Frame>>,
+    /// Each thread's debug registers holding return breakpoints.
+    hw: HashMap<i32, HwBreakpoints>,
     clocks: HashMap<i32, Clock>,
     threads: HashSet<i32>,
     started: Vec<Started>,
@@ -220,6 +224,7 @@ impl Tracer {
             lazy_ix: HashMap::new(),
             names: HashMap::new(),
             frames: HashMap::new(),
+            hw: HashMap::new(),
             clocks: HashMap::new(),
             threads: HashSet::from([pid.as_raw()]),
             started: Vec::new(),
@@ -303,9 +308,23 @@ impl Tracer {
             Ok(r) => r,
             Err(e) => return Some(Err(e)),
         };
+        let t = tid.as_raw();
+        if self.hw_return_at(t, regs.rip) {
+            // A debug register's trap comes before the instruction runs (rip is at it),
+            // and the kernel sets RF, so resuming runs it: one stop, nothing to step.
+            self.clocks.entry(t).or_default().stops += 1;
+            self.stops += 1;
+            let stamp = self.stamp(t);
+            self.on_return(t, regs.rip, &regs, stamp);
+            *self
+                .tally
+                .entry((tag_name(TAG_RET, self.last_return), "debug register"))
+                .or_default() += 1;
+            self.clocks.entry(t).or_default().held += seen.elapsed().as_nanos() as u64;
+            return Some(Ok(1));
+        }
         let addr = regs.rip.wrapping_sub(1);
         let tag = *self.tags.get(&addr)?;
-        let t = tid.as_raw();
         let stepped = !bps.emulated(addr);
         let thread = self.is_thread(t);
         if thread {
@@ -369,12 +388,23 @@ impl Tracer {
         let Some(ret) = self.peek(regs.rsp) else {
             return;
         };
-        self.plant(bps, Pid::from_raw(tid), ret, TAG_RET);
+        // A debug register where one is free (one stop at the return, and nothing left
+        // behind after it); else an int3, which stays planted.
+        let slot = self
+            .hw
+            .entry(tid)
+            .or_default()
+            .arm(Pid::from_raw(tid), ret)
+            .ok();
+        if slot.is_none() {
+            self.plant(bps, Pid::from_raw(tid), ret, TAG_RET);
+        }
         self.frames.entry(tid).or_default().push(Frame {
             kind,
             ret,
             rsp_after: regs.rsp + 8,
             start,
+            slot,
         });
     }
 
@@ -552,15 +582,23 @@ impl Tracer {
                 });
                 self.lazy[i].count += 1;
             }
-            TAG_RET => self.on_return(tid, regs, now),
+            TAG_RET => self.on_return(tid, regs.rip.wrapping_sub(1), regs, now),
             _ => {}
         }
     }
 
-    /// A return breakpoint: the thread's window that returns here at this stack pointer
-    /// ends (windows inside it that never returned were left by a longjmp: dropped).
-    fn on_return(&mut self, tid: i32, regs: &nix::libc::user_regs_struct, now: Stamp) {
-        let addr = regs.rip.wrapping_sub(1);
+    /// Whether thread `tid` stopped at `rip` on one of its return breakpoints in a debug
+    /// register.
+    fn hw_return_at(&self, tid: i32, rip: u64) -> bool {
+        self.frames
+            .get(&tid)
+            .is_some_and(|fs| fs.iter().any(|f| f.slot.is_some() && f.ret == rip))
+    }
+
+    /// A return breakpoint at `addr`: the thread's window that returns there at this stack
+    /// pointer ends (windows inside it that never returned were left by a longjmp: dropped).
+    /// The debug registers of the windows that end are freed.
+    fn on_return(&mut self, tid: i32, addr: u64, regs: &nix::libc::user_regs_struct, now: Stamp) {
         self.last_return = "";
         let Some(frames) = self.frames.get_mut(&tid) else {
             return;
@@ -573,7 +611,17 @@ impl Tracer {
         };
         let f = frames.swap_remove(k);
         self.last_return = f.kind.name();
+        let freed: Vec<usize> = frames[k..]
+            .iter()
+            .chain(std::iter::once(&f))
+            .filter_map(|f| f.slot)
+            .collect();
         frames.truncate(k);
+        if let Some(hw) = self.hw.get_mut(&tid) {
+            for i in freed {
+                let _ = hw.disarm(Pid::from_raw(tid), i);
+            }
+        }
         let cost = Self::cost(&f.start, &now);
         match f.kind {
             Kind::Open(i) => {
@@ -725,6 +773,8 @@ impl Tracer {
     pub(super) fn forget_image(&mut self) {
         self.tags.clear();
         self.frames.clear();
+        // exec dropped every thread's debug registers.
+        self.hw.clear();
         self.names.clear();
     }
 
