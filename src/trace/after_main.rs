@@ -16,11 +16,17 @@
 //! stack pointer (a return address repeats: a `dlopen` nested in a constructor returns to the
 //! same `call_init` site, two threads share a call site).
 //!
-//! Every breakpoint here is persistent (threads run while we handle one of them): an entry
-//! whose first instruction is a `push` is emulated in place, any other is single-stepped.
-//! Return breakpoints stay planted once planted: a thread may already be trapped on one when
-//! its window ends, and removing the int3 under it would turn that trap into a SIGTRAP for
-//! the program.
+//! Every entry breakpoint here is persistent (threads run while we handle one of them): an
+//! entry whose first instruction the tracer can run itself (a `push`, a `cmp` or `mov` with a
+//! simple memory operand: [`Breakpoints::insert_emulated`]) is emulated in place, one stop;
+//! any other is single-stepped, two. A window's return breakpoint is in a debug register of
+//! its thread, armed at the entry and freed when the window ends: one stop (the trap comes
+//! before the instruction, with RF set), and nothing left behind at a return site that other
+//! calls pass. A new thread starts with none armed (the kernel does not copy ptrace's debug
+//! registers on clone), nor does a forked child. When a thread's four are in use (windows
+//! nested deeper than four) the return is an int3, which stays planted once planted: a thread
+//! may already be trapped on one when its window ends, and removing the int3 under it would
+//! turn that trap into a SIGTRAP for the program.
 //!
 //! Without ld.so's debug symbols only libc's windows are seen; the objects a `dlopen` mapped
 //! are the namespace list (r_debug's `r_map`, walked at entry and return) difference.
