@@ -10,8 +10,8 @@
 //! its return always comes. With ld.so's debug symbols, inside a window: `_dl_map_object`
 //! (its return's rax is the link_map found or mapped: new when it was not in the namespace
 //! list at the call's entry), `_dl_relocate_object` and `call_init` (rdi: the link_map), and
-//! `_dl_call_fini` (rdi: the link_map) inside a `dlclose`; each charged to the innermost open
-//! window of the same thread. ld.so's own work runs under its load lock, but libc's entry does
+//! `_dl_call_fini` (rdi: the link_map; planted at the first `dlclose`) inside a `dlclose`;
+//! each charged to the innermost open window of the same thread. ld.so's own work runs under its load lock, but libc's entry does
 //! not: windows are kept per thread, and a return breakpoint is matched by the thread and its
 //! stack pointer (a return address repeats: a `dlopen` nested in a constructor returns to the
 //! same `call_init` site, two threads share a call site).
@@ -179,6 +179,9 @@ pub(super) struct Tracer {
     /// Stops by what they marked and how they were taken, for [`Tracer::finish`] to print in
     /// debug builds.
     tally: std::collections::BTreeMap<(&'static str, &'static str), u64>,
+    /// `_dl_call_fini`, planted at the first `dlclose`: before, its only calls are the exit's
+    /// finalizers, which no window holds.
+    fini: Option<u64>,
     /// The kind of window the last return breakpoint closed ("" for none).
     last_return: &'static str,
 }
@@ -237,6 +240,7 @@ impl Tracer {
             stops: 0,
             tally: Default::default(),
             last_return: "",
+            fini: ldso.fini.filter(|_| ldso.coarse_why.is_none()),
         };
         let mut planted = 0;
         for (name, tag) in [
@@ -257,7 +261,6 @@ impl Tracer {
                 (ldso.map, TAG_MAP),
                 (ldso.reloc, TAG_RELOC),
                 (ldso.init, TAG_INIT),
-                (ldso.fini, TAG_FINI),
                 (ldso.fixup, TAG_FIXUP),
             ] {
                 if let Some(a) = a {
@@ -535,6 +538,9 @@ impl Tracer {
                 self.push_frame(tid, Kind::Open(i), regs, now, bps);
             }
             TAG_CLOSE => {
+                if let Some(a) = self.fini.take() {
+                    self.plant(bps, Pid::from_raw(tid), a, TAG_FINI);
+                }
                 let i = self.closes.len();
                 self.closes.push(Dlclose {
                     tid,
@@ -781,6 +787,7 @@ impl Tracer {
         self.frames.clear();
         // exec dropped every thread's debug registers.
         self.hw.clear();
+        self.fini = None;
         self.names.clear();
     }
 
