@@ -169,6 +169,9 @@ pub(super) struct Tracer {
     lazy: Vec<LazyBinds>,
     lazy_ix: HashMap<String, usize>,
     names: HashMap<u64, String>,
+    /// Per link_map of the base namespace: the names ld.so matches a request against
+    /// (`l_name` and the `l_libname` list), as last read.
+    libnames: HashMap<u64, Vec<String>>,
     frames: HashMap<i32, Vec<Frame>>,
     /// Each thread's debug registers holding return breakpoints.
     hw: HashMap<i32, HwBreakpoints>,
@@ -232,6 +235,7 @@ impl Tracer {
             lazy: Vec::new(),
             lazy_ix: HashMap::new(),
             names: HashMap::new(),
+            libnames: HashMap::new(),
             frames: HashMap::new(),
             hw: HashMap::new(),
             clocks: HashMap::new(),
@@ -475,6 +479,62 @@ impl Tracer {
         out
     }
 
+    /// Whether `_dl_map_object` asked for the name at `name` finds it in the base namespace
+    /// without mapping anything: a link_map there whose `l_name` or one of whose `l_libname`
+    /// names is that string (`_dl_name_match_p`). A request it would match only by DT_SONAME
+    /// is not seen here and keeps its window, as does anything that cannot be read.
+    ///
+    /// `struct link_map`'s head (`l_real` at 40, `l_libname` at 56; `struct libname_list`
+    /// { name, next }) has kept these offsets since glibc 2.3; a link_map whose `l_real` is
+    /// not itself is not trusted.
+    fn already_loaded(&mut self, name: u64) -> bool {
+        let Some(name) = read_cstring(self.pid, name) else {
+            return false;
+        };
+        for lm in self.link_maps() {
+            if !self.libnames.contains_key(&lm) {
+                if self.peek(lm + 40) != Some(lm) {
+                    continue;
+                }
+                let mut names = self.libname_list(lm);
+                if let Some(n) = self.peek(lm + 8).and_then(|p| read_cstring(self.pid, p)) {
+                    names.push(n);
+                }
+                self.libnames.insert(lm, names);
+            }
+            if self.libnames[&lm].iter().any(|n| *n == name) {
+                // Read again before it decides: a link_map freed by a close we did not see
+                // (libc's internal one) may be another object now.
+                self.libnames.remove(&lm);
+                let fresh = self.peek(lm + 40) == Some(lm)
+                    && (self
+                        .peek(lm + 8)
+                        .and_then(|p| read_cstring(self.pid, p))
+                        .as_ref()
+                        == Some(&name)
+                        || self.libname_list(lm).contains(&name));
+                if fresh {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
+    /// The names on a link_map's `l_libname` list (at most 64).
+    fn libname_list(&self, lm: u64) -> Vec<String> {
+        let mut names = Vec::new();
+        let mut l = self.peek(lm + 56).unwrap_or(0);
+        while l != 0 && names.len() < 64 {
+            match self.peek(l).and_then(|p| read_cstring(self.pid, p)) {
+                Some(n) => names.push(n),
+                None => break,
+            }
+            l = self.peek(l + 8).unwrap_or(0);
+        }
+        names
+    }
+
     /// ld.so's name for the object whose code holds `addr` (by /proc/PID/maps, matched to
     /// the link_map list by the file itself).
     fn caller_of(&self, addr: u64) -> Option<String> {
@@ -551,7 +611,11 @@ impl Tracer {
                 self.push_frame(tid, Kind::Close(i), regs, now, bps);
             }
             TAG_MAP => {
-                if let Some(i) = self.innermost_open(tid) {
+                // A request for an object the base namespace already holds under that name
+                // (libc for each library that needs it) maps nothing: no window, no stop at
+                // its return. _dl_map_object(loader, name, type, trace_mode, mode, nsid).
+                let found = regs.r9 == 0 && self.already_loaded(regs.rsi);
+                if let Some(i) = self.innermost_open(tid).filter(|_| !found) {
                     self.push_frame(tid, Kind::Map(i), regs, now, bps);
                 }
             }
@@ -679,6 +743,8 @@ impl Tracer {
                 self.closes[i].cost = cost;
                 // Link_map addresses may be reused by later loads.
                 self.names.clear();
+                self.libnames.clear();
+                self.libnames.clear();
             }
             Kind::Map(i) => {
                 let lm = regs.rax;
