@@ -502,7 +502,7 @@ impl Tracer {
                 }
                 self.libnames.insert(lm, names);
             }
-            if self.libnames[&lm].iter().any(|n| *n == name) {
+            if self.libnames[&lm].contains(&name) {
                 // Read again before it decides: a link_map freed by a close we did not see
                 // (libc's internal one) may be another object now.
                 self.libnames.remove(&lm);
