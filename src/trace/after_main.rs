@@ -19,14 +19,15 @@
 //! Every entry breakpoint here is persistent (threads run while we handle one of them): an
 //! entry whose first instruction the tracer can run itself (a `push`, a `cmp` or `mov` with a
 //! simple memory operand: [`Breakpoints::insert_emulated`]) is emulated in place, one stop;
-//! any other is single-stepped, two. A window's return breakpoint is in a debug register of
-//! its thread, armed at the entry and freed when the window ends: one stop (the trap comes
-//! before the instruction, with RF set), and nothing left behind at a return site that other
-//! calls pass. A new thread starts with none armed (the kernel does not copy ptrace's debug
-//! registers on clone), nor does a forked child. When a thread's four are in use (windows
-//! nested deeper than four) the return is an int3, which stays planted once planted: a thread
-//! may already be trapped on one when its window ends, and removing the int3 under it would
-//! turn that trap into a SIGTRAP for the program.
+//! any other is single-stepped, two. A return breakpoint is an int3 planted at the window's
+//! entry and counted per return address over all threads: the return that leaves no open
+//! window there takes it out (one stop, and nothing left at a return site that other calls
+//! pass: call_init's, for the objects a dlopen did not map); while another window still
+//! returns there, it is stepped over and kept (two). A thread already trapped on an int3 that
+//! another thread's stop took out is moved back onto the instruction, so that trap never
+//! reaches the program as a SIGTRAP of its own. Debug registers would make a return one stop
+//! too, but a thread with one armed costs more per stop than the replay measures (the kernel
+//! installs the breakpoint's event at each switch to it): the windows read higher.
 //!
 //! Without ld.so's debug symbols only libc's windows are seen; the objects a `dlopen` mapped
 //! are the namespace list (r_debug's `r_map`, walked at entry and return) difference.
@@ -38,7 +39,7 @@ use std::time::Instant;
 use nix::sys::ptrace;
 use nix::unistd::Pid;
 
-use super::breakpoint::{read_cstring, Breakpoints, HwBreakpoints};
+use super::breakpoint::{read_cstring, Breakpoints};
 use crate::record::after_main::{
     AfterMain, AfterMainSeen, Cost, Dlclose, Dlopen, LazyBinds, LoadedObject, Outcome,
     StartedThread,
@@ -134,8 +135,6 @@ struct Frame {
     ret: u64,
     rsp_after: u64,
     start: Stamp,
-    /// The thread's debug register its return breakpoint is in (None: an int3 at `ret`).
-    slot: Option<usize>,
 }
 
 /// What ldcost did to one thread: the time it held it stopped, the stops it cost.
@@ -173,8 +172,11 @@ pub(super) struct Tracer {
     /// (`l_name` and the `l_libname` list), as last read.
     libnames: HashMap<u64, Vec<String>>,
     frames: HashMap<i32, Vec<Frame>>,
-    /// Each thread's debug registers holding return breakpoints.
-    hw: HashMap<i32, HwBreakpoints>,
+    /// Open windows per return address, over all threads: its int3 stays while any needs it.
+    ret_refs: HashMap<u64, usize>,
+    /// Every address a return int3 was ever planted at (a thread may be trapped on one
+    /// that has since been taken out).
+    ret_sites: HashSet<u64>,
     clocks: HashMap<i32, Clock>,
     threads: HashSet<i32>,
     started: Vec<Started>,
@@ -237,7 +239,8 @@ impl Tracer {
             names: HashMap::new(),
             libnames: HashMap::new(),
             frames: HashMap::new(),
-            hw: HashMap::new(),
+            ret_refs: HashMap::new(),
+            ret_sites: HashSet::new(),
             clocks: HashMap::new(),
             threads: HashSet::from([pid.as_raw()]),
             started: Vec::new(),
@@ -322,21 +325,10 @@ impl Tracer {
             Err(e) => return Some(Err(e)),
         };
         let t = tid.as_raw();
-        if self.hw_return_at(t, regs.rip) {
-            // A debug register's trap comes before the instruction runs (rip is at it),
-            // and the kernel sets RF, so resuming runs it: one stop, nothing to step.
-            self.clocks.entry(t).or_default().stops += 1;
-            self.stops += 1;
-            let stamp = self.stamp(t);
-            self.on_return(t, regs.rip, &regs, stamp);
-            *self
-                .tally
-                .entry((tag_name(TAG_RET, self.last_return), "debug register"))
-                .or_default() += 1;
-            self.clocks.entry(t).or_default().held += seen.elapsed().as_nanos() as u64;
-            return Some(Ok(1));
-        }
         let addr = regs.rip.wrapping_sub(1);
+        if self.ret_sites.contains(&addr) {
+            return Some(self.on_return_trap(tid, addr, &regs, bps, seen));
+        }
         let tag = *self.tags.get(&addr)?;
         let stepped = !bps.emulated(addr);
         let thread = self.is_thread(t);
@@ -401,23 +393,15 @@ impl Tracer {
         let Some(ret) = self.peek(regs.rsp) else {
             return;
         };
-        // A debug register where one is free (one stop at the return, and nothing left
-        // behind after it); else an int3, which stays planted.
-        let slot = self
-            .hw
-            .entry(tid)
-            .or_default()
-            .arm(Pid::from_raw(tid), ret)
-            .ok();
-        if slot.is_none() {
-            self.plant(bps, Pid::from_raw(tid), ret, TAG_RET);
+        *self.ret_refs.entry(ret).or_default() += 1;
+        if !bps.planted(ret) && bps.insert(Pid::from_raw(tid), ret, TAG_RET, false).is_ok() {
+            self.ret_sites.insert(ret);
         }
         self.frames.entry(tid).or_default().push(Frame {
             kind,
             ret,
             rsp_after: regs.rsp + 8,
             start,
-            slot,
         });
     }
 
@@ -658,22 +642,61 @@ impl Tracer {
                 });
                 self.lazy[i].count += 1;
             }
-            TAG_RET => self.on_return(tid, regs.rip.wrapping_sub(1), regs, now),
             _ => {}
         }
     }
 
-    /// Whether thread `tid` stopped at `rip` on one of its return breakpoints in a debug
-    /// register.
-    fn hw_return_at(&self, tid: i32, rip: u64) -> bool {
-        self.frames
-            .get(&tid)
-            .is_some_and(|fs| fs.iter().any(|f| f.slot.is_some() && f.ret == rip))
+    /// A SIGTRAP at a return breakpoint's address: the window it closes (for one of the
+    /// target's threads), then the int3 taken out when no open window of any thread returns
+    /// there (one stop), or stepped over and kept (two). A thread trapped on an int3 that
+    /// another thread's stop has taken out since is moved back onto the instruction.
+    fn on_return_trap(
+        &mut self,
+        tid: Pid,
+        addr: u64,
+        regs: &nix::libc::user_regs_struct,
+        bps: &mut Breakpoints,
+        seen: Instant,
+    ) -> nix::Result<u64> {
+        let t = tid.as_raw();
+        let thread = self.is_thread(t);
+        if thread {
+            self.clocks.entry(t).or_default().stops += 1;
+            self.stops += 1;
+            let stamp = self.stamp(t);
+            self.on_return(t, addr, regs, stamp);
+        }
+        let needed = self.ret_refs.get(&addr).is_some_and(|n| *n > 0);
+        let (cost, how) = if !bps.planted(addr) {
+            let mut r = *regs;
+            r.rip = addr;
+            ptrace::setregs(tid, r)?;
+            (1, "taken out before")
+        } else if needed || !thread {
+            // A forked child sharing our memory (vfork) passes it too: it stays for us.
+            bps.step_over(tid)?;
+            (2, "stepped")
+        } else {
+            bps.hit(tid)?;
+            (1, "taken out")
+        };
+        if thread {
+            if cost == 2 {
+                self.clocks.entry(t).or_default().stops += 1;
+                self.stops += 1;
+            }
+            *self
+                .tally
+                .entry((tag_name(TAG_RET, self.last_return), how))
+                .or_default() += cost;
+            self.clocks.entry(t).or_default().held += seen.elapsed().as_nanos() as u64;
+        }
+        Ok(cost)
     }
 
     /// A return breakpoint at `addr`: the thread's window that returns there at this stack
     /// pointer ends (windows inside it that never returned were left by a longjmp: dropped).
-    /// The debug registers of the windows that end are freed.
+    /// The windows that end no longer hold their return addresses.
     fn on_return(&mut self, tid: i32, addr: u64, regs: &nix::libc::user_regs_struct, now: Stamp) {
         self.last_return = "";
         let Some(frames) = self.frames.get_mut(&tid) else {
@@ -687,17 +710,12 @@ impl Tracer {
         };
         let f = frames.swap_remove(k);
         self.last_return = f.kind.name();
-        let freed: Vec<usize> = frames[k..]
-            .iter()
-            .chain(std::iter::once(&f))
-            .filter_map(|f| f.slot)
-            .collect();
-        frames.truncate(k);
-        if let Some(hw) = self.hw.get_mut(&tid) {
-            for i in freed {
-                let _ = hw.disarm(Pid::from_raw(tid), i);
+        for ended in frames[k..].iter().chain(std::iter::once(&f)) {
+            if let Some(n) = self.ret_refs.get_mut(&ended.ret) {
+                *n = n.saturating_sub(1);
             }
         }
+        frames.truncate(k);
         let cost = Self::cost(&f.start, &now);
         match f.kind {
             Kind::Open(i) => {
@@ -851,8 +869,8 @@ impl Tracer {
     pub(super) fn forget_image(&mut self) {
         self.tags.clear();
         self.frames.clear();
-        // exec dropped every thread's debug registers.
-        self.hw.clear();
+        self.ret_refs.clear();
+        self.ret_sites.clear();
         self.fini = None;
         self.names.clear();
     }

@@ -265,6 +265,11 @@ impl Breakpoints {
         Ok(bp.emulation.is_some())
     }
 
+    /// Whether a breakpoint is planted at `addr`.
+    pub fn planted(&self, addr: u64) -> bool {
+        self.map.contains_key(&addr)
+    }
+
     /// Whether hits of the breakpoint at `addr` are emulated (one stop, no single-step).
     pub fn emulated(&self, addr: u64) -> bool {
         self.map.get(&addr).is_some_and(|b| b.emulation.is_some())
@@ -537,33 +542,6 @@ impl HwBreakpoints {
         poke_debugreg(pid, i as u64, addr)?;
         self.slots[i] = Some((addr, tag));
         poke_debugreg(pid, 7, self.dr7())
-    }
-
-    /// Arms a breakpoint at `addr` in a free register; returns the register's number.
-    /// ENOSPC when the four are in use; any other error: the kernel refused (no debug
-    /// registers in this VM, say), and nothing was armed.
-    pub fn arm(&mut self, pid: Pid, addr: u64) -> nix::Result<usize> {
-        let Some(i) = self.slots.iter().position(|s| s.is_none()) else {
-            return Err(nix::Error::ENOSPC);
-        };
-        poke_debugreg(pid, i as u64, addr)?;
-        self.slots[i] = Some((addr, 0));
-        if let Err(e) = poke_debugreg(pid, 7, self.dr7()) {
-            self.slots[i] = None;
-            return Err(e);
-        }
-        Ok(i)
-    }
-
-    /// Disarms register `i` (armed by [`HwBreakpoints::arm`]) of the stopped thread. Safe
-    /// whatever the thread is doing: no byte of its text changes, and a thread trapped on it
-    /// has already taken the trap.
-    pub fn disarm(&mut self, pid: Pid, i: usize) -> nix::Result<()> {
-        if self.slots.get(i).is_some_and(|s| s.is_some()) {
-            self.slots[i] = None;
-            poke_debugreg(pid, 7, self.dr7())?;
-        }
-        Ok(())
     }
 
     /// The breakpoint the thread stopped at (SIGTRAP with DR6 naming it), disarmed; None when
