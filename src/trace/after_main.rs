@@ -26,8 +26,8 @@
 //! returns there, it is stepped over and kept (two). A thread already trapped on an int3 that
 //! another thread's stop took out is moved back onto the instruction, so that trap never
 //! reaches the program as a SIGTRAP of its own. Debug registers would make a return one stop
-//! too, but a thread with one armed costs more per stop than the replay measures (the kernel
-//! installs the breakpoint's event at each switch to it): the windows read higher.
+//! too, but a stop of a thread with one armed costs the target more than the int3 replay
+//! measures, and the windows read higher than with these int3s.
 //!
 //! Without ld.so's debug symbols only libc's windows are seen; the objects a `dlopen` mapped
 //! are the namespace list (r_debug's `r_map`, walked at entry and return) difference.
