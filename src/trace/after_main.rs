@@ -11,17 +11,24 @@
 //! NULL, so its return always comes. With ld.so's debug symbols, inside a window: `_dl_map_object`
 //! (its return's rax is the link_map found or mapped: new when it was in no namespace's list
 //! at the call's entry), `_dl_relocate_object` and `call_init` (rdi: the link_map), and
-//! `_dl_call_fini` (rdi: the link_map) inside a `dlclose`; each charged to the innermost open
+//! `_dl_call_fini` (rdi: the link_map; planted at the first `dlclose`) inside a `dlclose`; each charged to the innermost open
 //! window of the same thread. ld.so's own work runs under its load lock, but libc's entry does
 //! not: windows are kept per thread, and a return breakpoint is matched by the thread and its
 //! stack pointer (a return address repeats: a `dlopen` nested in a constructor returns to the
 //! same `call_init` site, two threads share a call site).
 //!
-//! Every breakpoint here is persistent (threads run while we handle one of them): an entry
-//! whose first instruction is a `push` is emulated in place, any other is single-stepped.
-//! Return breakpoints stay planted once planted: a thread may already be trapped on one when
-//! its window ends, and removing the int3 under it would turn that trap into a SIGTRAP for
-//! the program.
+//! Every entry breakpoint here is persistent (threads run while we handle one of them): an
+//! entry whose first instruction the tracer can run itself (a `push`, a `cmp` or `mov` with a
+//! simple memory operand: [`Breakpoints::insert_emulated`]) is emulated in place, one stop;
+//! any other is single-stepped, two. A return breakpoint is an int3 planted at the window's
+//! entry and counted per return address over all threads: the return that leaves no open
+//! window there takes it out (one stop, and nothing left at a return site that other calls
+//! pass: call_init's, for the objects a dlopen did not map); while another window still
+//! returns there, it is stepped over and kept (two). A thread already trapped on an int3 that
+//! another thread's stop took out is moved back onto the instruction, so that trap never
+//! reaches the program as a SIGTRAP of its own. Debug registers would make a return one stop
+//! too, but a stop of a thread with one armed costs the target more than the int3 replay
+//! measures, and the windows read higher than with these int3s.
 //!
 //! Without ld.so's debug symbols only libc's windows are seen; the objects a `dlopen` mapped
 //! are the difference of the namespaces' lists (r_debug's `r_map` and those chained from it,
@@ -89,6 +96,43 @@ enum Kind {
     Fini(usize, usize),
 }
 
+impl Kind {
+    fn name(&self) -> &'static str {
+        match self {
+            Kind::Open(_) => "dlopen",
+            Kind::Close(_) => "dlclose",
+            Kind::Map(_) => "_dl_map_object",
+            Kind::Reloc(..) => "_dl_relocate_object",
+            Kind::Init(..) => "call_init",
+            Kind::Fini(..) => "_dl_call_fini",
+        }
+    }
+}
+
+/// What a stop at a breakpoint of `tag` marked; `closed`: for a return, the kind of window
+/// it closed ("" for none).
+fn tag_name(tag: u32, closed: &'static str) -> &'static str {
+    match tag {
+        TAG_OPEN => "dlopen",
+        TAG_MOPEN => "dlmopen",
+        TAG_CLOSE => "dlclose",
+        TAG_MAP => "_dl_map_object",
+        TAG_RELOC => "_dl_relocate_object",
+        TAG_INIT => "call_init",
+        TAG_FINI => "_dl_call_fini",
+        TAG_FIXUP => "_dl_fixup",
+        _ => match closed {
+            "" => "return of no open window",
+            "dlopen" => "return of dlopen",
+            "dlclose" => "return of dlclose",
+            "_dl_map_object" => "return of _dl_map_object",
+            "_dl_relocate_object" => "return of _dl_relocate_object",
+            "call_init" => "return of call_init",
+            _ => "return of _dl_call_fini",
+        },
+    }
+}
+
 /// An open window on one thread: where and at which stack pointer its function returns.
 #[derive(Debug)]
 struct Frame {
@@ -129,11 +173,27 @@ pub(super) struct Tracer {
     lazy: Vec<LazyBinds>,
     lazy_ix: HashMap<String, usize>,
     names: HashMap<u64, String>,
+    /// Per link_map of the base namespace: the names ld.so matches a request against
+    /// (`l_name` and the `l_libname` list), as last read.
+    libnames: HashMap<u64, Vec<String>>,
     frames: HashMap<i32, Vec<Frame>>,
+    /// Open windows per return address, over all threads: its int3 stays while any needs it.
+    ret_refs: HashMap<u64, usize>,
+    /// Every address a return int3 was ever planted at (a thread may be trapped on one
+    /// that has since been taken out).
+    ret_sites: HashSet<u64>,
     clocks: HashMap<i32, Clock>,
     threads: HashSet<i32>,
     started: Vec<Started>,
     stops: u64,
+    /// Stops by what they marked and how they were taken, for [`Tracer::finish`] to print in
+    /// debug builds.
+    tally: std::collections::BTreeMap<(&'static str, &'static str), u64>,
+    /// `_dl_call_fini`, planted at the first `dlclose`: before, its only calls are the exit's
+    /// finalizers, which no window holds.
+    fini: Option<u64>,
+    /// The kind of window the last return breakpoint closed ("" for none).
+    last_return: &'static str,
 }
 
 use super::segments::mono_now as monotonic_ns;
@@ -182,11 +242,17 @@ impl Tracer {
             lazy: Vec::new(),
             lazy_ix: HashMap::new(),
             names: HashMap::new(),
+            libnames: HashMap::new(),
             frames: HashMap::new(),
+            ret_refs: HashMap::new(),
+            ret_sites: HashSet::new(),
             clocks: HashMap::new(),
             threads: HashSet::from([pid.as_raw()]),
             started: Vec::new(),
             stops: 0,
+            tally: Default::default(),
+            last_return: "",
+            fini: ldso.fini.filter(|_| ldso.coarse_why.is_none()),
         };
         let mut planted = 0;
         for (name, tag) in [
@@ -223,7 +289,6 @@ impl Tracer {
                 (ldso.map, TAG_MAP),
                 (ldso.reloc, TAG_RELOC),
                 (ldso.init, TAG_INIT),
-                (ldso.fini, TAG_FINI),
                 (ldso.fixup, TAG_FIXUP),
             ] {
                 if let Some(a) = a {
@@ -280,9 +345,12 @@ impl Tracer {
             Ok(r) => r,
             Err(e) => return Some(Err(e)),
         };
-        let addr = regs.rip.wrapping_sub(1);
-        let tag = *self.tags.get(&addr)?;
         let t = tid.as_raw();
+        let addr = regs.rip.wrapping_sub(1);
+        if self.ret_sites.contains(&addr) {
+            return Some(self.on_return_trap(tid, addr, &regs, bps, seen));
+        }
+        let tag = *self.tags.get(&addr)?;
         let stepped = !bps.emulated(addr);
         let thread = self.is_thread(t);
         if thread {
@@ -293,6 +361,11 @@ impl Tracer {
         }
         let r = bps.hit(tid).map(|_| ());
         let cost = if stepped { 2 } else { 1 };
+        if thread {
+            let what = tag_name(tag, self.last_return);
+            let how = if stepped { "stepped" } else { "emulated" };
+            *self.tally.entry((what, how)).or_default() += cost;
+        }
         if thread {
             if stepped {
                 self.clocks.entry(t).or_default().stops += 1;
@@ -341,7 +414,10 @@ impl Tracer {
         let Some(ret) = self.peek(regs.rsp) else {
             return;
         };
-        self.plant(bps, Pid::from_raw(tid), ret, TAG_RET);
+        *self.ret_refs.entry(ret).or_default() += 1;
+        if !bps.planted(ret) && bps.insert(Pid::from_raw(tid), ret, TAG_RET, false).is_ok() {
+            self.ret_sites.insert(ret);
+        }
         self.frames.entry(tid).or_default().push(Frame {
             kind,
             ret,
@@ -436,6 +512,62 @@ impl Tracer {
         out
     }
 
+    /// Whether `_dl_map_object` asked for the name at `name` finds it in the base namespace
+    /// without mapping anything: a link_map there whose `l_name` or one of whose `l_libname`
+    /// names is that string (`_dl_name_match_p`). A request it would match only by DT_SONAME
+    /// is not seen here and keeps its window, as does anything that cannot be read.
+    ///
+    /// `struct link_map`'s head (`l_real` at 40, `l_libname` at 56; `struct libname_list`
+    /// { name, next }) has kept these offsets since glibc 2.3; a link_map whose `l_real` is
+    /// not itself is not trusted.
+    fn already_loaded(&mut self, name: u64) -> bool {
+        let Some(name) = read_cstring(self.pid, name) else {
+            return false;
+        };
+        for lm in self.link_maps() {
+            if !self.libnames.contains_key(&lm) {
+                if self.peek(lm + 40) != Some(lm) {
+                    continue;
+                }
+                let mut names = self.libname_list(lm);
+                if let Some(n) = self.peek(lm + 8).and_then(|p| read_cstring(self.pid, p)) {
+                    names.push(n);
+                }
+                self.libnames.insert(lm, names);
+            }
+            if self.libnames[&lm].contains(&name) {
+                // Read again before it decides: a link_map freed by a close we did not see
+                // (libc's internal one) may be another object now.
+                self.libnames.remove(&lm);
+                let fresh = self.peek(lm + 40) == Some(lm)
+                    && (self
+                        .peek(lm + 8)
+                        .and_then(|p| read_cstring(self.pid, p))
+                        .as_ref()
+                        == Some(&name)
+                        || self.libname_list(lm).contains(&name));
+                if fresh {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
+    /// The names on a link_map's `l_libname` list (at most 64).
+    fn libname_list(&self, lm: u64) -> Vec<String> {
+        let mut names = Vec::new();
+        let mut l = self.peek(lm + 56).unwrap_or(0);
+        while l != 0 && names.len() < 64 {
+            match self.peek(l).and_then(|p| read_cstring(self.pid, p)) {
+                Some(n) => names.push(n),
+                None => break,
+            }
+            l = self.peek(l + 8).unwrap_or(0);
+        }
+        names
+    }
+
     /// ld.so's name for the object whose code holds `addr` (by /proc/PID/maps, matched to
     /// the link_map list by the file itself).
     fn caller_of(&self, addr: u64) -> Option<String> {
@@ -499,6 +631,9 @@ impl Tracer {
                 self.push_frame(tid, Kind::Open(i), regs, now, bps);
             }
             TAG_CLOSE => {
+                if let Some(a) = self.fini.take() {
+                    self.plant(bps, Pid::from_raw(tid), a, TAG_FINI);
+                }
                 let i = self.closes.len();
                 self.closes.push(Dlclose {
                     tid,
@@ -509,7 +644,11 @@ impl Tracer {
                 self.push_frame(tid, Kind::Close(i), regs, now, bps);
             }
             TAG_MAP => {
-                if let Some(i) = self.innermost_open(tid) {
+                // A request for an object the base namespace already holds under that name
+                // (libc for each library that needs it) maps nothing: no window, no stop at
+                // its return. _dl_map_object(loader, name, type, trace_mode, mode, nsid).
+                let found = regs.r9 == 0 && self.already_loaded(regs.rsi);
+                if let Some(i) = self.innermost_open(tid).filter(|_| !found) {
                     self.push_frame(tid, Kind::Map(i), regs, now, bps);
                 }
             }
@@ -552,15 +691,63 @@ impl Tracer {
                 });
                 self.lazy[i].count += 1;
             }
-            TAG_RET => self.on_return(tid, regs, now),
             _ => {}
         }
     }
 
-    /// A return breakpoint: the thread's window that returns here at this stack pointer
-    /// ends (windows inside it that never returned were left by a longjmp: dropped).
-    fn on_return(&mut self, tid: i32, regs: &nix::libc::user_regs_struct, now: Stamp) {
-        let addr = regs.rip.wrapping_sub(1);
+    /// A SIGTRAP at a return breakpoint's address: the window it closes (for one of the
+    /// target's threads), then the int3 taken out when no open window of any thread returns
+    /// there (one stop), or stepped over and kept (two). A thread trapped on an int3 that
+    /// another thread's stop has taken out since is moved back onto the instruction.
+    fn on_return_trap(
+        &mut self,
+        tid: Pid,
+        addr: u64,
+        regs: &nix::libc::user_regs_struct,
+        bps: &mut Breakpoints,
+        seen: Instant,
+    ) -> nix::Result<u64> {
+        let t = tid.as_raw();
+        let thread = self.is_thread(t);
+        if thread {
+            self.clocks.entry(t).or_default().stops += 1;
+            self.stops += 1;
+            let stamp = self.stamp(t);
+            self.on_return(t, addr, regs, stamp);
+        }
+        let needed = self.ret_refs.get(&addr).is_some_and(|n| *n > 0);
+        let (cost, how) = if !bps.planted(addr) {
+            let mut r = *regs;
+            r.rip = addr;
+            ptrace::setregs(tid, r)?;
+            (1, "taken out before")
+        } else if needed || !thread {
+            // A forked child sharing our memory (vfork) passes it too: it stays for us.
+            bps.step_over(tid)?;
+            (2, "stepped")
+        } else {
+            bps.hit(tid)?;
+            (1, "taken out")
+        };
+        if thread {
+            if cost == 2 {
+                self.clocks.entry(t).or_default().stops += 1;
+                self.stops += 1;
+            }
+            *self
+                .tally
+                .entry((tag_name(TAG_RET, self.last_return), how))
+                .or_default() += cost;
+            self.clocks.entry(t).or_default().held += seen.elapsed().as_nanos() as u64;
+        }
+        Ok(cost)
+    }
+
+    /// A return breakpoint at `addr`: the thread's window that returns there at this stack
+    /// pointer ends (windows inside it that never returned were left by a longjmp: dropped).
+    /// The windows that end no longer hold their return addresses.
+    fn on_return(&mut self, tid: i32, addr: u64, regs: &nix::libc::user_regs_struct, now: Stamp) {
+        self.last_return = "";
         let Some(frames) = self.frames.get_mut(&tid) else {
             return;
         };
@@ -571,6 +758,12 @@ impl Tracer {
             return;
         };
         let f = frames.swap_remove(k);
+        self.last_return = f.kind.name();
+        for ended in frames[k..].iter().chain(std::iter::once(&f)) {
+            if let Some(n) = self.ret_refs.get_mut(&ended.ret) {
+                *n = n.saturating_sub(1);
+            }
+        }
         frames.truncate(k);
         let cost = Self::cost(&f.start, &now);
         match f.kind {
@@ -617,6 +810,8 @@ impl Tracer {
                 self.closes[i].cost = cost;
                 // Link_map addresses may be reused by later loads.
                 self.names.clear();
+                self.libnames.clear();
+                self.libnames.clear();
             }
             Kind::Map(i) => {
                 let lm = regs.rax;
@@ -723,6 +918,9 @@ impl Tracer {
     pub(super) fn forget_image(&mut self) {
         self.tags.clear();
         self.frames.clear();
+        self.ret_refs.clear();
+        self.ret_sites.clear();
+        self.fini = None;
         self.names.clear();
     }
 
@@ -740,6 +938,12 @@ impl Tracer {
     /// The recording: every window's CPU less `stop_ns` per stop inside it.
     pub(super) fn finish(mut self, stop_ns: u64) -> AfterMain {
         self.on_exit(None);
+        // A development aid: where a run's stops after main come from.
+        if cfg!(debug_assertions) && std::env::var_os("LDCOST_DEBUG_STOPS").is_some() {
+            for ((what, how), n) in &self.tally {
+                eprintln!("ldcost: debug: stops after main: {what} ({how}): {n}");
+            }
+        }
         let fix = |c: &mut Cost| c.cpu_ns = c.cpu_ns.saturating_sub(stop_ns * c.stops);
         for o in &mut self.opens {
             fix(&mut o.cost);

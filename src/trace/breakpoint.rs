@@ -6,7 +6,7 @@
 //! A breakpoint replaces the first byte of an instruction with 0xcc. When the tracee hits it
 //! (SIGTRAP with rip one past the address), [`Breakpoints::hit`] restores the byte, rewinds rip
 //! and, for a persistent breakpoint, single-steps over the original instruction and plants the
-//! int3 again. Each hit costs two or three ptrace stops; `profile` measures that cost by running
+//! int3 again, unless the tracer can run that instruction itself ([`Emulation`]). Each hit costs two or three ptrace stops; `profile` measures that cost by running
 //! with and without the per-object breakpoints.
 
 use std::collections::{HashMap, HashSet};
@@ -21,21 +21,144 @@ struct Bp {
     orig: i64,
     tag: u32,
     persistent: bool,
-    /// The original instruction is a `push` of a register: a hit is emulated (the register
-    /// written below rsp, rip moved past it) instead of single-stepped, so the int3 never
-    /// leaves the text and a thread passing meanwhile cannot miss it.
-    push_len: u64,
+    /// The original instruction when hits of this persistent breakpoint are emulated (see
+    /// [`Emulation`]), with its length.
+    emulation: Option<(Emulation, u64)>,
 }
 
-/// The register a `push r64` at the low bytes of `word` pushes (an index in the order of the
-/// instruction's encoding, rax..rdi then r8..r15) and the instruction's length.
-fn push_register(word: i64) -> Option<(usize, u64)> {
+/// An instruction a persistent breakpoint is taken over without a single-step: the tracer
+/// does what it does to the registers (and the stack), so the int3 never leaves the text and
+/// a thread passing meanwhile cannot miss it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Emulation {
+    /// `push r64`.
+    Push { reg: usize },
+    /// `cmp r/m64, r64` with a memory operand (REX.W 39 /r): the flags of memory − register.
+    CmpMemReg { reg: usize, mem: MemOperand },
+    /// `mov r64, r/m64` with a memory operand (REX.W 8B /r).
+    MovRegMem { reg: usize, mem: MemOperand },
+}
+
+/// A ModRM memory operand without an index register: `[base + disp]` or `[rip + disp]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum MemOperand {
+    Base {
+        reg: usize,
+        disp: i64,
+    },
+    /// Relative to the next instruction's address.
+    Rip {
+        disp: i64,
+    },
+}
+
+/// The instruction at the low bytes of `word` when it is one [`Emulation`] covers, and its
+/// length. Registers are numbered in the encoding's order (rax..rdi, then r8..r15).
+fn decode(word: i64) -> Option<(Emulation, u64)> {
     let b = word.to_le_bytes();
     match (b[0], b[1]) {
-        (0x50..=0x57, _) => Some(((b[0] - 0x50) as usize, 1)),
-        (0x41, 0x50..=0x57) => Some((8 + (b[1] - 0x50) as usize, 2)),
+        (0x50..=0x57, _) => {
+            return Some((
+                Emulation::Push {
+                    reg: (b[0] - 0x50) as usize,
+                },
+                1,
+            ))
+        }
+        (0x41, 0x50..=0x57) => {
+            return Some((
+                Emulation::Push {
+                    reg: 8 + (b[1] - 0x50) as usize,
+                },
+                2,
+            ))
+        }
+        _ => {}
+    }
+    // REX with W set and X clear (no index register is decoded).
+    let rex = b[0];
+    if rex & 0xfa != 0x48 {
+        return None;
+    }
+    let (op, modrm) = (b[1], b[2]);
+    let (md, reg, rm) = (modrm >> 6, (modrm >> 3) & 7, modrm & 7);
+    let reg = reg as usize + if rex & 4 != 0 { 8 } else { 0 };
+    let base = rm as usize + if rex & 1 != 0 { 8 } else { 0 };
+    let disp32 = i32::from_le_bytes([b[3], b[4], b[5], b[6]]) as i64;
+    let (mem, len) = match (md, rm) {
+        // rm = 4 needs a SIB byte.
+        (_, 4) | (3, _) => return None,
+        (0, 5) => (MemOperand::Rip { disp: disp32 }, 7),
+        (0, _) => (MemOperand::Base { reg: base, disp: 0 }, 3),
+        (1, _) => (
+            MemOperand::Base {
+                reg: base,
+                disp: b[3] as i8 as i64,
+            },
+            4,
+        ),
+        _ => (
+            MemOperand::Base {
+                reg: base,
+                disp: disp32,
+            },
+            7,
+        ),
+    };
+    match op {
+        0x39 => Some((Emulation::CmpMemReg { reg, mem }, len)),
+        0x8b => Some((Emulation::MovRegMem { reg, mem }, len)),
         _ => None,
     }
+}
+
+/// A general register by its encoding number.
+fn reg_mut(regs: &mut nix::libc::user_regs_struct, n: usize) -> &mut u64 {
+    match n {
+        0 => &mut regs.rax,
+        1 => &mut regs.rcx,
+        2 => &mut regs.rdx,
+        3 => &mut regs.rbx,
+        4 => &mut regs.rsp,
+        5 => &mut regs.rbp,
+        6 => &mut regs.rsi,
+        7 => &mut regs.rdi,
+        8 => &mut regs.r8,
+        9 => &mut regs.r9,
+        10 => &mut regs.r10,
+        11 => &mut regs.r11,
+        12 => &mut regs.r12,
+        13 => &mut regs.r13,
+        14 => &mut regs.r14,
+        _ => &mut regs.r15,
+    }
+}
+
+/// The arithmetic flags (CF, PF, AF, ZF, SF, OF) a 64-bit `cmp` of `a` with `b` (a − b)
+/// leaves, as the Intel SDM defines them for SUB.
+const ARITH_FLAGS: u64 = 0x8d5;
+fn cmp_flags(a: u64, b: u64) -> u64 {
+    let r = a.wrapping_sub(b);
+    let mut f = 0;
+    if a < b {
+        f |= 1; // CF
+    }
+    if (r as u8).count_ones() % 2 == 0 {
+        f |= 1 << 2; // PF: even parity of the low byte
+    }
+    if (a ^ b ^ r) & 0x10 != 0 {
+        f |= 1 << 4; // AF: borrow out of bit 3
+    }
+    if r == 0 {
+        f |= 1 << 6; // ZF
+    }
+    if r >> 63 != 0 {
+        f |= 1 << 7; // SF
+    }
+    if ((a ^ b) & (a ^ r)) >> 63 != 0 {
+        f |= 1 << 11; // OF
+    }
+    f
 }
 
 /// The int3 opcode.
@@ -125,58 +248,66 @@ impl Breakpoints {
                 orig,
                 tag,
                 persistent,
-                push_len: 0,
+                emulation: None,
             },
         );
         Ok(())
     }
 
     /// Plants a persistent breakpoint whose hits are emulated rather than single-stepped when
-    /// the instruction under it is a `push` of a register (see `Bp::push_len`). Returns whether
-    /// they are.
+    /// the instruction under it is one [`Emulation`] covers. Returns whether they are.
     pub fn insert_emulated(&mut self, pid: Pid, addr: u64, tag: u32) -> nix::Result<bool> {
         self.insert(pid, addr, tag, true)?;
         let Some(bp) = self.map.get_mut(&addr) else {
             return Ok(false);
         };
-        if let Some((_, len)) = push_register(bp.orig) {
-            bp.push_len = len;
-        }
-        Ok(bp.push_len != 0)
+        bp.emulation = decode(bp.orig);
+        Ok(bp.emulation.is_some())
+    }
+
+    /// Whether a breakpoint is planted at `addr`.
+    pub fn planted(&self, addr: u64) -> bool {
+        self.map.contains_key(&addr)
     }
 
     /// Whether hits of the breakpoint at `addr` are emulated (one stop, no single-step).
     pub fn emulated(&self, addr: u64) -> bool {
-        self.map.get(&addr).is_some_and(|b| b.push_len != 0)
+        self.map.get(&addr).is_some_and(|b| b.emulation.is_some())
     }
 
-    /// Runs the `push` under an emulated breakpoint at `addr` for the stopped task: the int3
-    /// stays where it is.
-    fn emulate_push(pid: Pid, addr: u64, bp: &Bp) -> nix::Result<()> {
+    /// Runs the instruction under an emulated breakpoint at `addr` for the stopped task: the
+    /// int3 stays where it is. EFAULT: its memory operand cannot be read (the instruction
+    /// itself would fault; the caller single-steps it instead, so the fault is the program's).
+    fn emulate(pid: Pid, addr: u64, bp: &Bp) -> nix::Result<()> {
         let mut regs = ptrace::getregs(pid)?;
-        let Some((reg, len)) = push_register(bp.orig) else {
+        let Some((op, len)) = bp.emulation else {
             return Err(nix::Error::EINVAL);
         };
-        let value = match reg {
-            0 => regs.rax,
-            1 => regs.rcx,
-            2 => regs.rdx,
-            3 => regs.rbx,
-            4 => regs.rsp,
-            5 => regs.rbp,
-            6 => regs.rsi,
-            7 => regs.rdi,
-            8 => regs.r8,
-            9 => regs.r9,
-            10 => regs.r10,
-            11 => regs.r11,
-            12 => regs.r12,
-            13 => regs.r13,
-            14 => regs.r14,
-            _ => regs.r15,
+        let load = |regs: &mut nix::libc::user_regs_struct, mem: MemOperand| {
+            let at = match mem {
+                MemOperand::Base { reg, disp } => reg_mut(regs, reg).wrapping_add(disp as u64),
+                MemOperand::Rip { disp } => (addr + len).wrapping_add(disp as u64),
+            };
+            ptrace::read(pid, at as ptrace::AddressType)
+                .map(|v| v as u64)
+                .map_err(|_| nix::Error::EFAULT)
         };
-        regs.rsp -= 8;
-        ptrace::write(pid, regs.rsp as ptrace::AddressType, value as i64)?;
+        match op {
+            Emulation::Push { reg } => {
+                let value = *reg_mut(&mut regs, reg);
+                regs.rsp -= 8;
+                ptrace::write(pid, regs.rsp as ptrace::AddressType, value as i64)?;
+            }
+            Emulation::CmpMemReg { reg, mem } => {
+                let a = load(&mut regs, mem)?;
+                let b = *reg_mut(&mut regs, reg);
+                regs.eflags = (regs.eflags & !ARITH_FLAGS) | cmp_flags(a, b);
+            }
+            Emulation::MovRegMem { reg, mem } => {
+                let v = load(&mut regs, mem)?;
+                *reg_mut(&mut regs, reg) = v;
+            }
+        }
         regs.rip = addr + len;
         ptrace::setregs(pid, regs)
     }
@@ -188,7 +319,7 @@ impl Breakpoints {
         Ok(self
             .map
             .get(&addr)
-            .filter(|b| b.push_len != 0)
+            .filter(|b| b.emulation.is_some())
             .map(|b| (addr, *b)))
     }
 
@@ -265,8 +396,10 @@ impl Breakpoints {
     /// persistent breakpoint: just after it, with the int3 planted again).
     pub fn hit(&mut self, pid: Pid) -> nix::Result<Option<(u64, u32)>> {
         if let Some((addr, bp)) = self.emulated_hit(pid)? {
-            Self::emulate_push(pid, addr, &bp)?;
-            return Ok(Some((addr, bp.tag)));
+            match Self::emulate(pid, addr, &bp) {
+                Err(nix::Error::EFAULT) => {}
+                r => return r.map(|_| Some((addr, bp.tag))),
+            }
         }
         let Some((addr, bp)) = self.rewind(pid)? else {
             return Ok(None);
@@ -299,8 +432,10 @@ impl Breakpoints {
     /// the trap was not ours. Other threads running meanwhile may miss the breakpoint.
     pub fn step_over(&mut self, tid: Pid) -> nix::Result<bool> {
         if let Some((addr, bp)) = self.emulated_hit(tid)? {
-            Self::emulate_push(tid, addr, &bp)?;
-            return Ok(true);
+            match Self::emulate(tid, addr, &bp) {
+                Err(nix::Error::EFAULT) => {}
+                r => return r.map(|_| true),
+            }
         }
         let Some((addr, _)) = self.rewind(tid)? else {
             return Ok(false);
@@ -439,6 +574,116 @@ impl HwBreakpoints {
 mod tests {
     use super::*;
     use crate::trace::launch::{launch, Command};
+
+    /// The flags the CPU itself leaves after `cmp` (the oracle), for the emulation's figure.
+    fn cpu_cmp_flags(a: u64, b: u64) -> u64 {
+        let flags: u64;
+        // SAFETY: a compare and a push/pop of the flags on our own stack.
+        unsafe {
+            std::arch::asm!(
+                "cmp {a}, {b}",
+                "pushfq",
+                "pop {f}",
+                a = in(reg) a,
+                b = in(reg) b,
+                f = out(reg) flags,
+            );
+        }
+        flags & ARITH_FLAGS
+    }
+
+    #[test]
+    fn cmp_flags_equal_the_cpu_s() {
+        let edge = [
+            0u64,
+            1,
+            2,
+            0xf,
+            0x10,
+            0x7f,
+            0x80,
+            0xff,
+            0x7fff_ffff_ffff_ffff,
+            0x8000_0000_0000_0000,
+            0x8000_0000_0000_0001,
+            u64::MAX,
+            u64::MAX - 1,
+            0x5555_5555_5555_5555,
+            0xaaaa_aaaa_aaaa_aaaa,
+        ];
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut vals = edge.to_vec();
+        for _ in 0..200 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            vals.push(x);
+        }
+        for &a in &vals {
+            for &b in &vals {
+                assert_eq!(cmp_flags(a, b), cpu_cmp_flags(a, b), "cmp {a:#x} - {b:#x}");
+            }
+        }
+    }
+
+    /// The encodings as this machine's ld.so and libc have them at `call_init` and
+    /// `dlclose` (by `objdump -d`), and ones that must not be taken.
+    #[test]
+    fn decode_takes_pushes_and_simple_memory_operands_only() {
+        let word = |b: &[u8]| {
+            let mut w = [0x90u8; 8];
+            w[..b.len()].copy_from_slice(b);
+            i64::from_le_bytes(w)
+        };
+        // push %rbx; push %r15
+        assert_eq!(decode(word(&[0x53])), Some((Emulation::Push { reg: 3 }, 1)));
+        assert_eq!(
+            decode(word(&[0x41, 0x57])),
+            Some((Emulation::Push { reg: 15 }, 2))
+        );
+        // cmp %rdi,0x28(%rdi)
+        assert_eq!(
+            decode(word(&[0x48, 0x39, 0x7f, 0x28])),
+            Some((
+                Emulation::CmpMemReg {
+                    reg: 7,
+                    mem: MemOperand::Base { reg: 7, disp: 0x28 }
+                },
+                4
+            ))
+        );
+        // mov 0x14e1c1(%rip),%rdx
+        assert_eq!(
+            decode(word(&[0x48, 0x8b, 0x15, 0xc1, 0xe1, 0x14, 0x00])),
+            Some((
+                Emulation::MovRegMem {
+                    reg: 2,
+                    mem: MemOperand::Rip { disp: 0x14e1c1 }
+                },
+                7
+            ))
+        );
+        // mov -0x8(%r12),%r9 (REX.WRB)
+        assert_eq!(
+            decode(word(&[0x4d, 0x8b, 0x4c, 0x24, 0xf8])),
+            None,
+            "a SIB byte is not decoded"
+        );
+        assert_eq!(
+            decode(word(&[0x4d, 0x8b, 0x4d, 0xf8])),
+            Some((
+                Emulation::MovRegMem {
+                    reg: 9,
+                    mem: MemOperand::Base { reg: 13, disp: -8 }
+                },
+                4
+            ))
+        );
+        // mov %rdi,%rax (register operand), cmp with a 32-bit operand, endbr64
+        assert_eq!(decode(word(&[0x48, 0x8b, 0xc7])), None);
+        assert_eq!(decode(word(&[0x39, 0x7f, 0x28])), None);
+        assert_eq!(decode(word(&[0xf3, 0x0f, 0x1e, 0xfa])), None);
+    }
 
     /// At /bin/true's exec stop, ld.so's first instruction's page is not yet in the page table
     /// (its first user fault is there) and the stack page is (the kernel wrote argv into it):
