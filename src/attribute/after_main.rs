@@ -136,6 +136,8 @@ pub struct OpenRow {
     pub wall_ns: Option<Summary>,
     /// Objects it mapped (the first run's count).
     pub objects: usize,
+    /// The namespace a `dlmopen` asked for (-1: `LM_ID_NEWLM`); None for a `dlopen`.
+    pub namespace: Option<i64>,
 }
 
 /// One `dlclose` call.
@@ -464,6 +466,7 @@ fn opens(recs: &[(&Run, &AfterMain)]) -> Vec<OpenRow> {
                     cpu_ns: None,
                     wall_ns: None,
                     objects: o.objects.len(),
+                    namespace: o.namespace,
                 });
                 r.runs += 1;
                 if o.outcome == crate::record::after_main::Outcome::Failed {

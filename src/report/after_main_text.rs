@@ -210,7 +210,12 @@ pub fn section(a: &AfterMainSection, detail: bool) -> String {
         };
         let _ = writeln!(
             s,
-            "  dlopen({}, {}){} from {}: {what}; {} ms CPU, {} ms wall",
+            "  {}{}, {}){} from {}: {what}; {} ms CPU, {} ms wall",
+            match o.namespace {
+                None => "dlopen(".to_string(),
+                Some(-1) => "dlmopen(LM_ID_NEWLM, ".to_string(),
+                Some(n) => format!("dlmopen({n}, "),
+            },
             // dlopen(NULL) asks for the main program: no file, so no quotes.
             o.file
                 .as_deref()
@@ -358,6 +363,24 @@ mod tests {
             "{text}"
         );
         assert!(row("libB.so").contains(" 4191 "), "{text}");
+    }
+
+    #[test]
+    fn a_dlmopen_is_named_with_its_namespace() {
+        let mut a = aggregate(&three_runs(), &debug());
+        let i = a
+            .opens
+            .iter()
+            .position(|o| o.file.as_deref() == Some("libA.so"))
+            .expect("libA.so's call");
+        a.opens[i].namespace = Some(-1);
+        let text = section(&a, true);
+        assert!(
+            text.contains("dlmopen(LM_ID_NEWLM, \"libA.so\", RTLD_LAZY|RTLD_GLOBAL) from prog"),
+            "{text}"
+        );
+        a.opens[i].namespace = Some(1);
+        assert!(section(&a, true).contains("dlmopen(1, \"libA.so\""));
     }
 
     #[test]

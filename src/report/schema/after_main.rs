@@ -129,6 +129,9 @@ pub struct Open {
     pub cpu_ns: Option<Summary>,
     pub wall_ns: Option<Summary>,
     pub objects: usize,
+    /// The namespace a `dlmopen` asked for (-1: a new one); absent for a `dlopen`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<i64>,
 }
 
 /// One object a `dlclose` unloaded, with its finalizers' CPU.
@@ -275,6 +278,7 @@ impl From<am::OpenRow> for Open {
             cpu_ns: sum(x.cpu_ns),
             wall_ns: sum(x.wall_ns),
             objects: x.objects,
+            namespace: x.namespace,
         }
     }
 }
@@ -291,6 +295,7 @@ impl From<Open> for am::OpenRow {
             cpu_ns: back(x.cpu_ns),
             wall_ns: back(x.wall_ns),
             objects: x.objects,
+            namespace: x.namespace,
         }
     }
 }

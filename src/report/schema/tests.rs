@@ -216,6 +216,7 @@ fn after_main_is_written_as_the_schema_says_and_read_back() {
         unresolved: 1,
         definers: vec![("/lib/libc.so.6".into(), 3)],
     });
+    section.after_main.opens[0].namespace = Some(-1);
     let mut doc = Document::empty("/usr/bin/prog");
     doc.command = "profile".into();
     doc.summary = Some(crate::attribute::summary::summary(Some(&section), None).into());
@@ -262,5 +263,6 @@ fn after_main_is_written_as_the_schema_says_and_read_back() {
     let mut expect = section.after_main.clone();
     expect.objects[0].model = None;
     expect.objects[0].scope = None;
+    expect.opens[0].namespace = None;
     assert_eq!(old.profile.unwrap().section().after_main, expect);
 }
