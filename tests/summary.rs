@@ -237,6 +237,45 @@ fn the_summary_comes_first_and_is_made_of_the_tables_numbers() {
         (printed_wall - wall).abs() <= 0.005,
         "wall {printed_wall} vs {wall}"
     );
+    // The caveat, when the parts stray from the runs without ptrace by more than 10%: their
+    // CPU is --detail's "without ptrace" figure, and the excess the whole less it.
+    let without = num(detail
+        .lines()
+        .find_map(|l| l.trim_start().strip_prefix("without ptrace "))
+        .expect("a \"without ptrace\" line in --detail")
+        .split(" ms")
+        .next()
+        .unwrap());
+    let caveat = s.iter().find(|l| l.starts_with("caveat: "));
+    let ratio = cpu / without;
+    if let Some(c) = caveat {
+        let took = num(c
+            .split("take ")
+            .nth(1)
+            .unwrap()
+            .split(" ms")
+            .next()
+            .unwrap());
+        assert_eq!(took, without, "{c}");
+        if ratio > 1.1 {
+            let up_to = num(c
+                .split("up to ")
+                .nth(1)
+                .unwrap()
+                .split(" ms")
+                .next()
+                .unwrap());
+            assert!((up_to - (cpu - without)).abs() <= 0.0015, "{c} ({cpu} ms)");
+        }
+    }
+    // At the printed precision a ratio next to 1.10 may go either way.
+    if !(1.09..=1.11).contains(&ratio) && !(0.89..=0.91).contains(&ratio) {
+        assert_eq!(
+            caveat.is_some(),
+            !(0.9..=1.1).contains(&ratio),
+            "{cpu} ms against {without} ms without ptrace: {s:?}"
+        );
+    }
 
     // The top objects: their rows of the object table, costliest first.
     let objects = table(text, "Objects, by cost (relocation and initializers)");

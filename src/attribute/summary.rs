@@ -59,6 +59,9 @@ pub struct ExecSummary {
     pub parts: Vec<Part>,
     /// At most [`TOP_OBJECTS`], costliest first.
     pub top_objects: Vec<TopObject>,
+    /// The median CPU of the runs without ptrace (the instrumentation's cross-check), when
+    /// they ran: the summary says so when the parts stray from it by more than 10%.
+    pub uninstrumented_ns: Option<f64>,
 }
 
 /// The fork side: the CPU per fork as the per-fork table's parent and child rows.
@@ -279,6 +282,7 @@ fn exec(p: &ProfileSection) -> Option<ExecSummary> {
         wall_ns: Some(p.phases.iter().filter_map(|r| median(&r.wall_ns)).sum()),
         parts,
         top_objects: top_objects(p),
+        uninstrumented_ns: p.overhead.uninstrumented_ns.as_ref().map(|s| s.median),
     })
 }
 

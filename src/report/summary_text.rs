@@ -4,7 +4,7 @@
 //! with one), so a reader can find each in the tables below.
 
 use crate::attribute::fixes::{Fix, FixKind, FixSide};
-use crate::attribute::summary::Summary;
+use crate::attribute::summary::{ExecSummary, Summary};
 
 /// What the fixes are looked for, in the order [`FixKind`] lists them: said when none is found.
 fn checked(kind: FixKind) -> &'static str {
@@ -132,6 +132,31 @@ fn numbered(fixes: &[Fix]) -> Vec<(String, &Fix)> {
         .collect()
 }
 
+/// When the parts, ldcost's stops taken out at their replayed cost, stray by more than 10%
+/// from the runs without ptrace (the rule of `--detail`'s cross-check), the reader is told
+/// before any part: the stops a program makes ldcost take (many after `main`, one per
+/// `dlopen` window edge) cost the target more than their replays.
+fn uninstrumented_caveat(e: &ExecSummary) -> Option<String> {
+    let u = e.uninstrumented_ns.filter(|u| *u > 0.0)?;
+    let ratio = e.cpu_ns / u;
+    if ratio > 1.10 {
+        Some(format!(
+            "caveat: the runs without ptrace take {:.3} ms per exec; up to {:.3} ms of the parts below ({:.0}%) may be ldcost's own stops (--detail: the cross-checks)",
+            u / 1e6,
+            (e.cpu_ns - u) / 1e6,
+            (1.0 - u / e.cpu_ns) * 100.0
+        ))
+    } else if ratio < 0.90 {
+        Some(format!(
+            "caveat: the runs without ptrace take {:.3} ms per exec; the parts below add up to {:.3} ms less (the stops' correction took out more than they cost; --detail: the cross-checks)",
+            u / 1e6,
+            (u - e.cpu_ns) / 1e6
+        ))
+    } else {
+        None
+    }
+}
+
 /// The summary's lines, without indentation or title.
 pub fn lines(sum: &Summary, fixes: &[Fix], looked_for: &[FixKind]) -> Vec<String> {
     let mut out = Vec::new();
@@ -148,6 +173,9 @@ pub fn lines(sum: &Summary, fixes: &[Fix], looked_for: &[FixKind]) -> Vec<String
             "CPU per exec {:.3} ms, {ci} (the phases below plus the exit teardown){wall}",
             e.cpu_ns / 1e6
         ));
+        if let Some(line) = uninstrumented_caveat(e) {
+            out.push(line);
+        }
         let parts: Vec<String> = e
             .parts
             .iter()
@@ -288,7 +316,7 @@ pub fn markdown(sum: &Summary, fixes: &[Fix], looked_for: &[FixKind]) -> String 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::attribute::summary::{ForkSummary, Summary};
+    use crate::attribute::summary::ForkSummary;
 
     fn fix(side: FixSide, saving_ns: f64, share: f64) -> Fix {
         Fix {
@@ -302,6 +330,37 @@ mod tests {
             reason: "no relocation binds to it".into(),
             caveat: None,
         }
+    }
+
+    #[test]
+    fn parts_away_from_the_runs_without_ptrace_carry_a_caveat() {
+        let exec = |cpu: f64, u: Option<f64>| Summary {
+            exec: Some(ExecSummary {
+                cpu_ns: cpu,
+                ci95_ns: None,
+                runs: 1,
+                wall_ns: None,
+                parts: Vec::new(),
+                top_objects: Vec::new(),
+                uninstrumented_ns: u,
+            }),
+            fork: None,
+        };
+        let caveat = |s: &Summary| {
+            lines(s, &[], &[])
+                .into_iter()
+                .find(|l| l.starts_with("caveat: "))
+        };
+        let l = caveat(&exec(1_067_000.0, Some(710_000.0))).expect("a caveat");
+        assert!(
+            l.contains("take 0.710 ms per exec; up to 0.357 ms of the parts below (33%)"),
+            "{l}"
+        );
+        let l = caveat(&exec(600_000.0, Some(710_000.0))).expect("a caveat");
+        assert!(l.contains("add up to 0.110 ms less"), "{l}");
+        // Within 10%, or no runs without ptrace: nothing to say.
+        assert_eq!(caveat(&exec(770_000.0, Some(710_000.0))), None);
+        assert_eq!(caveat(&exec(1_067_000.0, None)), None);
     }
 
     #[test]

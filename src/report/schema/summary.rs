@@ -42,6 +42,9 @@ pub struct ExecSummary {
     pub wall_ns: Option<f64>,
     pub parts: Vec<Part>,
     pub top_objects: Vec<TopObject>,
+    /// The runs without ptrace: their median CPU (absent when none ran).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uninstrumented_ns: Option<f64>,
 }
 
 /// The fork side of the summary.
@@ -156,6 +159,7 @@ impl From<summary::ExecSummary> for ExecSummary {
             wall_ns: x.wall_ns,
             parts: all(x.parts),
             top_objects: all(x.top_objects),
+            uninstrumented_ns: x.uninstrumented_ns,
         }
     }
 }
@@ -169,6 +173,7 @@ impl From<ExecSummary> for summary::ExecSummary {
             wall_ns: x.wall_ns,
             parts: all(x.parts),
             top_objects: all(x.top_objects),
+            uninstrumented_ns: x.uninstrumented_ns,
         }
     }
 }
@@ -320,6 +325,7 @@ mod tests {
                     relocations: Some(1339),
                     lookups: None,
                 }],
+                uninstrumented_ns: Some(700_000.0),
             }),
             fork: Some(summary::ForkSummary {
                 spawn: "fork".into(),
