@@ -214,6 +214,7 @@ fn one_sided_objects_are_totalled_and_unchanged_ones_counted() {
     assert_eq!(names(&added), only(&seen_head, &seen_base), "added");
     assert_eq!(names(&removed), ["libC.so", "libE.so"]);
     // The totals: the JSON's loader rows of those objects, added.
+    let mut under_verdict = Vec::new();
     for (what, objs, side) in [
         ("removed (BASE only)", &removed, "base"),
         ("added (HEAD only)", &added, "head"),
@@ -232,7 +233,24 @@ fn one_sided_objects_are_totalled_and_unchanged_ones_counted() {
             if n == 1 { "" } else { "s" }
         );
         assert!(c.text.contains(&line), "{line:?} not in:\n{}", c.text);
+        if n > 0 {
+            let named: Vec<String> = objs.iter().map(name).collect();
+            under_verdict.push(format!("{what} {} ({us:.1} µs)", named.join(", ")));
+        }
     }
+    // Named under the verdict, before the factors, with the same totals.
+    let line = format!("  after main: {}", under_verdict.join("; "));
+    let at = c
+        .text
+        .lines()
+        .position(|l| l == line)
+        .unwrap_or_else(|| panic!("{line:?} not in:\n{}", c.text));
+    let factors = c
+        .text
+        .lines()
+        .position(|l| l.starts_with("factors ("))
+        .expect("the factors");
+    assert!(at < factors, "{}", c.text);
     // Objects on both sides: listed by default exactly when not within noise.
     let both: Vec<&Value> = objects
         .iter()

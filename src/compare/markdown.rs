@@ -120,6 +120,9 @@ pub fn comparison_with(c: &Comparison, detail: bool) -> String {
             out.push_str(&format!("{s}\n\n"));
         }
     }
+    if let Some(l) = super::text::one_sided_names(&c.factors.after_main) {
+        out.push_str(&format!("{}\n\n", l.replace('|', "\\|")));
+    }
     let f = &c.factors;
     let changed: Vec<Row> = f
         .totals

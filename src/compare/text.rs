@@ -272,6 +272,9 @@ pub fn comparison_with(c: &Comparison, detail: bool) -> String {
     for n in &c.verdict.notes {
         out.push_str(&format!("  note: {n}\n"));
     }
+    if let Some(l) = one_sided_names(&c.factors.after_main) {
+        out.push_str(&format!("  {l}\n"));
+    }
     out.push_str(
         "  (median BASE → HEAD; 95% bootstrap interval of the ratio of medians; Mann–Whitney U p;\n   significant = interval excludes 0, p < 0.05 and |change| > the split-half noise floor)\n",
     );
@@ -281,7 +284,7 @@ pub fn comparison_with(c: &Comparison, detail: bool) -> String {
     let f = &c.factors;
     rows(
         &mut out,
-        "factors (the static model, BASE → HEAD, Δ):",
+        "factors (the static model of start-up, BASE → HEAD, Δ):",
         &f.totals,
         false,
     );
@@ -489,6 +492,41 @@ pub fn one_sided_lines(objects: &[ObjectRow]) -> Vec<String> {
     .collect()
 }
 
+/// Under the verdict: the objects loaded after `main` on one side only, named (the first
+/// [`NAMED`] of each side, in load order) with the one-sided totals of the section below;
+/// None when both sides loaded the same objects.
+pub fn one_sided_names(objects: &[ObjectRow]) -> Option<String> {
+    const NAMED: usize = 5;
+    let [removed, added] = one_sided(objects);
+    let names = |base: bool| -> String {
+        let all: Vec<&str> = objects
+            .iter()
+            .filter(|o| {
+                if base {
+                    o.base_path.is_some() && o.head_path.is_none()
+                } else {
+                    o.head_path.is_some() && o.base_path.is_none()
+                }
+            })
+            .map(|o| o.name.rsplit('/').next().unwrap_or(&o.name))
+            .collect();
+        let mut s = all[..all.len().min(NAMED)].join(", ");
+        if all.len() > NAMED {
+            s.push_str(&format!(", … {} more", all.len() - NAMED));
+        }
+        s
+    };
+    let parts: Vec<String> = [
+        ("removed (BASE only)", removed, true),
+        ("added (HEAD only)", added, false),
+    ]
+    .into_iter()
+    .filter(|(_, (n, _), _)| *n > 0)
+    .map(|(what, (_, us), base)| format!("{what} {} ({us:.1} µs)", names(base)))
+    .collect();
+    (!parts.is_empty()).then(|| format!("after main: {}", parts.join("; ")))
+}
+
 /// "N objects unchanged (within noise)", or None when every object is listed.
 pub fn unchanged_line(objects: &[ObjectRow], detail: bool) -> Option<String> {
     let n = objects.iter().filter(|o| o.within_noise).count();
@@ -557,6 +595,41 @@ mod tests {
             shell_words::split(&format!("{} x", env_word("Q=it's"))).unwrap(),
             ["Q=it's", "x"]
         );
+    }
+
+    /// The verdict's line of one-sided objects names them and gives the section's totals.
+    #[test]
+    fn one_sided_objects_are_named_under_the_verdict() {
+        let obj = |name: &str, base: bool, head: bool, us: f64| ObjectRow {
+            name: name.into(),
+            base_path: base.then(|| format!("/lib/{name}")),
+            head_path: head.then(|| format!("/lib/{name}")),
+            rows: LOADER_ROWS
+                .iter()
+                .map(|r| Row {
+                    name: r.to_string(),
+                    base: base.then_some(us),
+                    head: head.then_some(us),
+                    delta: None,
+                })
+                .collect(),
+            within_noise: base && head,
+        };
+        let mut objects = vec![obj("libz.so.1", true, true, 10.0)];
+        assert_eq!(one_sided_names(&objects), None);
+        for i in 0..7 {
+            objects.push(obj(&format!("libr{i}.so"), true, false, 1.0));
+        }
+        objects.push(obj("libcrypt.so.1", false, true, 20.0));
+        let l = one_sided_names(&objects).unwrap();
+        assert_eq!(
+            l,
+            "after main: removed (BASE only) libr0.so, libr1.so, libr2.so, libr3.so, libr4.so, … 2 more (21.0 µs); added (HEAD only) libcrypt.so.1 (60.0 µs)"
+        );
+        // The same totals as the section's lines.
+        let totals = one_sided_lines(&objects);
+        assert!(totals[0].starts_with("removed (BASE only): 7 objects, 21.0 µs"));
+        assert!(totals[1].starts_with("added (HEAD only): 1 object, 60.0 µs"));
     }
 
     /// "no significant change" beside "p < 0.001" says which of the three tests failed.
