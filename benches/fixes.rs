@@ -234,6 +234,66 @@ fn profile_startup(doc: &Value) -> Option<f64> {
     )
 }
 
+/// Rounds and runs per round of the measurement without ldcost.
+const UNTRACED_ROUNDS: usize = 40;
+const UNTRACED_RUNS: usize = 100;
+
+/// `perf stat -e task-clock` of a shell loop running `prog x` RUNS times: the CPU per run,
+/// ns (perf prints msec to two decimals: over the loop's total that is 0.1 µs a run, where
+/// `-r` would average runs printed to 10 µs). The shell's own forks are the same for both
+/// builds. The argument makes the bind-now pair's program return before its calls (start-up
+/// alone: their lazy binding would otherwise move, not vanish); the other pairs' programs
+/// ignore it.
+fn perf_stat_mean(prog: &Path, runs: usize) -> Result<f64, String> {
+    let script = format!("i=0; while [ $i -lt {runs} ]; do \"$0\" x; i=$((i+1)); done");
+    let out = Command::new("perf")
+        .args(["stat", "-x,", "-e", "task-clock", "--", "sh", "-c", &script])
+        .arg(prog)
+        .env_remove("LD_LIBRARY_PATH")
+        .env_remove("LD_BIND_NOW")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run perf: {e}"))?;
+    let err = String::from_utf8_lossy(&out.stderr);
+    err.lines()
+        .find(|l| l.contains(",task-clock"))
+        .and_then(|l| l.split(',').next())
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .map(|msec| msec * 1e6 / runs as f64)
+        .ok_or_else(|| format!("perf stat gave no task-clock: {}", err.trim()))
+}
+
+/// The saving measured without ldcost: BEFORE's and AFTER's `perf stat` means in
+/// [`UNTRACED_ROUNDS`] interleaved rounds; the median of the rounds' paired differences
+/// with its 95% interval, and BEFORE's median CPU (the speed the prediction is scaled to).
+fn untraced(before: &Path, after: &Path) -> Result<(Saving, f64), String> {
+    let (mut d, mut b) = (Vec::new(), Vec::new());
+    for round in 0..UNTRACED_ROUNDS {
+        // Alternate which side goes first, so a drift within a round falls on both.
+        let (x, y) = if round % 2 == 0 {
+            let x = perf_stat_mean(before, UNTRACED_RUNS)?;
+            (x, perf_stat_mean(after, UNTRACED_RUNS)?)
+        } else {
+            let y = perf_stat_mean(after, UNTRACED_RUNS)?;
+            (perf_stat_mean(before, UNTRACED_RUNS)?, y)
+        };
+        d.push(x - y);
+        b.push(x);
+    }
+    d.sort_by(f64::total_cmp);
+    let ns = ldcost::stats::median_sorted(&d);
+    let ci = ldcost::stats::median_interval(&d);
+    let base = ldcost::stats::median(&b).unwrap_or(0.0);
+    Ok((Saving { ns, ci: Some(ci) }, base))
+}
+
+/// BEFORE's CPU in its profile's runs without ptrace, the figure `perf stat` measures.
+fn profile_uninstrumented(doc: &Value) -> Option<f64> {
+    doc.pointer("/profile/overhead/uninstrumented_ns/median")
+        .and_then(Value::as_f64)
+}
+
 fn us(ns: f64) -> String {
     format!("{:+.1}", ns / 1e3)
 }
@@ -646,16 +706,70 @@ fn main() {
             ci: p.ci.map(|(lo, hi)| (lo * scale, hi * scale)),
         });
         let scaled_s = scaled.map_or("n/a".into(), |p| us(p.ns));
+        // The same saving measured without ldcost, for every pair: printed beside compare's,
+        // and deciding where compare could not.
+        let plain = pred
+            .as_ref()
+            .ok()
+            .zip(profile_uninstrumented(&doc))
+            .map(|(pr, u)| {
+                untraced(&case.before, &case.after)
+                    .map(|(m2, b2)| (scale_saving(*pr, if u > 0.0 { b2 / u } else { 1.0 }), m2))
+            });
+        let plain_line = match &plain {
+            Some(Ok((p2, m2))) => format!(
+                "without ldcost (perf stat of {UNTRACED_RUNS} runs, {UNTRACED_ROUNDS} interleaved \
+                 rounds): {} µs {} against {} µs: {}",
+                us(m2.ns),
+                interval(m2.ci),
+                us(p2.ns),
+                if !half_width(*m2).is_some_and(|h| h <= tolerance(*p2)) {
+                    "too wide to tell"
+                } else if verdict(*p2, *m2) {
+                    "within"
+                } else {
+                    "outside"
+                }
+            ),
+            Some(Err(e)) => format!("without ldcost: {e}"),
+            None => "without ldcost: no prediction or no runs without ptrace".into(),
+        };
+        println!("{:<13} {plain_line}", case.name);
         let word = match (&scaled, &meas) {
             (Some(p), Ok((m, _, _))) if !precise => {
-                undecided += 1;
-                format!(
-                    "UNDECIDED (noise: the measured interval ±{:.1} µs is wider than the \
-                     tolerance ±{:.1} µs at the cap; measured {} µs)",
+                let noise = format!(
+                    "compare UNDECIDED (noise: the measured interval ±{:.1} µs is wider than \
+                     the tolerance ±{:.1} µs at the cap; measured {} µs)",
                     half_width(*m).unwrap_or(f64::NAN) / 1e3,
                     tolerance(*p) / 1e3,
                     us(m.ns)
-                )
+                );
+                // A measurement that cannot decide says nothing: one without ldcost, whose
+                // interval is narrower, decides instead (the prediction scaled to its speed).
+                match plain {
+                    Some(Ok((p2, m2))) => {
+                        let decided = half_width(m2).is_some_and(|h| h <= tolerance(p2));
+                        let said = format!("{noise}; {plain_line}");
+                        if !decided {
+                            undecided += 1;
+                            format!("UNDECIDED: {said}")
+                        } else if verdict(p2, m2) {
+                            pass += 1;
+                            format!("PASS: {said}")
+                        } else {
+                            fail += 1;
+                            format!("FAIL: {said}")
+                        }
+                    }
+                    Some(Err(e)) => {
+                        undecided += 1;
+                        format!("UNDECIDED: {noise}; without ldcost: {e}")
+                    }
+                    None => {
+                        undecided += 1;
+                        format!("UNDECIDED: {noise}")
+                    }
+                }
             }
             (Some(p), Ok((m, _, _))) => {
                 if verdict(*p, *m) {
