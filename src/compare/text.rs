@@ -493,7 +493,7 @@ pub fn one_sided_lines(objects: &[ObjectRow]) -> Vec<String> {
 }
 
 /// Under the verdict: the objects loaded after `main` on one side only, named (the first
-/// [`NAMED`] of each side, in load order) with the one-sided totals of the section below;
+/// five of each side, in load order) with the one-sided totals of the section below;
 /// None when both sides loaded the same objects.
 pub fn one_sided_names(objects: &[ObjectRow]) -> Option<String> {
     const NAMED: usize = 5;
