@@ -11,101 +11,17 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::time::Duration;
-
-use common::dlopen_fixtures::{self, Fixtures, CYCLES, LAZY_N};
+use common::dlopen_fixtures::{self, CYCLES, LAZY_N};
 use common::skip;
+use common::traced::{
+    base, fixture_run, fixture_run_without_symbols, loaded, one_at_a_time, oracle, traced,
+};
 use ldcost::record::after_main::{AfterMain, AfterMainSeen, Outcome};
-use ldcost::record::{Ending, Instrumentation, Run};
-use ldcost::trace::launch::Command;
-use ldcost::trace::startup::{run_once, RunOptions};
-
-/// One test at a time: the tracer waits for any child (`waitpid(-1)`), so a compiler or an
-/// oracle run started by another test thread meanwhile could be reaped by it.
-static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
-    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
-}
+use ldcost::record::Ending;
 
 const RTLD_LAZY: i32 = 0x1;
 const RTLD_NOW: i32 = 0x2;
 const RTLD_GLOBAL: i32 = 0x100;
-
-/// One per-object run of `argv` with `env`, or None (printed SKIP) where tracing is refused.
-fn traced(name: &str, argv: &[&str], env: &[(String, String)], roots: Vec<PathBuf>) -> Option<Run> {
-    let cmd = Command {
-        program: argv[0].into(),
-        args: argv[1..].iter().map(Into::into).collect(),
-        env: env.to_vec(),
-        env_remove: Vec::new(),
-        quiet: true,
-        stdout_to_stderr: false,
-        no_stdin: true,
-        follow: None,
-    };
-    let opts = RunOptions {
-        instrumentation: Instrumentation::PerObject,
-        // The hang guard: a run that does not end by then is killed and fails the test.
-        timeout: Some(Duration::from_secs(120)),
-        debug_roots: roots,
-        sample: None,
-    };
-    match run_once(&cmd, &opts) {
-        Ok((run, _)) => Some(run),
-        Err(e) => {
-            skip(name, &format!("cannot trace here: {e}"));
-            None
-        }
-    }
-}
-
-/// The fixtures, traced in `mode` with ld.so's debug symbols; None where a test must skip.
-fn fixture_run(name: &str, mode: &str) -> Option<(Fixtures, Run, AfterMain)> {
-    if !common::tools(name, &["cc"]) {
-        return None;
-    }
-    let fx = dlopen_fixtures::build();
-    let prog = fx.prog.display().to_string();
-    let run = traced(
-        name,
-        &[&prog, mode],
-        &fx.env(),
-        ldcost::symbolize::default_debug_roots(),
-    )?;
-    let am = run
-        .after_main
-        .clone()
-        .expect("a per-object run records after_main");
-    if let AfterMainSeen::Rendezvous(why) = &am.seen {
-        skip(name, &format!("no ld.so debug symbols: {why}"));
-        return None;
-    }
-    assert_eq!(am.seen, AfterMainSeen::PerObject);
-    assert_eq!(run.ending, Ending::Exited(7), "the fixture's exit status");
-    Some((fx, run, am))
-}
-
-fn base(p: &str) -> String {
-    Path::new(p)
-        .file_name()
-        .map(|f| f.to_string_lossy().into_owned())
-        .unwrap_or_default()
-}
-
-/// The objects loaded after main, in load order, by file name.
-fn loaded(am: &AfterMain) -> Vec<String> {
-    am.loaded().map(|(_, l)| base(&l.name)).collect()
-}
-
-/// LD_DEBUG=files' objects after main, by file name.
-fn oracle(fx: &Fixtures, mode: &str) -> Vec<String> {
-    let prog = fx.prog.display().to_string();
-    let o = dlopen_fixtures::ld_debug_files(&[&prog, mode], &fx.env());
-    assert_eq!(o.status, Some(7), "the fixture's exit status untraced");
-    o.mapped.iter().map(|m| base(m)).collect()
-}
 
 /// Every object a per-object run saw mapped has its three phases timed, within its call.
 fn assert_phases(am: &AfterMain) {
@@ -356,18 +272,7 @@ fn signals_arriving_while_a_thread_is_stepped_are_all_delivered() {
 fn without_debug_symbols_the_rendezvous_names_the_objects() {
     let _one = one_at_a_time();
     let name = "without_debug_symbols_the_rendezvous_names_the_objects";
-    if !common::tools(name, &["cc"]) {
-        return;
-    }
-    let fx = dlopen_fixtures::build();
-    let prog = fx.prog.display().to_string();
-    let empty = tempfile::tempdir().unwrap();
-    let Some(run) = traced(
-        name,
-        &[&prog, "chain"],
-        &fx.env(),
-        vec![empty.path().into()],
-    ) else {
+    let Some((fx, run)) = fixture_run_without_symbols(name, "chain") else {
         return;
     };
     let am = run.after_main.expect("after_main");

@@ -335,6 +335,15 @@ fn ld_debug_lines(text: &str) -> Vec<String> {
     out
 }
 
+/// The lines after ld.so's "transferring control" (what it did after the program started).
+fn after_main_lines(text: &str) -> Vec<String> {
+    ld_debug_lines(text)
+        .into_iter()
+        .skip_while(|l| !l.starts_with("transferring control:"))
+        .skip(1)
+        .collect()
+}
+
 /// Runs `argv` untraced with `LD_DEBUG=files` (output to a file) and reads it.
 pub fn ld_debug_files(argv: &[&str], env: &[(String, String)]) -> LdDebugFiles {
     let (text, status) = ld_debug(argv, env, "files");
@@ -342,15 +351,7 @@ pub fn ld_debug_files(argv: &[&str], env: &[(String, String)]) -> LdDebugFiles {
         status,
         ..Default::default()
     };
-    let mut after = false;
-    for l in ld_debug_lines(&text) {
-        if l.starts_with("transferring control:") {
-            after = true;
-            continue;
-        }
-        if !after {
-            continue;
-        }
+    for l in after_main_lines(&text) {
         if let Some(rest) = l.strip_prefix("file=") {
             if rest.ends_with("generating link map") {
                 if let Some((name, _)) = rest.rsplit_once(" [") {
@@ -369,16 +370,10 @@ pub fn ld_debug_files(argv: &[&str], env: &[(String, String)]) -> LdDebugFiles {
 pub fn ld_debug_binds(argv: &[&str], env: &[(String, String)], object: &Path) -> usize {
     let (text, _) = ld_debug(argv, env, "bindings");
     let want = format!("binding file {} [", object.display());
-    let mut after = false;
-    let mut n = 0;
-    for l in ld_debug_lines(&text) {
-        if l.starts_with("transferring control:") {
-            after = true;
-        } else if after && l.starts_with(&want) && l.contains("normal symbol") {
-            n += 1;
-        }
-    }
-    n
+    after_main_lines(&text)
+        .iter()
+        .filter(|l| l.starts_with(&want) && l.contains("normal symbol"))
+        .count()
 }
 
 fn ld_debug(argv: &[&str], env: &[(String, String)], what: &str) -> (String, Option<i32>) {
@@ -428,15 +423,7 @@ pub fn ld_debug_relocation_lookups(
     assert_eq!(got, Some(status), "the exit status untraced");
     let mut out: std::collections::BTreeMap<String, RelocationLookups> = Default::default();
     let mut current: Option<String> = None;
-    let mut after = false;
-    for l in ld_debug_lines(&text) {
-        if l.starts_with("transferring control:") {
-            after = true;
-            continue;
-        }
-        if !after {
-            continue;
-        }
+    for l in after_main_lines(&text) {
         if let Some(x) = l.strip_prefix("relocation processing: ") {
             let x = x.strip_suffix(" (lazy)").unwrap_or(x);
             let x = base(x);

@@ -19,6 +19,9 @@ pub mod fix_fixtures;
 /// C fixtures that load libraries after `main`, and LD_DEBUG=files/bindings read for them.
 pub mod dlopen_fixtures;
 
+/// Traced per-object runs of those fixtures and of other programs.
+pub mod traced;
+
 /// Whether `cmd` can be run.
 pub fn have(cmd: &str) -> bool {
     Command::new("sh")
