@@ -382,7 +382,7 @@ fn checks(data: &Data) -> Vec<Check> {
         {
             let claim =
                 format!("dynamic {max_f}-function programs ({l} lib) slower to start than static");
-            out.push(Check::both(
+            out.push(Check::decided_by(
                 claim.clone(),
                 Check::ranked(
                     claim.clone(),
