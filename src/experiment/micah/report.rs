@@ -523,12 +523,12 @@ mod tests {
     }
 
     #[test]
-    fn slower_to_start_needs_both_cpu_and_elapsed_apart() {
+    fn slower_to_start_is_decided_by_cpu_and_contradicted_by_elapsed() {
         let c = start_checks(vec![
             // 1 library: both apart, dynamic slower.
             build(false, 1, &[100.0, 110.0], &[200.0, 210.0]),
             build(true, 1, &[300.0, 310.0], &[400.0, 420.0]),
-            // 10 libraries: CPU apart, elapsed overlapping.
+            // 10 libraries: CPU apart, elapsed overlapping (a busy machine's waits).
             build(false, 10, &[100.0, 110.0], &[200.0, 500.0]),
             build(true, 10, &[300.0, 310.0], &[400.0, 420.0]),
         ]);
@@ -539,10 +539,23 @@ mod tests {
                 .starts_with("CPU (user+sys) static 105.0 µs (range 100.0–110.0 over 2 runs)"),
             "{c:?}"
         );
-        assert!(!c[1].holds && !c[1].decided(), "{c:?}");
+        assert!(c[1].holds && c[1].decided(), "{c:?}");
+        assert!(c[1].detail.contains("noisy, the ranges overlap"), "{c:?}");
+        // CPU overlapping: open, whatever the elapsed time says.
+        let c = start_checks(vec![
+            build(false, 1, &[100.0, 350.0], &[200.0, 210.0]),
+            build(true, 1, &[300.0, 310.0], &[400.0, 420.0]),
+        ]);
+        assert!(!c[0].holds && !c[0].decided(), "{c:?}");
         // Static slower, apart: NO.
         let c = start_checks(vec![
             build(false, 1, &[500.0, 510.0], &[600.0, 610.0]),
+            build(true, 1, &[300.0, 310.0], &[400.0, 420.0]),
+        ]);
+        assert!(!c[0].holds && c[0].decided(), "{c:?}");
+        // CPU apart but elapsed apart the other way: NO.
+        let c = start_checks(vec![
+            build(false, 1, &[100.0, 110.0], &[600.0, 610.0]),
             build(true, 1, &[300.0, 310.0], &[400.0, 420.0]),
         ]);
         assert!(!c[0].holds && c[0].decided(), "{c:?}");
