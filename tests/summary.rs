@@ -238,11 +238,15 @@ fn the_summary_comes_first_and_is_made_of_the_tables_numbers() {
         "wall {printed_wall} vs {wall}"
     );
     // The caveat, when the parts stray from the runs without ptrace by more than 10%: their
-    // CPU is --detail's "without ptrace" figure, and the excess the whole less it.
+    // CPU per exec is --detail's "without ptrace, per exec" figure, and the excess the whole
+    // less it.
     let without = num(detail
         .lines()
-        .find_map(|l| l.trim_start().strip_prefix("without ptrace "))
-        .expect("a \"without ptrace\" line in --detail")
+        .find_map(|l| {
+            l.trim_start()
+                .strip_prefix("without ptrace, per exec as the summary counts it: ")
+        })
+        .expect("a \"without ptrace, per exec\" line in --detail")
         .split(" ms")
         .next()
         .unwrap());

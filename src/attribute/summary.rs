@@ -59,8 +59,9 @@ pub struct ExecSummary {
     pub parts: Vec<Part>,
     /// At most [`TOP_OBJECTS`], costliest first.
     pub top_objects: Vec<TopObject>,
-    /// The median CPU of the runs without ptrace (the instrumentation's cross-check), when
-    /// they ran: the summary says so when the parts stray from it by more than 10%.
+    /// The median CPU per exec of the runs without ptrace (the instrumentation's cross-check,
+    /// [`uninstrumented_per_exec`]), when they ran: the summary says so when the parts stray
+    /// from it by more than 10%.
     pub uninstrumented_ns: Option<f64>,
 }
 
@@ -282,8 +283,20 @@ fn exec(p: &ProfileSection) -> Option<ExecSummary> {
         wall_ns: Some(p.phases.iter().filter_map(|r| median(&r.wall_ns)).sum()),
         parts,
         top_objects: top_objects(p),
-        uninstrumented_ns: p.overhead.uninstrumented_ns.as_ref().map(|s| s.median),
+        uninstrumented_ns: uninstrumented_per_exec(p),
     })
+}
+
+/// The runs without ptrace per exec as the summary counts its own CPU per exec: their
+/// task-clock, their threads' and children's, and the exit teardown no counter sees
+/// ([`crate::attribute::profile::cpu_per_exec`]); the plain median of their task-clock for a
+/// recording without those figures.
+pub fn uninstrumented_per_exec(p: &ProfileSection) -> Option<f64> {
+    crate::stats::median(&crate::attribute::profile::cpu_per_exec(&p.raw)).or(p
+        .overhead
+        .uninstrumented_ns
+        .as_ref()
+        .map(|s| s.median))
 }
 
 /// The objects whose relocation and initializers cost most, with their larger phase.

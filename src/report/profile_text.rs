@@ -360,13 +360,13 @@ pub fn profile(p: &ProfileSection, detail: bool) -> String {
     s
 }
 
-/// When ldcost's stops after `main` are many and cost the target more than their replays
-/// say (the cross-run slope of CPU over stops above the replayed cost), the figures after
-/// `main` still hold some of ldcost's own time: how much at most, said under the section.
+/// How ldcost's stops after `main` were taken out, when they are many: at their replayed
+/// cost and the residue the runs resolved beyond it ([`crate::attribute::profile::residue`]);
+/// or, when the runs did not resolve a residue but the cross-run slope of CPU over stops is
+/// above the replays, how much of the figures after `main` may still be ldcost's at most.
 /// None when there is nothing to say.
 fn after_main_residue(p: &ProfileSection) -> Option<String> {
     let o = &p.overhead;
-    let (replay, slope) = (o.ns_per_stop?, o.ns_per_stop_slope?);
     let stops: Vec<f64> = p
         .raw
         .iter()
@@ -375,6 +375,19 @@ fn after_main_residue(p: &ProfileSection) -> Option<String> {
         .map(|a| a.stops as f64)
         .collect();
     let stops = crate::stats::median(&stops)?;
+    if let Some(r) = &o.residue {
+        return (stops >= 100.0).then(|| {
+            format!(
+                "  ldcost's {stops:.0} stops after main are taken out at {:.1} µs each: {:.1} µs replayed in each run, and {:.1} µs [{:.1}, {:.1}] more that its runs with few stops show (the target's work refilling what each stop disturbed)",
+                (r.replay_ns + r.ns_per_stop) / 1e3,
+                r.replay_ns / 1e3,
+                r.ns_per_stop / 1e3,
+                r.low_ns / 1e3,
+                r.high_ns / 1e3,
+            )
+        });
+    }
+    let (replay, slope) = (o.ns_per_stop?, o.ns_per_stop_slope?);
     let residue = stops * (slope - replay);
     // Below a tenth of a millisecond, or a slope within a quarter of the replays, the rest is
     // within the runs' own noise.
@@ -457,6 +470,13 @@ fn details(s: &mut String, p: &ProfileSection) {
                 .map(|n| format!(", about {:.1} µs each", n / 1e3))
                 .unwrap_or_default()
         );
+        if let Some(u) = crate::attribute::summary::uninstrumented_per_exec(p) {
+            let _ = writeln!(
+                s,
+                "  without ptrace, per exec as the summary counts it: {:.3} ms (with their threads' and children's CPU and the exit teardown no counter sees)",
+                u / 1e6
+            );
+        }
     }
     let within = |a: f64| {
         if (a - 1.0).abs() <= 0.10 {
@@ -769,5 +789,30 @@ mod residue_tests {
             }
         }
         assert_eq!(after_main_residue(&p), None);
+    }
+
+    /// A resolved residue is said as what was taken out, with its interval.
+    #[test]
+    fn a_residue_taken_out_is_said_with_its_interval() {
+        let mut p = crate::attribute::profile::tests::left_out_section();
+        for r in p.raw.iter_mut() {
+            if r.instrumentation == Instrumentation::PerObject {
+                let mut a = AfterMain::not_available("test");
+                a.stops = 1203;
+                r.after_main = Some(a);
+            }
+        }
+        p.overhead.residue = Some(crate::attribute::profile::residue::Residue {
+            ns_per_stop: 2_480.0,
+            low_ns: 1_900.0,
+            high_ns: 3_100.0,
+            replay_ns: 3_020.0,
+        });
+        let line = after_main_residue(&p).expect("a line");
+        assert!(
+            line.contains("1203 stops after main are taken out at 5.5 µs each: 3.0 µs replayed")
+                && line.contains("2.5 µs [1.9, 3.1] more"),
+            "{line}"
+        );
     }
 }

@@ -33,10 +33,15 @@ pub fn aggregate(
     counters: BTreeMap<String, Availability>,
 ) -> ProfileSection {
     let left_out = left_out(&raw);
-    let measured: Vec<&Run> = raw
-        .iter()
-        .filter(|r| r.instrumentation == Instrumentation::PerObject && lost(r).is_none())
-        .collect();
+    // The windows after `main` less what their stops cost beyond the replays: every figure
+    // of a per-object run below is read from these copies; `raw` stays the recording.
+    let residue = super::residue::estimate(&raw);
+    let adjusted = residue.as_ref().map(|r| super::residue::apply(&raw, r));
+    let runs = adjusted.as_deref().unwrap_or(&raw);
+    let kept = |r: &&Run| r.instrumentation == Instrumentation::PerObject && lost(r).is_none();
+    let measured: Vec<&Run> = runs.iter().filter(kept).collect();
+    // The same runs as recorded, for the figures before any correction.
+    let recorded: Vec<&Run> = raw.iter().filter(kept).collect();
     let totals = |inst: Instrumentation| -> Vec<f64> {
         raw.iter()
             .filter(|r| r.instrumentation == inst && lost(r).is_none())
@@ -94,7 +99,12 @@ pub fn aggregate(
             let run_total: f64 = r.segments.iter().filter_map(corrected).sum();
             if segs.iter().all(|s| s.counters.task_clock_ns.is_some()) {
                 let v: f64 = segs.iter().filter_map(|s| corrected(s)).sum();
-                let raw_v: f64 = segs.iter().filter_map(|s| ns(&s.counters)).sum();
+                let raw_v: f64 = recorded[i]
+                    .segments
+                    .iter()
+                    .filter(|s| s.phase == phase && s.object == object)
+                    .filter_map(|s| ns(&s.counters))
+                    .sum();
                 raw_cpu.push(raw_v);
                 // A phase with no run left ([`phase_cpu`]) has no CPU figure rather than 0.
                 if let Some(v) = phase_cpu(v, raw_v) {
@@ -133,7 +143,7 @@ pub fn aggregate(
         .enumerate()
         .map(|(i, r)| r.segments.iter().filter_map(corrected_in(i)).sum())
         .collect();
-    let sum_raw: Vec<f64> = measured
+    let sum_raw: Vec<f64> = recorded
         .iter()
         .map(|r| r.segments.iter().filter_map(|s| ns(&s.counters)).sum())
         .collect();
@@ -143,7 +153,7 @@ pub fn aggregate(
     );
     let agreement_raw = ratio(summarize(&sum_raw).map(|s| s.median), &uninstrumented_ns);
     let agreement_coarse = ratio(coarse_ns.as_ref().map(|s| s.median), &uninstrumented_ns);
-    let after_main = crate::attribute::after_main::section(&raw, &detail);
+    let after_main = crate::attribute::after_main::section(runs, &detail);
     ProfileSection {
         argv,
         detail,
@@ -167,6 +177,7 @@ pub fn aggregate(
             per_object_stops,
             ns_per_stop,
             ns_per_stop_slope,
+            residue,
             agreement,
             agreement_raw,
             agreement_coarse,

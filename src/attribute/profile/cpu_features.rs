@@ -141,6 +141,7 @@ mod tests {
                 per_object_stops: 0.0,
                 ns_per_stop: None,
                 ns_per_stop_slope: None,
+                residue: None,
                 agreement: None,
                 agreement_raw: None,
                 agreement_coarse: None,

@@ -16,6 +16,7 @@ use crate::record::{Detail, Ending, ExecImage, Instrumentation, Phase, Run};
 mod aggregate;
 pub mod cpu_features;
 pub mod phase_weighted;
+pub mod residue;
 
 pub(crate) use aggregate::ns;
 pub use aggregate::{aggregate, corrected, cpu_per_exec, left_out, lost, per_stop_ns, phase_cpu};
@@ -118,6 +119,10 @@ pub struct Overhead {
     /// The slope of total task-clock against stops across all runs (least squares): shown for
     /// comparison, applied only to recordings without replayed stops.
     pub ns_per_stop_slope: Option<f64>,
+    /// What each stop after `main` cost the target beyond its replay, taken out of the windows
+    /// after `main` and the main-to-exit segment ([`residue`]); None when the runs do not
+    /// resolve it (nothing taken out).
+    pub residue: Option<residue::Residue>,
     /// Sum of the corrected per-object phases / uninstrumented total (1.0 = agreement).
     pub agreement: Option<f64>,
     /// Sum of the phases before correction / uninstrumented total.

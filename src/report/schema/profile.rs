@@ -72,12 +72,48 @@ pub struct Overhead {
     /// comparison, applied only to recordings without replayed stops.
     #[serde(default)]
     pub ns_per_stop_slope: Option<f64>,
+    /// What each stop after `main` cost the target beyond its replay, taken out of the
+    /// windows after `main` ([`crate::attribute::profile::residue`]); absent when the runs do
+    /// not resolve it, and in older documents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub residue: Option<Residue>,
     /// Sum of the corrected per-object phases / uninstrumented total (1.0 = agreement).
     pub agreement: Option<f64>,
     /// Sum of the phases before correction / uninstrumented total.
     pub agreement_raw: Option<f64>,
     /// Boundaries-only runs (a few stops, no correction) / uninstrumented total.
     pub agreement_coarse: Option<f64>,
+}
+
+/// The residue per stop after `main` and the interval it was judged by (ns).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Residue {
+    pub ns_per_stop: f64,
+    pub low_ns: f64,
+    pub high_ns: f64,
+    pub replay_ns: f64,
+}
+
+impl From<profile::residue::Residue> for Residue {
+    fn from(x: profile::residue::Residue) -> Self {
+        Residue {
+            ns_per_stop: x.ns_per_stop,
+            low_ns: x.low_ns,
+            high_ns: x.high_ns,
+            replay_ns: x.replay_ns,
+        }
+    }
+}
+
+impl From<Residue> for profile::residue::Residue {
+    fn from(x: Residue) -> Self {
+        profile::residue::Residue {
+            ns_per_stop: x.ns_per_stop,
+            low_ns: x.low_ns,
+            high_ns: x.high_ns,
+            replay_ns: x.replay_ns,
+        }
+    }
 }
 
 /// The `profile` section of the JSON document.
@@ -271,6 +307,7 @@ impl From<profile::Overhead> for Overhead {
             per_object_stops: x.per_object_stops,
             ns_per_stop: x.ns_per_stop,
             ns_per_stop_slope: x.ns_per_stop_slope,
+            residue: x.residue.map(Into::into),
             agreement: x.agreement,
             agreement_raw: x.agreement_raw,
             agreement_coarse: x.agreement_coarse,
@@ -287,6 +324,7 @@ impl From<Overhead> for profile::Overhead {
             per_object_stops: x.per_object_stops,
             ns_per_stop: x.ns_per_stop,
             ns_per_stop_slope: x.ns_per_stop_slope,
+            residue: x.residue.map(Into::into),
             agreement: x.agreement,
             agreement_raw: x.agreement_raw,
             agreement_coarse: x.agreement_coarse,

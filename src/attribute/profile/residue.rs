@@ -1,0 +1,163 @@
+//! What a ptrace stop after `main` costs the target beyond its replay, and the windows after
+//! `main` less it.
+//!
+//! In: the recorded runs. Out: the residue per stop ([`estimate`]), and copies of the
+//! per-object runs whose windows after `main` (each `dlopen`, each loaded object's mapping,
+//! relocation and initializers, each `dlclose` and finalizer) and whose main-to-exit segment
+//! are less that residue for every stop inside them ([`apply`]).
+//!
+//! Why: a replayed stop ([`crate::trace::stopcost`]) is the trap and the resume with nothing
+//! between. A real stop after `main` also has ldcost's work between them (reading the
+//! link_map, planting and removing breakpoints in the target's text), and the target's work
+//! after the resume runs on caches and a pipeline that work disturbed. At start-up a run has
+//! tens of stops and this is within the runs' noise; a program that loads a hundred libraries
+//! after `main` takes a thousand stops, and there it is most of the windows' figures.
+//!
+//! How: from the runs themselves, across kinds measured in turns: the per-object runs'
+//! median CPU less the boundaries-only runs' (a few stops, none after `main`), over the
+//! difference of their stops, is what each stop cost the target; less the replayed cost, the
+//! residue. The runs without ptrace are not used, so they stay an independent check of the
+//! result. It is taken out only when the two kinds' 95% intervals leave it above zero (a
+//! difference within the noise is not a measurement), and in each run never more than its
+//! cheapest window after `main` per stop, the rule the replays follow at start-up: no window
+//! is corrected below zero, whatever the machine's load did between the runs.
+
+use crate::attribute::stats::summarize;
+use crate::record::after_main::Cost;
+use crate::record::{Instrumentation, Phase, Run};
+
+use super::aggregate::ns;
+use super::{lost, per_stop_ns};
+
+/// Fewer stops than this between the two kinds do not resolve a cost per stop.
+const MIN_STOPS: f64 = 100.0;
+/// Fewer runs of a kind than this give no interval to judge the difference by.
+const MIN_RUNS: usize = 3;
+
+/// The residue per stop and the interval it was judged by (ns).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Residue {
+    /// The point estimate, taken out of the windows after `main`.
+    pub ns_per_stop: f64,
+    /// The lowest the two kinds' 95% intervals allow (above zero, or there is no residue).
+    pub low_ns: f64,
+    /// The highest they allow.
+    pub high_ns: f64,
+    /// The replayed cost it is beyond (the median over the per-object runs).
+    pub replay_ns: f64,
+}
+
+/// The residue per stop of these runs (see the module doc); None when it is not resolved:
+/// no boundaries-only runs or too few, too few stops more in the per-object runs, or a
+/// difference whose interval reaches zero.
+pub fn estimate(raw: &[Run]) -> Option<Residue> {
+    let kind = |k: Instrumentation| -> Vec<&Run> {
+        raw.iter()
+            .filter(|r| r.instrumentation == k && lost(r).is_none())
+            .filter(|r| ns(&r.total).is_some())
+            .collect()
+    };
+    let (po, co) = (
+        kind(Instrumentation::PerObject),
+        kind(Instrumentation::Coarse),
+    );
+    if po.len() < MIN_RUNS || co.len() < MIN_RUNS {
+        return None;
+    }
+    let totals = |v: &[&Run]| summarize(&v.iter().filter_map(|r| ns(&r.total)).collect::<Vec<_>>());
+    let stops =
+        |v: &[&Run]| crate::stats::median(&v.iter().map(|r| r.stops as f64).collect::<Vec<_>>());
+    let (tp, tc) = (totals(&po)?, totals(&co)?);
+    let more = stops(&po)? - stops(&co)?;
+    if more < MIN_STOPS {
+        return None;
+    }
+    let replay = crate::stats::median(
+        &po.iter()
+            .filter_map(|r| per_stop_ns(r, None))
+            .collect::<Vec<_>>(),
+    )?;
+    let per = |with: f64, without: f64| (with - without) / more - replay;
+    let r = Residue {
+        ns_per_stop: per(tp.median, tc.median),
+        low_ns: per(tp.ci95.0, tc.ci95.1),
+        high_ns: per(tp.ci95.1, tc.ci95.0),
+        replay_ns: replay,
+    };
+    (r.low_ns > 0.0 && r.ns_per_stop > 0.0).then_some(r)
+}
+
+/// The windows of one run after `main`, whatever their kind.
+fn windows(a: &mut crate::record::after_main::AfterMain) -> Vec<&mut Cost> {
+    let mut out: Vec<&mut Cost> = Vec::new();
+    for o in &mut a.opens {
+        out.push(&mut o.cost);
+        for l in &mut o.objects {
+            out.extend(
+                [&mut l.mapping, &mut l.relocation, &mut l.initializers]
+                    .into_iter()
+                    .flatten(),
+            );
+        }
+    }
+    for c in &mut a.closes {
+        out.push(&mut c.cost);
+        out.extend(c.finalizers.iter_mut().map(|(_, f)| f));
+    }
+    out
+}
+
+/// The residue one run's windows take: `residue`, never more than its cheapest window after
+/// `main` per stop (so none goes below zero).
+fn in_run(r: &mut Run, residue: f64) -> f64 {
+    let Some(a) = r.after_main.as_mut() else {
+        return 0.0;
+    };
+    windows(a)
+        .iter()
+        .filter(|c| c.stops > 0)
+        .map(|c| c.cpu_ns as f64 / c.stops as f64)
+        .fold(residue, f64::min)
+        .max(0.0)
+}
+
+/// Copies of `raw` with each per-object run's windows after `main`, and its main-to-exit
+/// segment, less `residue` per stop inside them (bounded per run, see the module doc). Other
+/// runs are copied as they are.
+pub fn apply(raw: &[Run], residue: &Residue) -> Vec<Run> {
+    raw.iter()
+        .map(|r| {
+            let mut r = r.clone();
+            if r.instrumentation != Instrumentation::PerObject {
+                return r;
+            }
+            let per = in_run(&mut r, residue.ns_per_stop);
+            let Some(a) = r.after_main.as_mut() else {
+                return r;
+            };
+            let after = a.stops;
+            for c in windows(a) {
+                c.cpu_ns = c
+                    .cpu_ns
+                    .saturating_sub((per * c.stops as f64).round() as u64);
+            }
+            // The program's own time after `main` holds every stop after `main` (the
+            // lazy binds' too): the same per stop comes out of it.
+            for s in r
+                .segments
+                .iter_mut()
+                .filter(|s| s.phase == Phase::MainToExit)
+            {
+                if let Some(t) = s.counters.task_clock_ns.as_mut() {
+                    let n = after.min(s.stops) as f64;
+                    *t = t.saturating_sub((per * n).round() as u64);
+                }
+            }
+            r
+        })
+        .collect()
+}
+
+#[cfg(test)]
+#[path = "residue_tests.rs"]
+mod tests;
