@@ -162,3 +162,36 @@ pub fn ready(have: impl Fn(&str) -> bool) -> Option<Hundred> {
         .map_err(|e| println!("SKIP: cannot build the program: {e}"))
         .ok()
 }
+
+/// `perf stat -x, -e task-clock -r N`: the mean task-clock in ns and its relative stddev.
+#[allow(dead_code)]
+pub fn perf_stat(argv: &[String], runs: usize) -> Result<(f64, String), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let file = dir.path().join("stat.csv");
+    let st = std::process::Command::new("perf")
+        .args(["stat", "-x,", "-o"])
+        .arg(&file)
+        .args(["-e", "task-clock", "-r", &runs.to_string(), "--"])
+        .args(argv)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .map_err(|e| format!("perf: {e}"))?;
+    if !st.success() {
+        return Err(format!("perf stat exited with {st}"));
+    }
+    let text = std::fs::read_to_string(&file).map_err(|e| e.to_string())?;
+    // CSV: value,unit,event,stddev%,...
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .find_map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            if f.len() < 4 || !f[2].starts_with("task-clock") {
+                return None;
+            }
+            let unit = if f[1] == "msec" { 1e6 } else { 1.0 };
+            Some((f[0].parse::<f64>().ok()? * unit, f[3].to_string()))
+        })
+        .ok_or_else(|| format!("cannot read perf stat's output:\n{text}"))
+}
