@@ -259,7 +259,7 @@ mod tests {
         let m = find(&none, &none);
         assert_eq!(
             m.missing.as_deref(),
-            Some("none (no dlopen after main in either document)")
+            Some("none (no dlopen after main on either side)")
         );
         let old = doc(vec![crate::attribute::after_main::tests::run(1_000, None)]);
         let m = find(&base, &old);
@@ -271,5 +271,72 @@ mod tests {
                 .starts_with("not measured (HEAD: "),
             "{m:?}"
         );
+    }
+
+    /// With the stops after `main` taken out at a residue, the own work is read from the
+    /// runs as the profile read them: each run's main → exit less the residue for its stops
+    /// after `main`, its ld.so CPU less the residue for the stops inside those windows.
+    #[test]
+    fn own_work_follows_the_residue_the_profile_took_out() {
+        let mut runs = three_runs();
+        for r in &mut runs {
+            if let Some(a) = r.after_main.as_mut() {
+                a.stops = 10;
+            }
+            for s in &mut r.segments {
+                if s.phase == crate::record::Phase::MainToExit {
+                    s.stops = 10;
+                }
+            }
+        }
+        let plain = doc(runs.clone());
+        let mut with = doc(runs.clone());
+        with.profile.as_mut().unwrap().overhead.residue =
+            Some(crate::report::schema::profile::Residue {
+                ns_per_stop: 1.0,
+                low_ns: 0.5,
+                high_ns: 1.5,
+                replay_ns: 0.0,
+            });
+        let own = |d: &Document| crate::compare::verdict::run_figures(d).unwrap().main_cpu;
+        let (a, b) = (own(&plain), own(&with));
+        assert_eq!(a.len(), b.len());
+        let measured = runs
+            .iter()
+            .filter(|r| r.instrumentation == crate::record::Instrumentation::PerObject);
+        for ((x, y), r) in a.iter().zip(&b).zip(measured) {
+            let am = r.after_main.as_ref().unwrap();
+            // The run's residue: never more than its cheapest window per stop.
+            let mut costs: Vec<&crate::record::after_main::Cost> = Vec::new();
+            for o in &am.opens {
+                costs.push(&o.cost);
+                for l in &o.objects {
+                    costs.extend(
+                        [&l.mapping, &l.relocation, &l.initializers]
+                            .into_iter()
+                            .flatten(),
+                    );
+                }
+            }
+            for c in &am.closes {
+                costs.push(&c.cost);
+                costs.extend(c.finalizers.iter().map(|(_, f)| f));
+            }
+            let per = costs
+                .iter()
+                .filter(|c| c.stops > 0)
+                .map(|c| c.cpu_ns as f64 / c.stops as f64)
+                .fold(1.0, f64::min);
+            let less = |stops: u64| (per * stops as f64).round();
+            // ld.so's CPU after main: the top-level calls and the dlcloses.
+            let loader: f64 = am
+                .opens
+                .iter()
+                .filter(|o| o.parent.is_none())
+                .map(|o| less(o.cost.stops))
+                .chain(am.closes.iter().map(|c| less(c.cost.stops)))
+                .sum();
+            assert_eq!(y - x, loader - less(10), "{a:?} {b:?} (per stop {per})");
+        }
     }
 }

@@ -160,12 +160,20 @@ pub fn run_figures(doc: &Document) -> Option<RunFigures> {
 
 /// The program's own work per per-object run that recorded the loader after `main`: main →
 /// exit less its stops' cost, with the children's CPU, less the run's ld.so CPU after `main`
-/// (never below zero).
+/// (never below zero). Where the profile took the stops after `main` out at their residue
+/// too ([`crate::attribute::profile::residue`]), both figures are read as it read them, so
+/// the own work is the summary's "the program".
 fn own_work_less_loader(
     p: &crate::report::schema::profile::ProfileSection,
     fallback: Option<f64>,
 ) -> Vec<f64> {
-    p.raw
+    let adjusted = p
+        .overhead
+        .residue
+        .map(|r| crate::attribute::profile::residue::apply(&p.raw, &r.into()));
+    adjusted
+        .as_deref()
+        .unwrap_or(&p.raw)
         .iter()
         .filter(|r| {
             r.instrumentation == Instrumentation::PerObject
@@ -323,7 +331,7 @@ fn after_main_metric(base: &Document, head: &Document) -> Metric {
         (Err(b), _) => missing(format!("not measured (BASE: {b})")),
         (_, Err(h)) => missing(format!("not measured (HEAD: {h})")),
         (Ok((_, false)), Ok((_, false))) => {
-            missing("none (no dlopen after main in either document)".into())
+            missing("none (no dlopen after main on either side)".into())
         }
         (Ok((b, _)), Ok((h, _))) => {
             let mut m = metric(
