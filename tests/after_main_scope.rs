@@ -346,3 +346,59 @@ fn python_s_extension_modules_bind_where_glibc_binds() {
         );
     }
 }
+
+/// ld.so asked for in a new namespace (libc needs it there) is a proxy of the base
+/// namespace's: glibc generates no link map for it ("needed by" without "generating link
+/// map" in `LD_DEBUG=files`), and it is no object loaded after main.
+#[test]
+fn the_ld_so_proxy_in_a_new_namespace_is_no_loaded_object() {
+    let _one = one_at_a_time();
+    let name = "the_ld_so_proxy_in_a_new_namespace_is_no_loaded_object";
+    if !common::tools(name, &["cc"]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("p.c"),
+        "#define _GNU_SOURCE\n#include <dlfcn.h>\n\
+         int main(void) { return dlmopen(LM_ID_NEWLM, \"libz.so.1\", RTLD_NOW) ? 0 : 1; }\n",
+    )
+    .unwrap();
+    let out = std::process::Command::new("cc")
+        .current_dir(dir.path())
+        .args(["-o", "p", "p.c", "-ldl"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let prog = dir.path().join("p").display().to_string();
+    let Some(run) = traced(
+        name,
+        &[&prog],
+        &[],
+        ldcost::symbolize::default_debug_roots(),
+    ) else {
+        return;
+    };
+    let am = run
+        .after_main
+        .clone()
+        .expect("a per-object run records after_main");
+    if let AfterMainSeen::Rendezvous(why) = &am.seen {
+        skip(name, &format!("no ld.so debug symbols: {why}"));
+        return;
+    }
+    assert_eq!(run.ending, Ending::Exited(0));
+    let glibc = dlopen_fixtures::ld_debug_files(&[&prog], &[]);
+    assert_eq!(glibc.status, Some(0), "the program untraced");
+    let mapped: Vec<String> = glibc.mapped.iter().map(|m| base(m)).collect();
+    assert!(
+        mapped.iter().any(|m| m == "libz.so.1")
+            && !mapped.iter().any(|m| m.starts_with("ld-linux")),
+        "LD_DEBUG=files: {mapped:?}"
+    );
+    assert_eq!(loaded(&am), mapped);
+}

@@ -815,7 +815,16 @@ impl Tracer {
             }
             Kind::Map(i) => {
                 let lm = regs.rax;
-                if lm != 0 && !self.known[i].contains(&lm) && !self.mapped[i].contains(&lm) {
+                // ld.so asked for in a namespace other than the base one is a proxy, a
+                // link_map whose `l_real` is the base namespace's ld.so: nothing is mapped,
+                // relocated or initialized for it (glibc does not "generate" its link map), so
+                // it is no loaded object; its search stays in the call's own time.
+                let proxy = lm != 0 && self.peek(lm + 40).is_some_and(|real| real != lm);
+                if lm != 0
+                    && !proxy
+                    && !self.known[i].contains(&lm)
+                    && !self.mapped[i].contains(&lm)
+                {
                     let name = self.map_name(lm);
                     self.mapped[i].push(lm);
                     self.opens[i].objects.push(LoadedObject {
