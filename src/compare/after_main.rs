@@ -12,6 +12,56 @@ use super::factors::{ObjectRow, Row};
 use crate::attribute::after_main::{AfterMainSection, ObjectRow as Loaded, Seen};
 use crate::report::Document;
 
+/// The two documents with their figures after `main` read with one residue per stop
+/// ([`crate::attribute::profile::residue`]), estimated over both sides' rounds: each side's
+/// profile took out its own, or none where its rounds did not resolve one, and two sides read
+/// differently would show ldcost's stops as a change in every library. Both sides' runs are
+/// taken in turns, so one estimate holds for both. The static model of each object (its
+/// relocations, lookups, scope) is kept as the document has it.
+pub fn with_common_residue(base: &Document, head: &Document) -> (Document, Document) {
+    let (mut b, mut h) = (base.clone(), head.clone());
+    let (Some(pb), Some(ph)) = (&base.profile, &head.profile) else {
+        return (b, h);
+    };
+    let both: Vec<crate::record::Run> = pb.raw.iter().chain(&ph.raw).cloned().collect();
+    let common = crate::attribute::profile::residue::estimate(&both);
+    for d in [&mut b, &mut h] {
+        if let Some(p) = d.profile.as_mut() {
+            read_with(p, common);
+        }
+    }
+    (b, h)
+}
+
+/// A profile's section after `main` read again from its runs less `residue` (none: as
+/// recorded), keeping the objects' static model.
+fn read_with(
+    p: &mut crate::report::schema::profile::ProfileSection,
+    residue: Option<crate::attribute::profile::residue::Residue>,
+) {
+    let had: Option<crate::attribute::profile::residue::Residue> =
+        p.overhead.residue.map(Into::into);
+    if had == residue {
+        return;
+    }
+    let runs = match &residue {
+        Some(r) => crate::attribute::profile::residue::apply(&p.raw, r),
+        None => p.raw.clone(),
+    };
+    let mut s = crate::attribute::after_main::section(&runs, &p.detail);
+    if let Some(old) = p.after_main.take() {
+        let old: AfterMainSection = old.into();
+        for o in &mut s.objects {
+            if let Some(k) = old.objects.iter().find(|k| k.object == o.object) {
+                o.model = k.model;
+                o.scope = k.scope.clone();
+            }
+        }
+    }
+    p.after_main = Some(s.into());
+    p.overhead.residue = residue.map(Into::into);
+}
+
 fn short(p: &str) -> &str {
     p.rsplit('/').next().unwrap_or(p)
 }
@@ -338,5 +388,33 @@ mod tests {
                 .sum();
             assert_eq!(y - x, loader - less(10), "{a:?} {b:?} (per stop {per})");
         }
+    }
+
+    /// Two sides whose own rounds resolve different residues (or none) are read with one,
+    /// estimated over both sides' rounds: the same per-stop correction on both sides.
+    #[test]
+    fn both_sides_are_read_with_one_residue() {
+        use crate::attribute::profile::residue::{apply, estimate, tests::kinds};
+        let (quiet, noisy) = (kinds(100_000), kinds(12_000_000));
+        assert!(estimate(&quiet).is_some() && estimate(&noisy).is_none());
+        let (base, head) = (doc(quiet.clone()), doc(noisy.clone()));
+        let (b, h) = with_common_residue(&base, &head);
+        let both: Vec<_> = quiet.iter().chain(&noisy).cloned().collect();
+        let common = estimate(&both).expect("resolved over both sides");
+        let got = |d: &Document| d.profile.as_ref().unwrap().overhead.residue.map(Into::into);
+        assert_eq!(got(&b), Some(common));
+        assert_eq!(got(&h), Some(common));
+        // HEAD's figures after main are its runs less that residue.
+        let want = crate::attribute::after_main::section(
+            &apply(&noisy, &common),
+            &head.profile.as_ref().unwrap().detail,
+        );
+        let s = section(&h).unwrap();
+        assert_eq!(s.objects[0].mapping_ns, want.objects[0].mapping_ns);
+        assert_ne!(
+            s.objects[0].mapping_ns,
+            section(&head).unwrap().objects[0].mapping_ns,
+            "HEAD alone took out no residue"
+        );
     }
 }

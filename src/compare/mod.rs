@@ -176,6 +176,8 @@ fn side(doc: &Document, document: Option<&Path>, env: &[(String, String)]) -> Si
 
 /// The comparison of two documents (pure).
 pub fn compare_documents(base: &Document, head: &Document) -> (Verdict, Factors, Attribution) {
+    let (base, head) = after_main::with_common_residue(base, head);
+    let (base, head) = (&base, &head);
     let v = verdict::verdict(base, head);
     let f = factors::factors(base, head);
     let measured = v

@@ -300,8 +300,14 @@ fn after_main_runs(doc: &Document) -> Result<(Vec<f64>, bool), String> {
     if let crate::attribute::after_main::Seen::NotAvailable(why) = &a.seen {
         return Err(why.clone());
     }
-    let runs: Vec<f64> = p
-        .raw
+    // Read as the section is: less the residue per stop where one was taken out.
+    let adjusted = p
+        .overhead
+        .residue
+        .map(|r| crate::attribute::profile::residue::apply(&p.raw, &r.into()));
+    let runs: Vec<f64> = adjusted
+        .as_deref()
+        .unwrap_or(&p.raw)
         .iter()
         .filter(|r| r.instrumentation == crate::record::Instrumentation::PerObject)
         .filter(|r| crate::attribute::profile::lost(r).is_none())

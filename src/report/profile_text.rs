@@ -375,30 +375,38 @@ fn after_main_residue(p: &ProfileSection) -> Option<String> {
         .map(|a| a.stops as f64)
         .collect();
     let stops = crate::stats::median(&stops)?;
-    if let Some(r) = &o.residue {
-        return (stops >= 100.0).then(|| {
-            format!(
-                "  ldcost's {stops:.0} stops after main are taken out at {:.1} µs each: {:.1} µs replayed in each run, and {:.1} µs [{:.1}, {:.1}] more that its runs with few stops show (the target's work refilling what each stop disturbed)",
-                (r.replay_ns + r.ns_per_stop) / 1e3,
-                r.replay_ns / 1e3,
-                r.ns_per_stop / 1e3,
-                r.low_ns / 1e3,
-                r.high_ns / 1e3,
-            )
-        });
+    // Fewer stops than this are within the runs' own noise, as at start-up.
+    if stops < 100.0 {
+        return None;
     }
-    let (replay, slope) = (o.ns_per_stop?, o.ns_per_stop_slope?);
-    let residue = stops * (slope - replay);
-    // Below a tenth of a millisecond, or a slope within a quarter of the replays, the rest is
-    // within the runs' own noise.
-    (stops >= 100.0 && slope > 1.25 * replay && residue >= 100_000.0).then(|| {
-        format!(
-            "  caveat: {stops:.0} stops after main are taken out at their replayed cost ({:.1} µs each), but across runs each stop cost the target {:.1} µs: up to {:.3} ms of the figures after main may still be ldcost's",
+    if let Some(r) = &o.residue {
+        return Some(format!(
+            "  ldcost's {stops:.0} stops after main are taken out at {:.1} µs each: {:.1} µs replayed in each run, and {:.1} µs [{:.1}, {:.1}] more that the boundaries-only runs, taken in turns, show a stop cost (the target's work refilling what each stop disturbed), out of these figures and of the program's own part",
+            (r.replay_ns + r.ns_per_stop) / 1e3,
+            r.replay_ns / 1e3,
+            r.ns_per_stop / 1e3,
+            r.low_ns / 1e3,
+            r.high_ns / 1e3,
+        ));
+    }
+    let replay = o.ns_per_stop?;
+    let residue = o
+        .ns_per_stop_slope
+        .map(|slope| (slope, stops * (slope - replay)));
+    match residue {
+        // A slope within a quarter of the replays, or below a tenth of a millisecond in all,
+        // is within the runs' own noise.
+        Some((slope, residue)) if slope > 1.25 * replay && residue >= 100_000.0 => Some(format!(
+            "  caveat: {stops:.0} stops after main are taken out at their replayed cost ({:.1} µs each); the runs did not resolve what they cost beyond it, but by the slope of CPU over stops across runs each cost the target {:.1} µs: up to {:.3} ms of the figures after main may still be ldcost's",
             replay / 1e3,
             slope / 1e3,
             residue / 1e6
-        )
-    })
+        )),
+        _ => Some(format!(
+            "  ldcost's {stops:.0} stops after main are taken out at their replayed cost ({:.1} µs each); the runs did not resolve a cost beyond it (more runs, -n, may)",
+            replay / 1e3
+        )),
+    }
 }
 
 /// What `--detail` adds after the tables: the whole process, the exit, the instrumentation's
@@ -774,14 +782,20 @@ mod residue_tests {
         p.overhead.ns_per_stop_slope = Some(5_200.0);
         let line = after_main_residue(&p).expect("a caveat");
         assert!(
-            line.contains("846 stops after main")
+            line.contains("caveat: 846 stops after main")
                 && line.contains("(2.8 µs each)")
                 && line.contains("5.2 µs")
                 && line.contains("up to 2.030 ms"),
             "{line}"
         );
+        // A slope close to the replays: said, without a caveat.
         p.overhead.ns_per_stop_slope = Some(3_000.0);
-        assert_eq!(after_main_residue(&p), None);
+        let line = after_main_residue(&p).expect("a line");
+        assert!(
+            line.contains("846 stops after main are taken out at their replayed cost (2.8 µs each); the runs did not resolve")
+                && !line.contains("caveat"),
+            "{line}"
+        );
         p.overhead.ns_per_stop_slope = Some(5_200.0);
         for r in p.raw.iter_mut() {
             if let Some(a) = r.after_main.as_mut() {
@@ -811,7 +825,8 @@ mod residue_tests {
         let line = after_main_residue(&p).expect("a line");
         assert!(
             line.contains("1203 stops after main are taken out at 5.5 µs each: 3.0 µs replayed")
-                && line.contains("2.5 µs [1.9, 3.1] more"),
+                && line.contains("2.5 µs [1.9, 3.1] more that the boundaries-only runs")
+                && line.contains("and of the program's own part"),
             "{line}"
         );
     }

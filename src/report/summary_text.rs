@@ -148,7 +148,7 @@ fn uninstrumented_caveat(e: &ExecSummary) -> Option<String> {
         ))
     } else if ratio < 0.90 {
         Some(format!(
-            "caveat: the runs without ptrace take {:.3} ms per exec; the parts below add up to {:.3} ms less (the stops' correction took out more than they cost; --detail: the cross-checks)",
+            "caveat: the runs without ptrace take {:.3} ms per exec; the parts below add up to {:.3} ms less (the runs vary that much, or the stops' correction took out more than they cost; --detail: the cross-checks)",
             u / 1e6,
             (u - e.cpu_ns) / 1e6
         ))

@@ -13,14 +13,16 @@
 //! tens of stops and this is within the runs' noise; a program that loads a hundred libraries
 //! after `main` takes a thousand stops, and there it is most of the windows' figures.
 //!
-//! How: from the runs themselves, across kinds measured in turns: the per-object runs'
-//! median CPU less the boundaries-only runs' (a few stops, none after `main`), over the
-//! difference of their stops, is what each stop cost the target; less the replayed cost, the
-//! residue. The runs without ptrace are not used, so they stay an independent check of the
-//! result. It is taken out only when the two kinds' 95% intervals leave it above zero (a
-//! difference within the noise is not a measurement), and in each run never more than its
-//! cheapest window after `main` per stop, the rule the replays follow at start-up: no window
-//! is corrected below zero, whatever the machine's load did between the runs.
+//! How: from the runs themselves, round by round (each round runs a per-object run and a
+//! boundaries-only one in turns, so the load of the moment falls on both): the per-object
+//! run's CPU less the boundaries-only run's (a few stops, none after `main`), over the
+//! difference of their stops, is what each stop cost the target that round; less that run's
+//! replayed cost, the round's residue. Its median over the rounds is taken out, only when the
+//! median's 95% interval is above zero (a difference within the noise is not a
+//! measurement), and in each run never more than its cheapest window after `main` per stop,
+//! the rule the replays follow at start-up: no window is corrected below zero, whatever the
+//! machine's load did. The runs without ptrace are not used, so they stay an independent
+//! check of the result.
 
 use crate::attribute::stats::summarize;
 use crate::record::after_main::Cost;
@@ -39,50 +41,57 @@ const MIN_RUNS: usize = 3;
 pub struct Residue {
     /// The point estimate, taken out of the windows after `main`.
     pub ns_per_stop: f64,
-    /// The lowest the two kinds' 95% intervals allow (above zero, or there is no residue).
+    /// The 95% interval of that median over the rounds: its low end (above zero, or there
+    /// is no residue).
     pub low_ns: f64,
-    /// The highest they allow.
+    /// Its high end.
     pub high_ns: f64,
-    /// The replayed cost it is beyond (the median over the per-object runs).
+    /// The replayed cost it is beyond (the median over the rounds' per-object runs).
     pub replay_ns: f64,
 }
 
 /// The residue per stop of these runs (see the module doc); None when it is not resolved:
-/// no boundaries-only runs or too few, too few stops more in the per-object runs, or a
-/// difference whose interval reaches zero.
+/// fewer than [`MIN_RUNS`] rounds with a per-object and a boundaries-only run, too few stops
+/// more in the per-object runs, or an interval that reaches zero.
 pub fn estimate(raw: &[Run]) -> Option<Residue> {
-    let kind = |k: Instrumentation| -> Vec<&Run> {
-        raw.iter()
-            .filter(|r| r.instrumentation == k && lost(r).is_none())
-            .filter(|r| ns(&r.total).is_some())
-            .collect()
-    };
-    let (po, co) = (
-        kind(Instrumentation::PerObject),
-        kind(Instrumentation::Coarse),
-    );
-    if po.len() < MIN_RUNS || co.len() < MIN_RUNS {
+    let usable = |r: &Run| lost(r).is_none() && ns(&r.total).is_some();
+    // Each round runs a per-object run, then a boundaries-only one, in turns: paired by
+    // round, the load of that moment falls on both.
+    let mut pending: Option<&Run> = None;
+    let mut per_round: Vec<f64> = Vec::new();
+    let mut replays: Vec<f64> = Vec::new();
+    for r in raw {
+        match r.instrumentation {
+            Instrumentation::PerObject => pending = Some(r).filter(|r| usable(r)),
+            Instrumentation::Coarse => {
+                let Some(po) = pending.take() else { continue };
+                if !usable(r) {
+                    continue;
+                }
+                let more = po.stops as f64 - r.stops as f64;
+                let (Some(a), Some(b), Some(replay)) =
+                    (ns(&po.total), ns(&r.total), per_stop_ns(po, None))
+                else {
+                    continue;
+                };
+                if more < MIN_STOPS {
+                    continue;
+                }
+                per_round.push((a - b) / more - replay);
+                replays.push(replay);
+            }
+            _ => {}
+        }
+    }
+    if per_round.len() < MIN_RUNS {
         return None;
     }
-    let totals = |v: &[&Run]| summarize(&v.iter().filter_map(|r| ns(&r.total)).collect::<Vec<_>>());
-    let stops =
-        |v: &[&Run]| crate::stats::median(&v.iter().map(|r| r.stops as f64).collect::<Vec<_>>());
-    let (tp, tc) = (totals(&po)?, totals(&co)?);
-    let more = stops(&po)? - stops(&co)?;
-    if more < MIN_STOPS {
-        return None;
-    }
-    let replay = crate::stats::median(
-        &po.iter()
-            .filter_map(|r| per_stop_ns(r, None))
-            .collect::<Vec<_>>(),
-    )?;
-    let per = |with: f64, without: f64| (with - without) / more - replay;
+    let s = summarize(&per_round)?;
     let r = Residue {
-        ns_per_stop: per(tp.median, tc.median),
-        low_ns: per(tp.ci95.0, tc.ci95.1),
-        high_ns: per(tp.ci95.1, tc.ci95.0),
-        replay_ns: replay,
+        ns_per_stop: s.median,
+        low_ns: s.ci95.0,
+        high_ns: s.ci95.1,
+        replay_ns: crate::stats::median(&replays)?,
     };
     (r.low_ns > 0.0 && r.ns_per_stop > 0.0).then_some(r)
 }
@@ -160,4 +169,4 @@ pub fn apply(raw: &[Run], residue: &Residue) -> Vec<Run> {
 
 #[cfg(test)]
 #[path = "residue_tests.rs"]
-mod tests;
+pub(crate) mod tests;

@@ -32,24 +32,25 @@ fn kind_run(k: Instrumentation, stops: u64, total: u64, replay: u64, windows: u6
     r
 }
 
-/// Per-object runs of 1,000 stops at 19 ms ± jitter, boundaries-only runs of 10 stops at
-/// 13 ms ± jitter, replays of 2 µs: each stop cost (19 − 13) ms / 990 ≈ 6.06 µs, 4.06 beyond
-/// the replay.
-fn kinds(jitter: u64) -> Vec<Run> {
+/// Ten rounds of a per-object run of 1,000 stops at 19 ms and a boundaries-only run of 10
+/// stops at 13 ms, each ± `jitter` / 2 in its own pattern, and a run without ptrace;
+/// replays of 2 µs: each stop cost about (19 − 13) ms / 990 ≈ 6.06 µs, 4.06 beyond the replay.
+pub(crate) fn kinds(jitter: u64) -> Vec<Run> {
     let mut v = Vec::new();
     for i in 0..10u64 {
-        let j = (i % 5) * jitter / 4;
+        let a = (i % 5) * jitter / 4;
+        let b = ((i * 3 + 1) % 5) * jitter / 4;
         v.push(kind_run(
             Instrumentation::PerObject,
             1000,
-            19_000_000 + j - jitter / 2,
+            19_000_000 + a - jitter / 2,
             2_000,
             50_000,
         ));
         v.push(kind_run(
             Instrumentation::Coarse,
             10,
-            13_000_000 + j - jitter / 2,
+            13_000_000 + b - jitter / 2,
             0,
             0,
         ));
@@ -62,14 +63,20 @@ fn kinds(jitter: u64) -> Vec<Run> {
 fn the_residue_is_the_cost_per_stop_across_kinds_beyond_the_replay() {
     let r = estimate(&kinds(100_000)).expect("resolved");
     let want = 6_000_000.0 / 990.0 - 2_000.0;
-    assert!((r.ns_per_stop - want).abs() < 1.0, "{r:?} against {want}");
+    // The rounds' differences are 6 ms ± 75 µs: their median within 76 ns a stop of it.
+    assert!((r.ns_per_stop - want).abs() < 76.0, "{r:?} against {want}");
     assert_eq!(r.replay_ns, 2_000.0);
-    assert!(r.low_ns > 0.0 && r.low_ns < r.ns_per_stop && r.high_ns > r.ns_per_stop);
+    assert!(
+        r.low_ns > 0.0 && r.low_ns <= r.ns_per_stop && r.high_ns >= r.ns_per_stop,
+        "{r:?}"
+    );
+    assert!(r.high_ns > r.low_ns, "{r:?}");
 }
 
 #[test]
 fn a_difference_within_the_noise_is_no_residue() {
-    // Jitter of ±6 ms: the intervals overlap past zero.
+    // Jitter of ±6 ms: the rounds' residues run from −5 to +13 µs, and their median's
+    // interval reaches below zero.
     assert_eq!(estimate(&kinds(12_000_000)), None);
 }
 
