@@ -3,7 +3,7 @@
 //! and the per-object rows, and the command that reproduces it. In: a [`Comparison`].
 
 use super::explain::{self, explained};
-use super::text::{opt, side_name, signed};
+use super::text::side_name;
 use crate::compare::verdict::p_text;
 use crate::compare::Comparison;
 use crate::report::schema::comparison::Row;
@@ -11,21 +11,10 @@ use crate::report::schema::comparison::Row;
 fn table(out: &mut String, rows: &[Row], time: bool) {
     out.push_str("| | BASE | HEAD | Δ |\n|---|---:|---:|---:|\n");
     for r in rows {
-        let f = |v: Option<f64>| match v {
-            Some(v) if time => format!("{:.1}", v / 1e3),
-            v => opt(v),
-        };
-        let d = match r.delta {
-            Some(d) if time => super::text::delta_us(d),
-            Some(d) => signed(d),
-            None => String::new(),
-        };
+        let (b, h, d) = super::text::cells(r, time);
         out.push_str(&format!(
-            "| {} | {} | {} | {} |\n",
+            "| {} | {b} | {h} | {d} |\n",
             r.name.replace('|', "\\|"),
-            f(r.base),
-            f(r.head),
-            d
         ));
     }
 }

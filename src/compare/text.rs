@@ -72,6 +72,24 @@ pub fn change_line(c: &Change) -> String {
     )
 }
 
+/// A row's BASE, HEAD and Δ as printed: `time` rows hold ns and print µs; a row of µs (an
+/// object's times after `main`) keeps its one decimal, whole or not; counts print whole.
+pub fn cells(r: &Row, time: bool) -> (String, String, String) {
+    let micro = !time && r.name.ends_with(" µs");
+    let f = |v: Option<f64>| match v {
+        Some(v) if time => format!("{:.1}", v / 1e3),
+        Some(v) if micro => format!("{v:.1}"),
+        v => opt(v),
+    };
+    let d = match r.delta {
+        Some(d) if time => delta_us(d),
+        Some(d) if micro => delta_us(d * 1e3),
+        Some(d) => signed(d),
+        None => String::new(),
+    };
+    (f(r.base), f(r.head), d)
+}
+
 fn rows(out: &mut String, title: &str, rows: &[Row], time: bool) {
     if rows.is_empty() {
         return;
@@ -82,23 +100,9 @@ fn rows(out: &mut String, title: &str, rows: &[Row], time: bool) {
         .map(|r| r.name.chars().count())
         .max()
         .unwrap_or(0);
-    let f = |v: Option<f64>| match v {
-        Some(v) if time => format!("{:.1}", v / 1e3),
-        v => opt(v),
-    };
     for r in rows {
-        let d = match r.delta {
-            Some(d) if time => delta_us(d),
-            Some(d) => signed(d),
-            None => String::new(),
-        };
-        let line = format!(
-            "  {:<w$}  {:>12} → {:<12} {}",
-            r.name,
-            f(r.base),
-            f(r.head),
-            d
-        );
+        let (b, h, d) = cells(r, time);
+        let line = format!("  {:<w$}  {b:>12} → {h:<12} {d}", r.name);
         out.push_str(line.trim_end());
         out.push('\n');
     }
@@ -583,6 +587,38 @@ fn after_main(out: &mut String, f: &crate::report::schema::comparison::Factors, 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A row of µs prints one decimal whole or not; a count prints whole; a time row in ns
+    /// prints µs.
+    #[test]
+    fn rows_of_us_keep_their_decimal() {
+        let row = |name: &str, b: f64, h: f64| Row {
+            name: name.into(),
+            base: Some(b),
+            head: Some(h),
+            delta: Some(h - b),
+        };
+        let c = |r: &Row, t: bool| {
+            let (b, h, d) = cells(r, t);
+            format!("{b} → {h} {d}")
+        };
+        assert_eq!(
+            c(&row("initializers µs", 3.0, 1.5), false),
+            "3.0 → 1.5 -1.5"
+        );
+        assert_eq!(
+            c(&row("search and mapping µs", 34.0, 34.0), false),
+            "34.0 → 34.0 0.0"
+        );
+        assert_eq!(
+            c(&row("relocations", 1339.0, 1340.0), false),
+            "1,339 → 1,340 +1"
+        );
+        assert_eq!(
+            c(&row("ld.so's CPU after main", 951_800.0, 2_775_400.0), true),
+            "951.8 → 2775.4 +1823.6"
+        );
+    }
 
     /// An assignment keeps its name bare, so that a shell still reads it as one; its value
     /// is quoted like any word.
