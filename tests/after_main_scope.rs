@@ -18,7 +18,8 @@ use std::path::Path;
 use common::dlopen_fixtures::{self};
 use common::skip;
 use common::traced::{
-    base, fixture_run, fixture_run_without_symbols, loaded, one_at_a_time, oracle, traced,
+    base, fixture_run, fixture_run_without_symbols, loaded, one_at_a_time, oracle, per_object,
+    traced,
 };
 use ldcost::record::after_main::AfterMainSeen;
 use ldcost::record::Ending;
@@ -383,14 +384,9 @@ fn the_ld_so_proxy_in_a_new_namespace_is_no_loaded_object() {
     ) else {
         return;
     };
-    let am = run
-        .after_main
-        .clone()
-        .expect("a per-object run records after_main");
-    if let AfterMainSeen::Rendezvous(why) = &am.seen {
-        skip(name, &format!("no ld.so debug symbols: {why}"));
+    let Some(am) = per_object(name, &run) else {
         return;
-    }
+    };
     assert_eq!(run.ending, Ending::Exited(0));
     let glibc = dlopen_fixtures::ld_debug_files(&[&prog], &[]);
     assert_eq!(glibc.status, Some(0), "the program untraced");

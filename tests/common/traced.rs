@@ -65,6 +65,14 @@ pub fn fixture_run(name: &str, mode: &str) -> Option<(Fixtures, Run, AfterMain)>
         &fx.env(),
         ldcost::symbolize::default_debug_roots(),
     )?;
+    let am = per_object(name, &run)?;
+    assert_eq!(run.ending, Ending::Exited(7), "the fixture's exit status");
+    Some((fx, run, am))
+}
+
+/// A traced run's record after main, seen per object; None, with `SKIP` printed, where ld.so
+/// has no debug symbols (the rendezvous level only).
+pub fn per_object(name: &str, run: &Run) -> Option<AfterMain> {
     let am = run
         .after_main
         .clone()
@@ -74,8 +82,7 @@ pub fn fixture_run(name: &str, mode: &str) -> Option<(Fixtures, Run, AfterMain)>
         return None;
     }
     assert_eq!(am.seen, AfterMainSeen::PerObject);
-    assert_eq!(run.ending, Ending::Exited(7), "the fixture's exit status");
-    Some((fx, run, am))
+    Some(am)
 }
 
 /// The fixtures, traced in `mode` with no debug symbols at all (an empty directory for them),

@@ -99,16 +99,18 @@ fn without_boundaries_only_runs_or_enough_stops_there_is_none() {
     assert_eq!(estimate(&few), None);
 }
 
+/// A residue of 3 µs a stop beyond replays of 2 µs.
+const THREE_US: Residue = Residue {
+    ns_per_stop: 3_000.0,
+    low_ns: 1.0,
+    high_ns: 5_000.0,
+    replay_ns: 2_000.0,
+};
+
 #[test]
 fn each_window_and_main_to_exit_lose_the_residue_per_stop_inside_them() {
     let raw = kinds(100_000);
-    let r = Residue {
-        ns_per_stop: 3_000.0,
-        low_ns: 1.0,
-        high_ns: 5_000.0,
-        replay_ns: 2_000.0,
-    };
-    let out = apply(&raw, &r);
+    let out = apply(&raw, &THREE_US);
     let (before, after) = (&raw[0], &out[0]);
     let o = &after.after_main.as_ref().unwrap().opens[0];
     // Each window has 2 stops: 50 µs less 6 µs; the call 200 µs less 6 µs.
@@ -138,13 +140,7 @@ fn no_window_goes_below_zero() {
         2_000,
         4_000,
     )];
-    let r = Residue {
-        ns_per_stop: 3_000.0,
-        low_ns: 1.0,
-        high_ns: 5_000.0,
-        replay_ns: 2_000.0,
-    };
-    let out = apply(&raw, &r);
+    let out = apply(&raw, &THREE_US);
     let o = &out[0].after_main.as_ref().unwrap().opens[0];
     assert_eq!(o.objects[0].relocation.unwrap().cpu_ns, 0);
     assert_eq!(o.cost.cpu_ns, 16_000 - 4_000);
