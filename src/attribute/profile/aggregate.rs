@@ -272,13 +272,17 @@ pub fn per_stop_ns(r: &Run, fallback: Option<f64>) -> Option<f64> {
     // The median is robust to the one replay a signal or a preemption inflated.
     let replays: Vec<f64> = r.stop_costs_ns.iter().map(|&c| c as f64).collect();
     let measured = crate::stats::median(&replays).or(fallback)?;
-    let bound = r
-        .segments
+    Some(stop_bound(r).map_or(measured, |b| measured.min(b)).max(0.0))
+}
+
+/// The run's cheapest segment per stop: no stop is taken out at more than this, so no segment
+/// is corrected below zero. None when no counted segment has a stop.
+pub(crate) fn stop_bound(r: &Run) -> Option<f64> {
+    r.segments
         .iter()
         .filter(|s| s.stops > 0)
         .filter_map(|s| ns(&s.counters).map(|v| v / s.stops as f64))
-        .reduce(f64::min);
-    Some(bound.map_or(measured, |b| measured.min(b)).max(0.0))
+        .reduce(f64::min)
 }
 
 /// A segment's task-clock less its stops at `per_stop` ns each (None: not counted).

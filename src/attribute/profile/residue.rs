@@ -29,6 +29,7 @@ use crate::record::after_main::Cost;
 use crate::record::{Instrumentation, Phase, Run};
 
 use super::aggregate::ns;
+use super::aggregate::stop_bound;
 use super::{lost, per_stop_ns};
 
 /// Fewer stops than this between the two kinds do not resolve a cost per stop.
@@ -151,20 +152,41 @@ pub fn apply(raw: &[Run], residue: &Residue) -> Vec<Run> {
                     .saturating_sub((per * c.stops as f64).round() as u64);
             }
             // The program's own time after `main` holds every stop after `main` (the
-            // lazy binds' too): the same per stop comes out of it.
+            // lazy binds' too): the same per stop comes out of it, but never below the run's
+            // replayed cost of its stops as recorded ([`per_stop_ns`], bounded by the run's
+            // cheapest segment per stop). Below it the bound would read lower on the copy and
+            // correct every phase before `main` less than the recording does, which `compare`
+            // reads; and main-to-exit would go below zero. Without replays the fallback is
+            // not known here: the bound itself is kept.
+            let floor = per_stop_ns(&r, None).or_else(|| stop_bound(&r));
             for s in r
                 .segments
                 .iter_mut()
                 .filter(|s| s.phase == Phase::MainToExit)
             {
+                let stops = s.stops;
                 if let Some(t) = s.counters.task_clock_ns.as_mut() {
-                    let n = after.min(s.stops) as f64;
-                    *t = t.saturating_sub((per * n).round() as u64);
+                    let n = after.min(stops) as f64;
+                    let keep = floor.map_or(0, |b| least_at(b, stops)).min(*t);
+                    *t = t.saturating_sub((per * n).round() as u64).max(keep);
                 }
             }
             r
         })
         .collect()
+}
+
+/// The least whole `t` with `t / stops` at or above `per_stop` as [`stop_bound`] computes it
+/// (in f64), so the bound reads no lower on the copy. 0 for a segment without stops.
+fn least_at(per_stop: f64, stops: u64) -> u64 {
+    if stops == 0 {
+        return 0;
+    }
+    let mut t = (per_stop * stops as f64).ceil().max(0.0) as u64;
+    while (t as f64) / (stops as f64) < per_stop {
+        t += 1;
+    }
+    t
 }
 
 #[cfg(test)]

@@ -145,3 +145,37 @@ fn no_window_goes_below_zero() {
     assert_eq!(o.objects[0].relocation.unwrap().cpu_ns, 0);
     assert_eq!(o.cost.cpu_ns, 16_000 - 4_000);
 }
+
+/// Main-to-exit is this run's cheapest segment per stop (4 µs for each of its 1,000 stops,
+/// replays of 2 µs): 3 µs a stop would leave 1 µs, below the replay, and the copy's stops
+/// would then be corrected at 1 µs before `main` too. It keeps 2 µs a stop, and the copy's
+/// correction per stop is the recording's, with replays or with only the fallback.
+#[test]
+fn the_copy_corrects_its_stops_as_the_recording_does() {
+    let mut raw = kind_run(Instrumentation::PerObject, 1000, 4_000_000, 2_000, 50_000);
+    raw.segments[0].stops = 20;
+    raw.segments[0].counters.task_clock_ns = Some(200_000);
+    let m2e = |r: &Run| {
+        r.segments
+            .iter()
+            .find(|s| s.phase == Phase::MainToExit)
+            .and_then(|s| s.counters.task_clock_ns)
+            .unwrap()
+    };
+    let out = apply(std::slice::from_ref(&raw), &THREE_US);
+    assert_eq!(m2e(&out[0]), 2_000_000);
+    for fallback in [None, Some(2_500.0), Some(9_000.0)] {
+        assert_eq!(
+            per_stop_ns(&out[0], fallback),
+            per_stop_ns(&raw, fallback),
+            "{fallback:?}"
+        );
+    }
+    // Without replays: the bound (4 µs) is kept whatever the fallback.
+    raw.stop_costs_ns.clear();
+    let out = apply(std::slice::from_ref(&raw), &THREE_US);
+    assert_eq!(m2e(&out[0]), 4_000_000);
+    for fallback in [Some(2_500.0), Some(9_000.0)] {
+        assert_eq!(per_stop_ns(&out[0], fallback), per_stop_ns(&raw, fallback));
+    }
+}
