@@ -410,6 +410,11 @@ impl Error {
                         .into(),
                 )
             }
+            Error::Report(ReportError::Write { source, .. })
+                if source.kind() == std::io::ErrorKind::IsADirectory =>
+            {
+                Some("give the name of a file; `-` writes to standard output".into())
+            }
             Error::Report(ReportError::Write { .. }) => Some(
                 "check that the directory exists and is writable; `-` writes to standard output"
                     .into(),

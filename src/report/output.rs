@@ -238,6 +238,17 @@ fn probe(path: &Path) -> std::io::Result<()> {
         .prefix(".ldcost-probe-")
         .tempfile_in(dir)
         .map(drop)
+        // tempfile names its own file; the user named the output, which the error names.
+        .map_err(|e| {
+            let why = match e.raw_os_error() {
+                Some(n) => std::io::Error::from_raw_os_error(n).to_string(),
+                None => e.kind().to_string(),
+            };
+            std::io::Error::new(
+                e.kind(),
+                format!("no file can be created in {}: {why}", dir.display()),
+            )
+        })
 }
 
 /// Refuses (exit 2) an output that names one of `inputs` or the file another output names:
@@ -265,6 +276,12 @@ pub fn check_outputs(
                     format!("its directory {}: {e}", dir.display()),
                 )),
             };
+            // A directory is never replaced by a report: refused now, not after the run.
+            let problem = problem.or_else(|| {
+                std::fs::metadata(path)
+                    .is_ok_and(|m| m.is_dir())
+                    .then(|| std::io::Error::from_raw_os_error(nix::libc::EISDIR))
+            });
             if let Some(source) = problem.or_else(|| probe(path).err()) {
                 return Err(ReportError::Write {
                     path: path.to_path_buf(),

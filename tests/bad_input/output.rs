@@ -57,6 +57,48 @@ fn profile_json_into_missing_directory_is_refused_before_running() {
     );
 }
 
+/// `profile --json DIR` is refused before the target runs (a report never replaces a
+/// directory), with a hint that fits: name a file.
+#[test]
+fn profile_json_into_a_directory_is_refused_before_running() {
+    let dir = tmp();
+    let d = dir.path().to_str().expect("utf-8");
+    let (code, stdout, stderr) = ldcost(&["profile", "/bin/true", "--json", d]);
+    assert_eq!(code, Some(7), "{stderr}");
+    assert!(stdout.is_empty(), "the target ran: {stdout}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            format!("ldcost: error: cannot write {d}: Is a directory (os error 21)").as_str(),
+            "  hint: give the name of a file; `-` writes to standard output",
+        ],
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read_dir(dir.path()).expect("list").count(), 0);
+}
+
+/// A directory where no file can be created (sysfs refuses even root) is named as the user
+/// wrote it, never through the name of the file ldcost tried.
+#[test]
+fn an_output_where_no_file_can_be_created_is_named_as_given() {
+    let name = "an_output_where_no_file_can_be_created_is_named_as_given";
+    if !std::path::Path::new("/sys/kernel").is_dir() {
+        return skip(name, "no /sys/kernel here (sysfs not mounted)");
+    }
+    let out = "/sys/kernel/ldcost-out.json";
+    let (code, stdout, stderr) = ldcost(&["profile", "/bin/true", "--json", out]);
+    assert_eq!(code, Some(7), "{stderr}");
+    assert!(stdout.is_empty(), "the target ran: {stdout}");
+    let first = stderr.lines().next().unwrap_or("");
+    assert!(
+        first.starts_with(&format!(
+            "ldcost: error: cannot write {out}: no file can be created in /sys/kernel: "
+        )) && !stderr.contains(".ldcost-probe"),
+        "{stderr}"
+    );
+}
+
 /// Runs `ldcost args` (no target added): (exit code, stdout, stderr).
 fn ldcost(args: &[&str]) -> (Option<i32>, String, String) {
     let out = std::process::Command::new(LDCOST)
