@@ -5,7 +5,7 @@
 // exit code, never a panic. `cargo clippy` (CI) enforces it.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 
 use ldcost::cli::{Cli, Command};
 use ldcost::config::{DepsConfig, ProfileRun};
@@ -13,7 +13,10 @@ use ldcost::error::{Error, ExitCode};
 
 fn main() {
     let argv = ldcost::cli::normalize_args(std::env::args_os());
-    let cli = Cli::parse_from(argv.iter().cloned());
+    let cli = match Cli::try_parse_from(argv.iter().cloned()) {
+        Ok(cli) => cli,
+        Err(e) => command_line_error(e),
+    };
     if let Some(warning) = ldcost::cli::options_after_target(&argv, &cli.command) {
         eprintln!("{warning}");
     }
@@ -61,6 +64,55 @@ fn main() {
         Err(_) => ExitCode::Internal,
     };
     std::process::exit(code.code());
+}
+
+/// A command line clap refuses, told as every other error is: one `ldcost: error:` line and
+/// one hint (clap's tips, or the command's usage), exit 2. Help and version are printed as
+/// clap prints them.
+fn command_line_error(e: clap::Error) -> ! {
+    use clap::error::ErrorKind as K;
+    if matches!(
+        e.kind(),
+        K::DisplayHelp | K::DisplayVersion | K::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        e.exit();
+    }
+    let text = e.render().to_string();
+    // The message runs to the first blank line ("…not provided:" is followed by the
+    // arguments, one a line); tips and the usage follow.
+    let (head, tail) = text.split_once("\n\n").unwrap_or((&text, ""));
+    let what = head
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let what = what.strip_prefix("error: ").unwrap_or(&what);
+    let rest: Vec<&str> = tail.lines().map(str::trim).collect();
+    let tips: Vec<&str> = rest
+        .iter()
+        .filter_map(|l| l.strip_prefix("tip: "))
+        .collect();
+    let usage = rest.iter().find_map(|l| l.strip_prefix("Usage: "));
+    eprintln!("ldcost: error: {what}");
+    if !tips.is_empty() {
+        eprintln!("  hint: {}", tips.join("; "));
+    } else if let Some(u) = usage {
+        eprintln!("  hint: usage: {u}; `--help` lists every option");
+    } else {
+        // The command named, if any: its own --help gives each option's range.
+        let command = std::env::args()
+            .skip(1)
+            .find(|a| !a.starts_with('-'))
+            .filter(|a| Cli::command().find_subcommand(a).is_some());
+        match command {
+            Some(c) => {
+                eprintln!("  hint: `ldcost {c} --help` lists its options and what each takes")
+            }
+            None => eprintln!("  hint: `ldcost --help` lists the commands and their options"),
+        }
+    }
+    std::process::exit(ExitCode::Usage.code());
 }
 
 /// Set by the panic hook when the panic was std's "failed to spawn thread".

@@ -469,7 +469,10 @@ fn absurd_option_values_are_usage_errors() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert!(
-            err.starts_with("error: invalid value") && err.contains(range),
+            err.starts_with("ldcost: error: invalid value")
+                && err.contains(range)
+                && err.lines().count() == 2
+                && err.lines().nth(1).unwrap_or("").starts_with("  hint: "),
             "{args:?}: expected the range `{range}`: {err}"
         );
         assert!(out.stdout.is_empty(), "{args:?}");
