@@ -36,6 +36,15 @@ fn short(p: &str) -> String {
     super::text::clean(p.rsplit('/').next().unwrap_or(p))
 }
 
+/// The file a `dlopen` asked for, as asked: ld.so searches for a name and opens a path
+/// as given, so a path keeps its slash. Its directories are shown with `detail`.
+fn asked(file: &str, detail: bool) -> String {
+    match file.rsplit_once('/') {
+        Some((_, base)) if !detail => super::text::clean(&format!("…/{base}")),
+        _ => super::text::clean(file),
+    }
+}
+
 fn plural(n: usize, what: &str) -> String {
     format!("{n} {what}{}", if n == 1 { "" } else { "s" })
 }
@@ -137,7 +146,7 @@ pub fn section(a: &AfterMainSection, detail: bool) -> String {
                 o.caller.as_deref().map(short).unwrap_or_else(|| "?".into()),
                 o.file
                     .as_deref()
-                    .map(short)
+                    .map(|f| asked(f, detail))
                     .unwrap_or_else(|| "NULL".into()),
                 mode_text(o.mode),
                 o.at_ns
@@ -363,6 +372,28 @@ mod tests {
             "{text}"
         );
         assert!(row("libB.so").contains(" 4191 "), "{text}");
+    }
+
+    /// ld.so searches for a name and opens a path as given: the column keeps the slash.
+    #[test]
+    fn asked_for_is_the_file_as_given() {
+        let mut a = aggregate(&three_runs(), &debug());
+        a.objects[0].file = Some("/opt/plugins/libA.so".into());
+        a.objects[1].file = Some("libB.so".into());
+        let row = |detail: bool, object: &str| {
+            section(&a, detail)
+                .lines()
+                .find(|l| l.trim_start().starts_with(object))
+                .unwrap_or_default()
+                .split_whitespace()
+                .nth(2)
+                .unwrap_or_default()
+                .to_string()
+        };
+        let (a0, b0) = (short(&a.objects[0].object), short(&a.objects[1].object));
+        assert_eq!(row(false, &a0), "…/libA.so");
+        assert_eq!(row(true, &a0), "/opt/plugins/libA.so");
+        assert_eq!(row(false, &b0), "libB.so");
     }
 
     #[test]
