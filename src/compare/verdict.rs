@@ -323,7 +323,7 @@ fn after_main_runs(doc: &Document) -> Result<(Vec<f64>, bool), String> {
 fn after_main_metric(base: &Document, head: &Document) -> Metric {
     const KEY: &str = "after_main_libraries";
     const LABEL: &str = "libraries loaded after main";
-    const SOURCE: &str = "per-object runs (dlopen, dlclose and lazy binding after main)";
+    const SOURCE: &str = "per-object runs (the dlopen and dlclose calls after main)";
     let missing = |why: String| Metric {
         key: KEY.into(),
         label: LABEL.into(),

@@ -123,7 +123,7 @@ pub struct Factors {
     pub phases: Vec<Row>,
     /// Category shares of the sampled CPU, in % (when both were sampled).
     pub categories: Vec<Row>,
-    /// ld.so's CPU after `main` (median ns, dlopen, dlclose and lazy binding), when both
+    /// ld.so's CPU after `main` (median ns, the dlopen and dlclose calls), when both
     /// documents are profiles (version 4).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after_main_cpu: Option<Row>,
