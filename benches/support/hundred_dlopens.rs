@@ -44,33 +44,37 @@ impl Hundred {
 }
 
 fn library(i: usize) -> String {
+    library_with(&format!("g{i:03}"), OWN, LIBC, CTOR_LOOP)
+}
+
+/// The C source of one library whose exported names start with `p` (`{p}_entry`, …): with
+/// `own` symbolic relocations to its own functions, `libc` to libc's and a constructor loop
+/// of `ctor` additions (and [`RELATIVE`] relative relocations).
+pub fn library_with(p: &str, own: usize, libc: usize, ctor: usize) -> String {
     let mut s = String::from("#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n");
     for k in 0..RELATIVE {
         s += &format!("static int s{k}(int x) {{ return x + {k}; }}\n");
     }
-    for k in 0..OWN {
-        s += &format!("int g{i:03}_f{k}(int x) {{ return x * {k}; }}\n");
+    for k in 0..own {
+        s += &format!("int {p}_f{k}(int x) {{ return x * {k}; }}\n");
     }
     let rel: Vec<String> = (0..RELATIVE).map(|k| format!("s{k}")).collect();
-    let own: Vec<String> = (0..OWN).map(|k| format!("g{i:03}_f{k}")).collect();
-    let libc: Vec<String> = (0..LIBC)
+    let own_v: Vec<String> = (0..own).map(|k| format!("{p}_f{k}")).collect();
+    let libc_v: Vec<String> = (0..libc)
         .map(|k| format!("(void *){}", LIBC_SYMS[k % LIBC_SYMS.len()]))
         .collect();
+    s += &format!("int (*const {p}_rel[])(int) = {{ {} }};\n", rel.join(", "));
     s += &format!(
-        "int (*const g{i:03}_rel[])(int) = {{ {} }};\n",
-        rel.join(", ")
+        "int (*const {p}_own[])(int) = {{ {} }};\n",
+        own_v.join(", ")
     );
+    s += &format!("void *const {p}_libc[] = {{ {} }};\n", libc_v.join(", "));
     s += &format!(
-        "int (*const g{i:03}_own[])(int) = {{ {} }};\n",
-        own.join(", ")
-    );
-    s += &format!("void *const g{i:03}_libc[] = {{ {} }};\n", libc.join(", "));
-    s += &format!(
-        "volatile int g{i:03}_ctor;\n\
+        "volatile int {p}_ctor;\n\
          __attribute__((constructor)) static void init(void) {{\n\
-         for (int k = 0; k < {CTOR_LOOP}; k++) g{i:03}_ctor += k;\n}}\n\
-         int g{i:03}_entry(int x) {{\n\
-         return g{i:03}_rel[x % {RELATIVE}](x) + g{i:03}_own[x % {OWN}](x) + (g{i:03}_libc[x % {LIBC}] != 0);\n}}\n"
+         for (int k = 0; k < {ctor}; k++) {p}_ctor += k;\n}}\n\
+         int {p}_entry(int x) {{\n\
+         return {p}_rel[x % {RELATIVE}](x) + {p}_own[x % {own}](x) + ({p}_libc[x % {libc}] != 0);\n}}\n"
     );
     s
 }
@@ -97,7 +101,7 @@ int main(int argc, char **argv) {
 }
 "#;
 
-fn cc(dir: &Path, args: &[&str]) -> Result<(), String> {
+pub fn cc(dir: &Path, args: &[&str]) -> Result<(), String> {
     let out = Command::new("cc")
         .current_dir(dir)
         .args(args)
