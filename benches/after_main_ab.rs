@@ -164,37 +164,9 @@ fn build(d: &Path) -> Result<Vec<Pair>, String> {
     ])
 }
 
-/// `perf stat -x, -e task-clock` of one run of `argv` in `env`: its task-clock (ns).
+/// `perf stat -e task-clock` of one run of `argv` in `env`: its task-clock (ns).
 fn perf_stat(argv: &[String], env: &[(String, String)]) -> Result<f64, String> {
-    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let file = dir.path().join("stat.csv");
-    let st = Command::new("perf")
-        .args(["stat", "-x,", "-o"])
-        .arg(&file)
-        .args(["-e", "task-clock", "--"])
-        .args(argv)
-        .env_remove("LD_LIBRARY_PATH")
-        .envs(env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .map_err(|e| format!("perf: {e}"))?;
-    if !st.success() {
-        return Err(format!("perf stat {argv:?} exited with {st}"));
-    }
-    let text = std::fs::read_to_string(&file).map_err(|e| e.to_string())?;
-    text.lines()
-        .filter(|l| !l.starts_with('#'))
-        .find_map(|l| {
-            let f: Vec<&str> = l.split(',').collect();
-            if f.len() < 3 || !f[2].starts_with("task-clock") {
-                return None;
-            }
-            let unit = if f[1] == "msec" { 1e6 } else { 1.0 };
-            Some(f[0].parse::<f64>().ok()? * unit)
-        })
-        .ok_or_else(|| format!("cannot read perf stat's output:\n{text}"))
+    hundred::perf_stat_in(argv, 1, env).map(|(ns, _)| ns)
 }
 
 /// `ldcost profile -n RUNS --no-ld-debug --quiet-target --json - ARGV` in `env`.
@@ -284,16 +256,6 @@ fn quartiles(v: &[f64]) -> String {
     format!("{:.0} / {:.0} / {:.0}", q(0.25), q(0.5), q(0.75))
 }
 
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
-
 fn main() {
     let runs = hundred::runs(6);
     println!(
@@ -323,7 +285,7 @@ fn main() {
     // The two sets' bias: the same difference in the unchanged program.
     let bias = match profile(&pairs[0].unchanged, &[], runs).and_then(|p| run_differences(&p)) {
         Ok(d) => std::array::from_fn::<f64, 3, _>(|i| {
-            median(&mut d.iter().map(|x| x[i]).collect::<Vec<_>>())
+            ldcost::stats::median_mut(&mut d.iter().map(|x| x[i]).collect::<Vec<_>>())
         }),
         Err(e) => {
             println!("FAIL: the unchanged program: {e}");
@@ -380,8 +342,8 @@ fn main() {
         // Run by run and pair by pair, each a difference within one moment; the medians
         // over the whole class, whose runs and pairs take turns.
         let at = unchanged.iter().sum::<f64>() / unchanged.len() as f64;
-        let o = median(&mut ours.clone());
-        let t = median(&mut theirs.clone());
+        let o = ldcost::stats::median_mut(&mut ours.clone());
+        let t = ldcost::stats::median_mut(&mut theirs.clone());
         let off = o / t - 1.0;
         let pass = t > 0.0 && off.abs() <= GOAL;
         failed |= !pass;

@@ -170,6 +170,16 @@ pub fn ready(have: impl Fn(&str) -> bool) -> Option<Hundred> {
 /// `perf stat -x, -e task-clock -r N`: the mean task-clock in ns and its relative stddev.
 #[allow(dead_code)]
 pub fn perf_stat(argv: &[String], runs: usize) -> Result<(f64, String), String> {
+    perf_stat_in(argv, runs, &[])
+}
+
+/// [`perf_stat`] in an environment of its own: `env` set, `LD_LIBRARY_PATH` only from it.
+#[allow(dead_code)]
+pub fn perf_stat_in(
+    argv: &[String],
+    runs: usize,
+    env: &[(String, String)],
+) -> Result<(f64, String), String> {
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let file = dir.path().join("stat.csv");
     let st = std::process::Command::new("perf")
@@ -177,6 +187,8 @@ pub fn perf_stat(argv: &[String], runs: usize) -> Result<(f64, String), String> 
         .arg(&file)
         .args(["-e", "task-clock", "-r", &runs.to_string(), "--"])
         .args(argv)
+        .env_remove("LD_LIBRARY_PATH")
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())

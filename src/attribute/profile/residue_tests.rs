@@ -107,6 +107,15 @@ const THREE_US: Residue = Residue {
     replay_ns: 2_000.0,
 };
 
+/// A run's main-to-exit task-clock.
+fn m2e(r: &Run) -> u64 {
+    r.segments
+        .iter()
+        .find(|s| s.phase == Phase::MainToExit)
+        .and_then(|s| s.counters.task_clock_ns)
+        .unwrap()
+}
+
 #[test]
 fn each_window_and_main_to_exit_lose_the_residue_per_stop_inside_them() {
     let raw = kinds(100_000);
@@ -117,13 +126,6 @@ fn each_window_and_main_to_exit_lose_the_residue_per_stop_inside_them() {
     assert_eq!(o.objects[0].mapping.unwrap().cpu_ns, 44_000);
     assert_eq!(o.objects[0].initializers.unwrap().cpu_ns, 44_000);
     assert_eq!(o.cost.cpu_ns, 194_000);
-    let m2e = |r: &Run| {
-        r.segments
-            .iter()
-            .find(|s| s.phase == Phase::MainToExit)
-            .and_then(|s| s.counters.task_clock_ns)
-            .unwrap()
-    };
     assert_eq!(m2e(before) - m2e(after), 3_000_000);
     // The recording's totals and the other kinds are untouched.
     assert_eq!(after.total, before.total);
@@ -155,13 +157,6 @@ fn the_copy_corrects_its_stops_as_the_recording_does() {
     let mut raw = kind_run(Instrumentation::PerObject, 1000, 4_000_000, 2_000, 50_000);
     raw.segments[0].stops = 20;
     raw.segments[0].counters.task_clock_ns = Some(200_000);
-    let m2e = |r: &Run| {
-        r.segments
-            .iter()
-            .find(|s| s.phase == Phase::MainToExit)
-            .and_then(|s| s.counters.task_clock_ns)
-            .unwrap()
-    };
     let out = apply(std::slice::from_ref(&raw), &THREE_US);
     assert_eq!(m2e(&out[0]), 2_000_000);
     for fallback in [None, Some(2_500.0), Some(9_000.0)] {
