@@ -238,12 +238,14 @@ fn probe(path: &Path) -> std::io::Result<()> {
         .prefix(".ldcost-probe-")
         .tempfile_in(dir)
         .map(drop)
-        // tempfile names its own file; the user named the output, which the error names.
+        // tempfile names its own file ("… at path /dir/.ldcost-probe-XXXX"); the user named
+        // the output, which the error names: the system's words are kept, the probe's path cut.
         .map_err(|e| {
-            let why = match e.raw_os_error() {
-                Some(n) => std::io::Error::from_raw_os_error(n).to_string(),
-                None => e.kind().to_string(),
-            };
+            let text = e.to_string();
+            let why = text
+                .rsplit_once(" at path ")
+                .map_or(text.as_str(), |(why, _)| why)
+                .to_string();
             std::io::Error::new(
                 e.kind(),
                 format!("no file can be created in {}: {why}", dir.display()),
