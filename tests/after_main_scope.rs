@@ -345,6 +345,12 @@ fn python_s_extension_modules_bind_where_glibc_binds() {
             "{x}'s lookups (ours, LD_DEBUG=bindings {bound} + {} unresolved)",
             scope.unresolved
         );
+        // The file's own figure, shown where the scope is not known, is the same count.
+        assert_eq!(
+            o.model.map(|m| m.lookups),
+            o.lookups(),
+            "{x}'s lookups (the file's model, the scope's)"
+        );
     }
 }
 

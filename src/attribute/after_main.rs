@@ -569,7 +569,7 @@ pub fn static_model(path: &str, mode: i32) -> Option<StaticModel> {
         plt: c.plt,
         other: c.irelative + c.tls + c.copy + c.other,
         total: r.total,
-        lookups: r.startup_lookups,
+        lookups: r.startup_lookups.saturating_sub(r.cache_hits),
     })
 }
 
