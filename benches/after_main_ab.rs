@@ -53,7 +53,6 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use ldcost::profile::ProfileSection;
-use ldcost::report::Document;
 
 const BIN: &str = env!("CARGO_BIN_EXE_ldcost");
 /// Libraries per set.
@@ -225,10 +224,7 @@ fn profile(
             String::from_utf8_lossy(&out.stderr).trim()
         ));
     }
-    let doc: Document = serde_json::from_slice(&out.stdout).map_err(|e| e.to_string())?;
-    doc.profile
-        .map(Into::into)
-        .ok_or_else(|| "no profile section".into())
+    hundred::profile_of(&out.stdout)
 }
 
 /// Per measured run, per class: Σ over the `libv` objects of their windows' CPU less Σ over
@@ -289,19 +285,15 @@ fn main() {
     println!(
         "after_main_ab: {LIBS} + {LIBS} dlopens; per class {ROUNDS} ldcost profiles -n {runs}, each between two blocks of {PAIRS} pairs of single runs under perf stat"
     );
-    println!("load:     {}", load());
+    println!("load:     {}", hundred::load());
     for tool in ["cc", "perf"] {
         if !common::have(tool) {
             println!("SKIP: {tool} not installed");
             return;
         }
     }
-    let dir = match tempfile::tempdir() {
-        Ok(d) => d,
-        Err(e) => {
-            println!("SKIP: no temporary directory: {e}");
-            return;
-        }
+    let Some(dir) = hundred::scratch() else {
+        return;
     };
     let pairs = match build(dir.path()) {
         Ok(p) => p,
@@ -457,10 +449,4 @@ fn main() {
     }
     println!();
     println!("{}", if failed { "FAIL" } else { "PASS" });
-}
-
-fn load() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_else(|_| "?".into())
 }

@@ -43,7 +43,6 @@ use std::process::{Command, Stdio};
 
 use ldcost::profile::ProfileSection;
 use ldcost::record::{Instrumentation, Run};
-use ldcost::report::Document;
 
 const BIN: &str = env!("CARGO_BIN_EXE_ldcost");
 /// perf's sampling period, ns of the thread's CPU (cpu-clock).
@@ -91,16 +90,12 @@ fn main() {
         "after_main_same_runs: {} dlopens; perf record -a -e cpu-clock -c {PERIOD_NS} -g -k CLOCK_MONOTONIC of ldcost profile -n {runs}",
         hundred::LIBS
     );
-    println!("load:     {}", load());
+    println!("load:     {}", hundred::load());
     let Some(h) = hundred::ready(common::have) else {
         return;
     };
-    let dir = match tempfile::tempdir() {
-        Ok(d) => d,
-        Err(e) => {
-            println!("SKIP: no temporary directory: {e}");
-            return;
-        }
+    let Some(dir) = hundred::scratch() else {
+        return;
     };
     let p = match record(dir.path(), &h.argv(), runs) {
         Ok(p) => p,
@@ -281,10 +276,7 @@ fn record(dir: &Path, argv: &[String], runs: usize) -> Result<ProfileSection, St
         return Err(format!("perf record of ldcost profile exited with {st}"));
     }
     let text = std::fs::read(&json).map_err(|e| format!("{}: {e}", json.display()))?;
-    let doc: Document = serde_json::from_slice(&text).map_err(|e| e.to_string())?;
-    doc.profile
-        .map(Into::into)
-        .ok_or_else(|| "no profile section".into())
+    hundred::profile_of(&text)
 }
 
 /// perf's samples by thread, in time order: `perf script -F tid,time,ip,sym --ns`, one block
@@ -334,10 +326,4 @@ fn header(line: &str) -> Option<(i32, Sample)> {
     let (s, ns) = f.next()?.trim_end_matches(':').split_once('.')?;
     let time = s.parse::<u64>().ok()? * 1_000_000_000 + ns.parse::<u64>().ok()?;
     Some((tid, Sample { time, stop: false }))
-}
-
-fn load() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_else(|_| "?".into())
 }

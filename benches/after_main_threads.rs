@@ -33,7 +33,6 @@ use std::process::{Command, Stdio};
 
 use ldcost::profile::ProfileSection;
 use ldcost::record::Instrumentation;
-use ldcost::report::Document;
 
 const BIN: &str = env!("CARGO_BIN_EXE_ldcost");
 /// CPU each thread spins for, ms of its own clock.
@@ -115,17 +114,13 @@ fn main() {
     println!(
         "after_main_threads: a constructor's 4 threads, {SPIN_MS} ms of CPU each ({MARK_MS} ms before the dlopen returns); ldcost profile -n {runs}"
     );
-    println!("load:     {}", load());
+    println!("load:     {}", hundred::load());
     if !common::have("cc") {
         println!("SKIP: cc not installed");
         return;
     }
-    let dir = match tempfile::tempdir() {
-        Ok(d) => d,
-        Err(e) => {
-            println!("SKIP: no temporary directory: {e}");
-            return;
-        }
+    let Some(dir) = hundred::scratch() else {
+        return;
     };
     if let Err(e) = build(dir.path()) {
         println!("SKIP: cannot build the program: {e}");
@@ -273,10 +268,7 @@ fn profile(d: &Path, out: &Path, runs: usize) -> Result<ProfileSection, String> 
         return Err(format!("ldcost profile exited with {st}"));
     }
     let text = std::fs::read(&json).map_err(|e| format!("{}: {e}", json.display()))?;
-    let doc: Document = serde_json::from_slice(&text).map_err(|e| e.to_string())?;
-    doc.profile
-        .map(Into::into)
-        .ok_or_else(|| "no profile section".into())
+    hundred::profile_of(&text)
 }
 
 /// The threads' own figures by thread id.
@@ -302,10 +294,4 @@ fn read_own(path: &Path) -> Result<BTreeMap<i32, Own>, String> {
         );
     }
     Ok(out)
-}
-
-fn load() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_else(|_| "?".into())
 }

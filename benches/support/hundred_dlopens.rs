@@ -211,3 +211,28 @@ pub fn perf_stat_in(
         })
         .ok_or_else(|| format!("cannot read perf stat's output:\n{text}"))
 }
+
+/// The profile section of a document `ldcost profile --json` wrote.
+#[allow(dead_code)]
+pub fn profile_of(json: &[u8]) -> Result<ldcost::profile::ProfileSection, String> {
+    let doc: ldcost::report::Document = serde_json::from_slice(json).map_err(|e| e.to_string())?;
+    doc.profile
+        .map(Into::into)
+        .ok_or_else(|| "no profile section".into())
+}
+
+/// The load averages, for a bench's header: what else the machine was doing.
+#[allow(dead_code)]
+pub fn load() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "?".into())
+}
+
+/// A new temporary directory, or None with a SKIP line saying why.
+#[allow(dead_code)]
+pub fn scratch() -> Option<tempfile::TempDir> {
+    tempfile::tempdir()
+        .map_err(|e| println!("SKIP: no temporary directory: {e}"))
+        .ok()
+}
