@@ -3,9 +3,10 @@
 //!
 //! Oracle: `probes/matrix_spawn.c` and `probes/child.c`, built here by the test with `cc
 //! -static` as a user would from probes/README.md, and run by hand (20 spawns from a 64 MiB
-//! parent, three loops, the median) for fork, vfork and posix_spawn. The matrix's figures for
-//! the same cells must agree within a generous bound (a factor of three, plus 0.3 ms: two
-//! timings of a loaded machine); the 20% agreement of --quick with a full run is
+//! parent, the least of five loops, again while they disagree) for fork, vfork and
+//! posix_spawn. The least of the matrix's loops for the same cells must agree within a
+//! generous bound (a factor of three, plus 0.3 ms: two timings of a loaded machine); the 20%
+//! agreement of --quick with a full run is
 //! `cargo bench --bench experiment_matrix`'s. Exact and asserted: the plan (enough spawns, the
 //! median of several loops, the same heap in both plans).
 
@@ -124,7 +125,7 @@ fn the_large_parent_cells_agree_with_the_probe_run_by_hand() {
             runs * LARGE_LOOPS as usize,
             "{method}: one figure per loop"
         );
-        let ours = median(us);
+        let ours = median(us.clone());
         // The large-parent table's cell is that median, in ms.
         let table = s
             .tables
@@ -137,17 +138,27 @@ fn the_large_parent_cells_agree_with_the_probe_run_by_hand() {
             (shown - ours / 1e3).abs() <= 0.01 * ours / 1e3 + 0.001,
             "{method}: table {shown} ms, data {ours} µs"
         );
-        // The least of five loops: a burst of load on a shared machine only ever adds, and
-        // one such burst over a loop of 20 spawns moved a median of three by 9x.
-        let hand = (0..5)
-            .map(|_| by_hand(&probe, method, &child, 20))
-            .fold(f64::INFINITY, f64::min);
+        // The least loop on each side: load on a shared machine only ever adds, and a burst
+        // over a loop of 20 spawns moved a median of three by 9x. A burst can outlast five
+        // loops by hand (the other core busy: 1192 µs against the matrix's 217), so while
+        // the two disagree the probe is run by hand again.
+        let least = us.iter().copied().fold(f64::INFINITY, f64::min);
+        let agree = |hand: f64| least <= 3.0 * hand + 300.0 && hand <= 3.0 * least + 300.0;
+        let mut hand = f64::INFINITY;
+        for _ in 0..4 {
+            hand = (0..5)
+                .map(|_| by_hand(&probe, method, &child, 20))
+                .fold(hand, f64::min);
+            if agree(hand) {
+                break;
+            }
+        }
         eprintln!(
-            "{method}, {LARGE_HEAP_MIB} MiB parent: matrix {ours:.0} µs, by hand {hand:.0} µs"
+            "{method}, {LARGE_HEAP_MIB} MiB parent: matrix {least:.0} µs (least loop), by hand {hand:.0} µs"
         );
         assert!(
-            ours <= 3.0 * hand + 300.0 && hand <= 3.0 * ours + 300.0,
-            "{method}: the matrix says {ours:.0} µs per spawn, the probe by hand {hand:.0} µs"
+            agree(hand),
+            "{method}: the matrix's least loop is {least:.0} µs per spawn, the probe's by hand {hand:.0} µs"
         );
     }
 }
